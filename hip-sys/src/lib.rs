@@ -1,0 +1,1 @@
+//! Raw HIP runtime and rocBLAS FFI (lands in this series).

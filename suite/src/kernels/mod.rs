@@ -1,0 +1,1 @@
+//! Kernel sources, compilation, cache, metadata and loading (lands in this series).
