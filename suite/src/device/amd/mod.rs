@@ -1,17 +1,812 @@
-//! Placeholder until the platform module lands (same series of commits).
+//! AMD GPUs through the HIP runtime (`libamdhip64`, loaded at run time by `hip-sys`).
+//!
+//! Three layers, after cudarc: `hip-sys` is the raw table of functions; `hip.rs` wraps each call once into a
+//! `Result` and holds the ROCm 5 vs 6 differences; this file owns the handles (stream, allocations, modules,
+//! events, the rocBLAS handle) and frees them on drop. Each device gets one HIP stream at open; every operation is
+//! enqueued on it, and `hipSetDevice` precedes each call that depends on the thread's current device, since HIP
+//! keeps that per thread and callers may use a device from several threads.
 #![allow(unsafe_code)]
-use super::{Device, Error, Platform, Result, Survey};
 
-/// Surveys the platform.
+mod hip;
+mod rocblas;
+
+use std::any::Any;
+use std::ffi::c_void;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use hip_sys::hip_runtime::{
+    hipDeviceAttribute_t as Attr, hipError_t, hipEvent_t, hipFunction_attribute as FnAttr, hipFunction_t, hipModule_t,
+    hipStream_t,
+};
+
+use self::hip::{Hip, HipVersion};
+use super::{
+    Arch, Arg, Device, Error, Kernel, KernelAttrs, LaunchConfig, Module, Platform, Props, RawAlloc, Result,
+    RuntimeInfo, Survey, WaveSize,
+};
+
+/// Surveys AMD GPUs: the HIP runtime and its version, the visible devices, and rocBLAS. Never panics; with the
+/// runtime present and no GPU, `devices` is [`Error::NoDevice`] naming the runtime version.
 pub fn survey() -> Survey {
-    Survey { platform: Platform::Amd, runtime: Err(missing()), devices: Err(missing()), blas: Err(missing()) }
+    let devices = Hip::load().and_then(list_devices);
+    let blas = rocblas::library().map(|lib| lib.path.display().to_string());
+    Survey { platform: Platform::Amd, runtime: runtime_info(), devices, blas }
 }
 
-/// Opens a device.
-pub fn open(_ordinal: u32) -> Result<Box<dyn Device>> {
-    Err(missing())
+/// Opens AMD GPU `ordinal` (among those HIP sees, after `ROCR_VISIBLE_DEVICES` / `HIP_VISIBLE_DEVICES`) and
+/// creates its stream.
+pub fn open(ordinal: u32) -> Result<Box<dyn Device>> {
+    let hip = Hip::load()?;
+    let count = hip.device_count()?;
+    let bad_ordinal = Error::BadOrdinal { platform: Platform::Amd, ordinal, count };
+    if ordinal >= count {
+        return Err(bad_ordinal);
+    }
+    let hip_ordinal = i32::try_from(ordinal).map_err(|_| bad_ordinal)?;
+    hip.init()?;
+    Ok(Box::new(HipDevice::open(hip, ordinal, hip_ordinal)?))
 }
 
-fn missing() -> Error {
-    Error::RuntimeNotFound { runtime: Platform::Amd.runtime(), hint: "platform module not built yet", tried: vec![] }
+fn runtime_info() -> Result<RuntimeInfo> {
+    let hip = Hip::load()?;
+    let version = hip.runtime_version()?;
+    let driver_version = match hip.driver_version() {
+        Ok(v) => v.to_string(),
+        Err(e) => format!("unknown ({e})"),
+    };
+    Ok(RuntimeInfo { library: hip.library(), version: version.to_string(), driver_version })
+}
+
+fn list_devices(hip: Hip) -> Result<Vec<Props>> {
+    let count = hip.device_count()?;
+    hip.init()?;
+    (0..count)
+        .map(|ordinal| {
+            let hip_ordinal =
+                i32::try_from(ordinal).map_err(|_| Error::BadOrdinal { platform: Platform::Amd, ordinal, count })?;
+            read_props(hip, ordinal, hip_ordinal)
+        })
+        .collect()
+}
+
+/// A count or size the runtime reports as an `int`; a negative one (never seen) reads as 0.
+fn non_negative(v: i32) -> u32 {
+    u32::try_from(v).unwrap_or(0)
+}
+
+/// An optional quantity: absent when the runtime does not answer or answers 0 or less.
+fn positive(v: Option<i32>) -> Option<u32> {
+    v.and_then(|v| u32::try_from(v).ok()).filter(|&v| v > 0)
+}
+
+/// HIP reports clocks in kHz.
+fn khz_to_mhz(khz: Option<u32>) -> Option<u32> {
+    khz.map(|k| (k + 500) / 1000)
+}
+
+/// The kernel driver's version where the DKMS `amdgpu` module (the one ROCm installs) exposes it; the in-tree
+/// driver does not. HIP has no call for it: on AMD `hipDriverGetVersion` returns the HIP version.
+fn amdgpu_version() -> Option<String> {
+    let text = std::fs::read_to_string("/sys/module/amdgpu/version").ok()?;
+    let text = text.trim();
+    (!text.is_empty()).then(|| text.to_string())
+}
+
+fn driver_text(hip_driver: Option<HipVersion>, amdgpu: Option<String>) -> String {
+    match (amdgpu, hip_driver) {
+        (Some(k), Some(v)) => format!("amdgpu {k}; HIP driver API {v}"),
+        (Some(k), None) => format!("amdgpu {k}"),
+        (None, Some(v)) => format!("HIP driver API {v}"),
+        (None, None) => "unknown".to_string(),
+    }
+}
+
+fn read_props(hip: Hip, ordinal: u32, o: i32) -> Result<Props> {
+    let version = hip.runtime_version()?;
+    let attr = |a: Attr| hip.attribute(a, o);
+    let attr_opt = |a: Attr| hip.attribute_opt(a, o);
+    let (arch_full, props_symbol) = hip.arch_name(o, version)?;
+    let arch = Arch::parse(&arch_full).map_err(|e| Error::Api {
+        api: props_symbol,
+        code: 0,
+        code_name: "unexpected gcnArchName".to_string(),
+        text: e.to_string(),
+    })?;
+    let lds_bytes_per_group = u64::from(non_negative(attr(Attr::hipDeviceAttributeMaxSharedMemoryPerBlock)?));
+    Ok(Props {
+        platform: Platform::Amd,
+        ordinal,
+        name: hip.device_name(o)?,
+        arch,
+        arch_full,
+        wave_size: WaveSize(non_negative(attr(Attr::hipDeviceAttributeWarpSize)?)),
+        cu_count: non_negative(attr(Attr::hipDeviceAttributeMultiprocessorCount)?),
+        max_items_per_cu: non_negative(attr(Attr::hipDeviceAttributeMaxThreadsPerMultiProcessor)?),
+        max_group_size: non_negative(attr(Attr::hipDeviceAttributeMaxThreadsPerBlock)?),
+        // HIP's MaxBlocksPerMultiProcessor is max items per CU / max group size (ROCm/clr hip_device.cpp), i.e. 2
+        // on gfx90a, while a CU holds up to 16 groups of small waves: not a real limit, so it is not reported.
+        max_groups_per_cu: None,
+        // The AMD-specific attribute is LDS per CU in both HIP 5 and 6. The CUDA-named SharedMemPerMultiprocessor
+        // is not: ROCm 6 answers it with LDS per CU times the CU count.
+        lds_bytes_per_cu: u64::from(non_negative(attr(Attr::hipDeviceAttributeMaxSharedMemoryPerMultiprocessor)?)),
+        lds_bytes_per_group,
+        // AMD has no opt-in for more LDS: ROCm 6 answers with the same 64 KiB, HIP 5.2 does not answer.
+        lds_bytes_per_group_optin: positive(attr_opt(Attr::hipDeviceAttributeSharedMemPerBlockOptin)?)
+            .map_or(lds_bytes_per_group, u64::from),
+        // ROCm 6 answers the per-CU attribute; HIP 5.2 does not, but its per-block one is the same number
+        // (both are the runtime's availableRegistersPerCU).
+        registers_per_cu: match positive(attr_opt(Attr::hipDeviceAttributeMaxRegistersPerMultiprocessor)?) {
+            Some(r) => r,
+            None => non_negative(attr(Attr::hipDeviceAttributeMaxRegistersPerBlock)?),
+        },
+        clock_mhz: khz_to_mhz(positive(attr_opt(Attr::hipDeviceAttributeClockRate)?)),
+        memory_clock_mhz: khz_to_mhz(positive(attr_opt(Attr::hipDeviceAttributeMemoryClockRate)?)),
+        memory_bus_bits: positive(attr_opt(Attr::hipDeviceAttributeMemoryBusWidth)?),
+        l2_bytes: positive(attr_opt(Attr::hipDeviceAttributeL2CacheSize)?).map(u64::from),
+        memory_bytes: hip.total_mem(o)?,
+        runtime_version: format!("HIP {version} (ROCm {}; gcnArchName via {props_symbol})", version.major),
+        driver_version: driver_text(hip.driver_version().ok(), amdgpu_version()),
+    })
+}
+
+/// Checks a launch against what the kernel and the device allow, so the user gets a sentence instead of
+/// `hipErrorInvalidConfiguration`.
+fn check_launch(props: &Props, kernel: &Kernel, config: &LaunchConfig) -> Result<()> {
+    let bad = |problem: String| Err(Error::BadLaunch { kernel: kernel.name.clone(), problem });
+    if config.grid.contains(&0) {
+        return bad(format!("an empty grid {:?}: every grid dimension must be at least 1", config.grid));
+    }
+    if config.group.contains(&0) {
+        return bad(format!("groups of shape {:?}: every group dimension must be at least 1", config.group));
+    }
+    let items: u64 = config.group.iter().map(|&g| u64::from(g)).product();
+    let max = match kernel.attrs.max_group_size {
+        0 => props.max_group_size,
+        k => k.min(props.max_group_size),
+    };
+    if items > u64::from(max) {
+        return bad(format!("groups of {items} items: {} allows at most {max} for this kernel", props.arch));
+    }
+    for (axis, (&groups, &size)) in ["x", "y", "z"].iter().zip(config.grid.iter().zip(&config.group)) {
+        let total = u64::from(groups) * u64::from(size);
+        if total > u64::from(u32::MAX) {
+            return bad(format!(
+                "{total} items along {axis}: AMD dispatch packets count work-items per dimension in 32 bits"
+            ));
+        }
+    }
+    let lds = u64::from(kernel.attrs.static_lds_bytes) + u64::from(config.dynamic_lds_bytes);
+    if lds > props.lds_bytes_per_group_optin {
+        return bad(format!(
+            "with {lds} bytes of LDS per group ({} static + {} dynamic): {} allows {}",
+            kernel.attrs.static_lds_bytes, config.dynamic_lds_bytes, props.arch, props.lds_bytes_per_group_optin
+        ));
+    }
+    Ok(())
+}
+
+/// Each argument's value in an 8-byte, 8-aligned slot; HIP reads as many bytes from the start of each slot as the
+/// kernel's parameter has (`Arg::to_bytes` puts 4-byte values first).
+fn pack_args(args: &[Arg]) -> Vec<u64> {
+    args.iter().map(|a| u64::from_ne_bytes(a.to_bytes())).collect()
+}
+
+/// The device's stream, destroyed on drop.
+struct Stream {
+    hip: Hip,
+    raw: hipStream_t,
+}
+
+// SAFETY: a HIP stream handle may be used from any thread; the runtime serialises enqueues on it.
+unsafe impl Send for Stream {}
+// SAFETY: as above; `Stream` exposes no interior mutability of its own.
+unsafe impl Sync for Stream {}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        // SAFETY: created in `HipDevice::open`, destroyed only here; hipStreamDestroy waits for its work.
+        if let Err(e) = unsafe { self.hip.stream_destroy(self.raw) } {
+            eprintln!("warning: {e}");
+        }
+    }
+}
+
+/// A device allocation, freed on drop.
+struct HipAlloc {
+    hip: Hip,
+    ptr: *mut c_void,
+    bytes: usize,
+    ordinal: u32,
+}
+
+// SAFETY: the pointer is a device address, never dereferenced on the host; HIP allows freeing it from any thread.
+unsafe impl Send for HipAlloc {}
+// SAFETY: as above; shared references only read the address and size.
+unsafe impl Sync for HipAlloc {}
+
+impl RawAlloc for HipAlloc {
+    fn device_ptr(&self) -> u64 {
+        self.ptr as u64
+    }
+    fn bytes(&self) -> usize {
+        self.bytes
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+impl Drop for HipAlloc {
+    fn drop(&mut self) {
+        if self.ptr.is_null() {
+            return; // a zero-byte allocation
+        }
+        // SAFETY: allocated by hipMalloc in `alloc`, freed only here; hipFree first waits for the device's streams,
+        // so kernels still using the buffer finish before it goes.
+        if let Err(e) = unsafe { self.hip.free(self.ptr) } {
+            eprintln!("warning: freeing {} bytes of device memory: {e}", self.bytes);
+        }
+    }
+}
+
+/// A loaded code object, unloaded when the last `Module` or `Kernel` referring to it is dropped.
+struct HipModule {
+    hip: Hip,
+    raw: hipModule_t,
+    ordinal: u32,
+    /// The runtime keeps a pointer into the image instead of copying it, so the module owns a copy.
+    _image: Box<[u8]>,
+}
+
+// SAFETY: module handles may be used and unloaded from any thread; the image is immutable.
+unsafe impl Send for HipModule {}
+// SAFETY: as above; shared references only pass the handle to the runtime.
+unsafe impl Sync for HipModule {}
+
+impl Drop for HipModule {
+    fn drop(&mut self) {
+        // SAFETY: loaded in `load_module`, unloaded only here, after every kernel (each holds an Arc to this).
+        if let Err(e) = unsafe { self.hip.module_unload(self.raw) } {
+            eprintln!("warning: {e}");
+        }
+    }
+}
+
+/// A kernel handle; holds its module so the module stays loaded while the kernel exists.
+struct HipKernel {
+    function: hipFunction_t,
+    module: Arc<HipModule>,
+}
+
+// SAFETY: function handles may be used from any thread while their module is loaded, which `module` ensures.
+unsafe impl Send for HipKernel {}
+// SAFETY: as above.
+unsafe impl Sync for HipKernel {}
+
+/// A HIP event, destroyed on drop.
+struct Event {
+    hip: Hip,
+    raw: hipEvent_t,
+}
+
+impl Event {
+    fn new(hip: Hip) -> Result<Event> {
+        Ok(Event { hip, raw: hip.event_create()? })
+    }
+}
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        // SAFETY: created in `Event::new`, destroyed only here.
+        if let Err(e) = unsafe { self.hip.event_destroy(self.raw) } {
+            eprintln!("warning: {e}");
+        }
+    }
+}
+
+/// One AMD GPU with its stream.
+struct HipDevice {
+    hip: Hip,
+    ordinal: u32,
+    hip_ordinal: i32,
+    props: Props,
+    /// Created on the first `sgemm`. Declared before `stream` so it is destroyed before the stream it uses.
+    blas: Mutex<Option<rocblas::Handle>>,
+    stream: Stream,
+}
+
+impl HipDevice {
+    fn open(hip: Hip, ordinal: u32, hip_ordinal: i32) -> Result<HipDevice> {
+        let props = read_props(hip, ordinal, hip_ordinal)?;
+        hip.set_device(hip_ordinal)?;
+        let stream = Stream { hip, raw: hip.stream_create()? };
+        Ok(HipDevice { hip, ordinal, hip_ordinal, props, blas: Mutex::new(None), stream })
+    }
+
+    /// Makes this device the calling thread's current one (HIP keeps it per thread).
+    fn current(&self) -> Result<()> {
+        self.hip.set_device(self.hip_ordinal)
+    }
+
+    fn own_alloc<'a>(&self, a: &'a dyn RawAlloc) -> Result<&'a HipAlloc> {
+        match a.as_any().downcast_ref::<HipAlloc>() {
+            Some(h) if h.ordinal == self.ordinal => Ok(h),
+            _ => Err(Error::ForeignObject { what: "buffer" }),
+        }
+    }
+
+    fn own_module(&self, m: &Module) -> Result<Arc<HipModule>> {
+        match Arc::clone(&m.inner).downcast::<HipModule>() {
+            Ok(h) if h.ordinal == self.ordinal => Ok(h),
+            _ => Err(Error::ForeignObject { what: "module" }),
+        }
+    }
+
+    fn own_kernel<'a>(&self, k: &'a Kernel) -> Result<&'a HipKernel> {
+        match k.inner.downcast_ref::<HipKernel>() {
+            Some(h) if h.module.ordinal == self.ordinal => Ok(h),
+            _ => Err(Error::ForeignObject { what: "kernel" }),
+        }
+    }
+
+    /// Validates a launch and returns the kernel handle and the packed argument values.
+    fn prepare(&self, kernel: &Kernel, config: &LaunchConfig, args: &[Arg]) -> Result<(hipFunction_t, Vec<u64>)> {
+        kernel.check_args(args)?;
+        check_launch(&self.props, kernel, config)?;
+        Ok((self.own_kernel(kernel)?.function, pack_args(args)))
+    }
+}
+
+fn size_mismatch(what: &'static str, detail: String) -> Error {
+    Error::SizeMismatch { what, detail }
+}
+
+impl Device for HipDevice {
+    fn props(&self) -> &Props {
+        &self.props
+    }
+
+    fn memory_info(&self) -> Result<(u64, u64)> {
+        self.current()?;
+        self.hip.mem_info()
+    }
+
+    fn alloc(&self, bytes: usize) -> Result<Box<dyn RawAlloc>> {
+        let (free, total) = self.memory_info()?;
+        let requested = bytes as u64;
+        if requested > free {
+            return Err(Error::OutOfMemory { requested, free, total });
+        }
+        let ptr = match self.hip.malloc(bytes) {
+            Ok(ptr) => ptr,
+            // Free memory shrank between the check and the allocation, or fragmentation: same advice.
+            Err(Error::Api { code, .. }) if code == i64::from(hipError_t::hipErrorOutOfMemory.0) => {
+                return Err(Error::OutOfMemory { requested, free, total });
+            }
+            Err(e) => return Err(e),
+        };
+        Ok(Box::new(HipAlloc { hip: self.hip, ptr, bytes, ordinal: self.ordinal }))
+    }
+
+    fn copy_to_device(&self, dst: &dyn RawAlloc, src: &[u8]) -> Result<()> {
+        let dst = self.own_alloc(dst)?;
+        if src.len() > dst.bytes {
+            return Err(size_mismatch(
+                "copy_to_device",
+                format!("{} bytes into a {}-byte buffer", src.len(), dst.bytes),
+            ));
+        }
+        if src.is_empty() {
+            return Ok(());
+        }
+        self.current()?;
+        // SAFETY: `dst` is our live allocation of at least `src.len()` bytes (checked above); the stream is ours.
+        unsafe { self.hip.copy_to_device(dst.ptr, src, self.stream.raw) }
+    }
+
+    fn copy_to_host(&self, src: &dyn RawAlloc, dst: &mut [u8]) -> Result<()> {
+        let src = self.own_alloc(src)?;
+        if dst.len() > src.bytes {
+            return Err(size_mismatch("copy_to_host", format!("{} bytes from a {}-byte buffer", dst.len(), src.bytes)));
+        }
+        if dst.is_empty() {
+            return Ok(());
+        }
+        self.current()?;
+        // SAFETY: `src` is our live allocation of at least `dst.len()` bytes (checked above); the stream is ours.
+        unsafe { self.hip.copy_to_host(dst, src.ptr, self.stream.raw) }
+    }
+
+    fn copy_on_device(&self, src: &dyn RawAlloc, dst: &dyn RawAlloc, bytes: usize) -> Result<()> {
+        let (src, dst) = (self.own_alloc(src)?, self.own_alloc(dst)?);
+        if bytes > src.bytes || bytes > dst.bytes {
+            return Err(size_mismatch(
+                "copy_on_device",
+                format!("{bytes} bytes from a {}-byte buffer into a {}-byte buffer", src.bytes, dst.bytes),
+            ));
+        }
+        if bytes == 0 {
+            return Ok(());
+        }
+        self.current()?;
+        // SAFETY: both are our live allocations of at least `bytes` bytes (checked above); the stream is ours.
+        unsafe { self.hip.copy_on_device(dst.ptr, src.ptr, bytes, self.stream.raw) }
+    }
+
+    fn fill_bytes(&self, dst: &dyn RawAlloc, value: u8) -> Result<()> {
+        let dst = self.own_alloc(dst)?;
+        if dst.bytes == 0 {
+            return Ok(());
+        }
+        self.current()?;
+        // SAFETY: our live allocation, filled over exactly its size; the stream is ours.
+        unsafe { self.hip.fill(dst.ptr, value, dst.bytes, self.stream.raw) }
+    }
+
+    fn load_module(&self, image: &[u8]) -> Result<Module> {
+        if image.is_empty() {
+            return Err(Error::BadCodeObject { runtime: hip::RUNTIME, reason: "the code object is empty".to_string() });
+        }
+        let image: Box<[u8]> = image.into();
+        self.current()?;
+        // SAFETY: the copy `image` moves into the module below (its heap buffer does not move) and is freed only
+        // after hipModuleUnload in `HipModule::drop`.
+        let raw = unsafe { self.hip.module_load(&image, &self.props.arch_full)? };
+        let module = HipModule { hip: self.hip, raw, ordinal: self.ordinal, _image: image };
+        Ok(Module { inner: Arc::new(module), kernel_names: Vec::new() })
+    }
+
+    fn kernel(&self, module: &Module, name: &str) -> Result<Kernel> {
+        let owner = self.own_module(module)?;
+        // SAFETY: `owner` keeps the module loaded for these calls and, inside the kernel, for the kernel's life.
+        let function = unsafe { self.hip.module_function(owner.raw, name)? };
+        let Some(function) = function else {
+            return Err(Error::KernelNotFound {
+                name: name.to_string(),
+                available: if module.kernel_names.is_empty() {
+                    "unknown: the module's kernel list was not read".to_string()
+                } else {
+                    module.kernel_names.join(", ")
+                },
+            });
+        };
+        // SAFETY: as above: the function's module is live.
+        let attr = |a: FnAttr| unsafe { self.hip.function_attribute(function, a) }.map(non_negative);
+        let attrs = KernelAttrs {
+            registers_per_item: attr(FnAttr::HIP_FUNC_ATTRIBUTE_NUM_REGS)?,
+            static_lds_bytes: attr(FnAttr::HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?,
+            scratch_bytes_per_item: attr(FnAttr::HIP_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)?,
+            max_group_size: attr(FnAttr::HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+        };
+        let inner = HipKernel { function, module: owner };
+        // The kernels layer fills `param_sizes` from the code object's metadata.
+        Ok(Kernel { name: name.to_string(), attrs, param_sizes: None, inner: Arc::new(inner) })
+    }
+
+    fn launch(&self, kernel: &Kernel, config: &LaunchConfig, args: &[Arg]) -> Result<()> {
+        let (function, mut values) = self.prepare(kernel, config, args)?;
+        let mut params: Vec<*mut c_void> = values.iter_mut().map(|v| (v as *mut u64).cast::<c_void>()).collect();
+        self.current()?;
+        // SAFETY: the kernel holds its module; `values` outlives the call and has one 8-byte slot per argument,
+        // each at least the parameter's size (checked against metadata where known); buffers passed as pointers
+        // are the caller's to keep alive until the stream has run the kernel (freeing one synchronises first).
+        unsafe { self.hip.launch(function, config, self.stream.raw, &mut params) }
+    }
+
+    fn launch_cooperative(&self, kernel: &Kernel, config: &LaunchConfig, args: &[Arg]) -> Result<()> {
+        let (function, mut values) = self.prepare(kernel, config, args)?;
+        if !self.hip.has_cooperative_launch() {
+            let version = self.hip.runtime_version().map(|v| v.to_string()).unwrap_or_else(|_| "?".to_string());
+            return Err(Error::BadLaunch {
+                kernel: kernel.name.clone(),
+                problem: format!(
+                    "cooperatively: HIP {version} has no hipModuleLaunchCooperativeKernel (added in ROCm 5.5); \
+                     load a newer rocm module"
+                ),
+            });
+        }
+        let mut params: Vec<*mut c_void> = values.iter_mut().map(|v| (v as *mut u64).cast::<c_void>()).collect();
+        self.current()?;
+        // SAFETY: as in `launch`.
+        match unsafe { self.hip.launch_cooperative(function, config, self.stream.raw, &mut params) } {
+            Err(Error::Api { code, .. }) if code == i64::from(hipError_t::hipErrorCooperativeLaunchTooLarge.0) => {
+                Err(Error::BadLaunch {
+                    kernel: kernel.name.clone(),
+                    problem: format!(
+                        "{} groups cooperatively: more than can be resident at once on {} CUs \
+                         (see occupancy_groups_per_cu)",
+                        config.groups(),
+                        self.props.cu_count
+                    ),
+                })
+            }
+            other => other,
+        }
+    }
+
+    fn occupancy_groups_per_cu(&self, kernel: &Kernel, group_size: u32, dynamic_lds_bytes: u32) -> Result<u32> {
+        let function = self.own_kernel(kernel)?.function;
+        let Ok(group) = i32::try_from(group_size) else {
+            return Err(Error::BadLaunch {
+                kernel: kernel.name.clone(),
+                problem: format!("groups of {group_size} items"),
+            });
+        };
+        self.current()?;
+        // SAFETY: the kernel holds its module.
+        let groups = unsafe { self.hip.occupancy(function, group, dynamic_lds_bytes as usize)? };
+        Ok(non_negative(groups))
+    }
+
+    fn time_ms(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<f32> {
+        self.current()?;
+        let (start, stop) = (Event::new(self.hip)?, Event::new(self.hip)?);
+        // SAFETY: both events and the stream are live and of this device (created with it current).
+        unsafe { self.hip.event_record(start.raw, self.stream.raw)? };
+        work()?;
+        self.current()?;
+        // SAFETY: as above.
+        unsafe {
+            self.hip.event_record(stop.raw, self.stream.raw)?;
+            self.hip.event_synchronize(stop.raw)?;
+            self.hip.event_elapsed_ms(start.raw, stop.raw)
+        }
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        // SAFETY: the stream is live for the device's life.
+        unsafe { self.hip.stream_synchronize(self.stream.raw) }
+    }
+
+    fn blas(&self) -> Result<String> {
+        rocblas::library().map(|lib| lib.path.display().to_string())
+    }
+
+    fn sgemm(&self, m: usize, n: usize, k: usize, a: &dyn RawAlloc, b: &dyn RawAlloc, c: &dyn RawAlloc) -> Result<()> {
+        let shape = rocblas::GemmShape::row_major(m, n, k)
+            .ok_or_else(|| size_mismatch("sgemm", format!("{m}x{n}x{k}: rocBLAS sizes are 32-bit")))?;
+        let (a, b, c) = (self.own_alloc(a)?, self.own_alloc(b)?, self.own_alloc(c)?);
+        for (name, alloc, rows, cols) in [("A", a, m, k), ("B", b, k, n), ("C", c, m, n)] {
+            let need = rows.checked_mul(cols).and_then(|e| e.checked_mul(4));
+            if need.map_or(true, |need| need > alloc.bytes) {
+                return Err(size_mismatch(
+                    "sgemm",
+                    format!("{name} is {rows}x{cols} floats but its buffer holds {} bytes", alloc.bytes),
+                ));
+            }
+        }
+        if m == 0 || n == 0 {
+            return Ok(()); // C is empty
+        }
+        let lib = rocblas::library()?;
+        let mut blas = self.blas.lock().unwrap_or_else(PoisonError::into_inner);
+        self.current()?;
+        let handle = match blas.take() {
+            Some(handle) => handle,
+            // SAFETY: the stream outlives the handle (the device drops `blas` before `stream`).
+            None => unsafe { rocblas::Handle::new(lib, self.stream.raw)? },
+        };
+        let handle = blas.insert(handle);
+        // SAFETY: all three are our live allocations with their sizes checked above; rocBLAS enqueues on our
+        // stream, and freeing a buffer synchronises the device first.
+        unsafe { handle.sgemm_row_major(shape, a.ptr, b.ptr, c.ptr) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whether libamdhip64 is here. When it is not, prints one loud line naming the package, unless CI asks
+    /// (`SUITE_REQUIRE_COMPILERS=1`), in which case its absence fails the test.
+    fn hip_present() -> bool {
+        match hip_sys::loader::hip() {
+            Ok(_) => true,
+            Err(e) if std::env::var("SUITE_REQUIRE_COMPILERS").as_deref() == Ok("1") => {
+                panic!(
+                    "SUITE_REQUIRE_COMPILERS=1 but the HIP runtime is missing (apt-get install libamdhip64-dev):\n{e}"
+                )
+            }
+            Err(_) => {
+                eprintln!("!!! SKIPPED: libamdhip64 not found; install it with `apt-get install libamdhip64-dev` !!!");
+                false
+            }
+        }
+    }
+
+    #[test]
+    fn survey_without_gpu_reports_no_device_with_the_version() {
+        if !hip_present() {
+            return;
+        }
+        let survey = survey();
+        assert_eq!(survey.platform, Platform::Amd);
+        let runtime = survey.runtime.expect("the runtime loaded, so its version is readable");
+        let devices = match survey.devices {
+            Ok(devices) => {
+                eprintln!("{} AMD GPU(s) visible: the no-GPU test does not apply", devices.len());
+                return;
+            }
+            Err(e) => e,
+        };
+        let text = devices.to_string();
+        eprintln!("survey: {text}");
+        let Error::NoDevice { runtime: "HIP", vendor: "AMD", code_name, version, .. } = &devices else {
+            panic!("expected NoDevice, got {devices:?}")
+        };
+        assert_eq!(code_name, "hipErrorNoDevice");
+        assert_eq!(version, &runtime.version);
+        assert!(text.starts_with(&format!("HIP runtime {version} loaded: no AMD GPU visible (hipErrorNoDevice): ")));
+        // Debian's package here and in CI is HIP 5.2.
+        if runtime.library.contains("libamdhip64.so") && version.starts_with("5.") {
+            assert!(text.starts_with("HIP runtime 5.2"), "{text}");
+        }
+        assert!(survey.blas.is_err() || survey.blas.as_ref().is_ok_and(|p| p.contains("rocblas")));
+    }
+
+    #[test]
+    fn open_without_gpu_is_no_device() {
+        if !hip_present() {
+            return;
+        }
+        match open(0) {
+            Ok(dev) => eprintln!("an AMD GPU is visible ({}): the no-GPU test does not apply", dev.props().name),
+            Err(Error::NoDevice { code_name, .. }) => assert_eq!(code_name, "hipErrorNoDevice"),
+            Err(e) => panic!("expected NoDevice, got {e}"),
+        }
+    }
+
+    fn gfx90a_props() -> Props {
+        Props {
+            platform: Platform::Amd,
+            ordinal: 0,
+            name: "AMD Instinct MI250X".into(),
+            arch: Arch::parse("gfx90a").expect("valid"),
+            arch_full: "gfx90a:sramecc+:xnack-".into(),
+            wave_size: WaveSize(64),
+            cu_count: 110,
+            max_items_per_cu: 2048,
+            max_group_size: 1024,
+            max_groups_per_cu: None,
+            lds_bytes_per_cu: 65536,
+            lds_bytes_per_group: 65536,
+            lds_bytes_per_group_optin: 65536,
+            registers_per_cu: 65536,
+            clock_mhz: Some(1700),
+            memory_clock_mhz: Some(1600),
+            memory_bus_bits: Some(4096),
+            l2_bytes: Some(8 << 20),
+            memory_bytes: 64 << 30,
+            runtime_version: "HIP 6.3.42134 (ROCm 6; gcnArchName via hipGetDevicePropertiesR0600)".into(),
+            driver_version: "HIP driver API 6.3.42134".into(),
+        }
+    }
+
+    fn kernel(max_group_size: u32, static_lds_bytes: u32) -> Kernel {
+        Kernel {
+            name: "k".into(),
+            attrs: KernelAttrs { max_group_size, static_lds_bytes, ..KernelAttrs::default() },
+            param_sizes: None,
+            inner: Arc::new(()),
+        }
+    }
+
+    #[test]
+    fn launches_are_checked_against_kernel_and_device() {
+        let props = gfx90a_props();
+        let cfg = |grid: [u32; 3], group: [u32; 3], lds: u32| LaunchConfig { grid, group, dynamic_lds_bytes: lds };
+        let cases = [
+            (kernel(1024, 0), cfg([1, 1, 1], [64, 1, 1], 0), None),
+            (kernel(1024, 0), cfg([0, 1, 1], [64, 1, 1], 0), Some("an empty grid")),
+            (kernel(1024, 0), cfg([1, 1, 1], [64, 0, 1], 0), Some("every group dimension")),
+            (kernel(256, 0), cfg([1, 1, 1], [512, 1, 1], 0), Some("groups of 512 items: gfx90a allows at most 256")),
+            (kernel(0, 0), cfg([1, 1, 1], [32, 32, 2], 0), Some("groups of 2048 items")),
+            (kernel(1024, 0), cfg([1 << 23, 1, 1], [1024, 1, 1], 0), Some("along x")),
+            (kernel(1024, 32768), cfg([1, 1, 1], [64, 1, 1], 32768), None),
+            (kernel(1024, 32768), cfg([1, 1, 1], [64, 1, 1], 32769), Some("65537 bytes of LDS")),
+        ];
+        for (k, c, want) in cases {
+            let got = check_launch(&props, &k, &c);
+            match want {
+                None => assert!(got.is_ok(), "{c:?}: {got:?}"),
+                Some(part) => {
+                    let text = got.expect_err("must be refused").to_string();
+                    assert!(text.starts_with("kernel `k`: cannot launch "), "{text}");
+                    assert!(text.contains(part), "{c:?}: {text}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn arguments_sit_at_the_start_of_aligned_slots() {
+        let values = pack_args(&[Arg::I32(-2), Arg::F32(1.5), Arg::Ptr(0xdead_beef_0000), Arg::F64(2.0)]);
+        assert_eq!(values.len(), 4);
+        assert_eq!(&values[0].to_ne_bytes()[..4], &(-2i32).to_ne_bytes());
+        assert_eq!(&values[1].to_ne_bytes()[..4], &1.5f32.to_ne_bytes());
+        assert_eq!(values[2], 0xdead_beef_0000);
+        assert_eq!(values[3], 2.0f64.to_bits());
+    }
+
+    #[test]
+    fn clocks_and_driver_text() {
+        assert_eq!(khz_to_mhz(Some(1_700_000)), Some(1700));
+        assert_eq!(khz_to_mhz(Some(1_599_600)), Some(1600));
+        assert_eq!(positive(Some(0)), None);
+        assert_eq!(positive(Some(-3)), None);
+        assert_eq!(positive(None), None);
+        let v = HipVersion::from_raw(60342134);
+        assert_eq!(driver_text(v, Some("6.8.5".into())), "amdgpu 6.8.5; HIP driver API 6.3.42134");
+        assert_eq!(driver_text(v, None), "HIP driver API 6.3.42134");
+        assert_eq!(driver_text(None, None), "unknown");
+    }
+
+    /// Compiles the smoke kernel with the node's hipcc, then exercises every device operation on GPU 0.
+    #[test]
+    #[ignore = "needs a GPU"]
+    fn gpu_every_operation() {
+        let dev = open(0).expect("an AMD GPU");
+        let props = dev.props().clone();
+        assert!(props.arch.as_str().starts_with("gfx"), "{props:?}");
+        assert!(props.wave_size.0 == 32 || props.wave_size.0 == 64, "{props:?}");
+        assert!(props.cu_count > 0 && props.lds_bytes_per_cu >= props.lds_bytes_per_group, "{props:?}");
+
+        // Memory: upload, fill, device copy, download, at an odd size.
+        let n = 1_000_003usize;
+        let host: Vec<f32> = (0..n).map(|i| i as f32).collect();
+        let a = dev.upload(&host).expect("upload");
+        let b = dev.alloc_buffer::<f32>(n).expect("alloc");
+        dev.fill_bytes(b.raw(), 0).expect("fill");
+        assert!(dev.download(&b).expect("download").iter().all(|&x| x == 0.0));
+        dev.copy_on_device(a.raw(), b.raw(), a.bytes()).expect("d2d");
+        assert_eq!(dev.download(&b).expect("download"), host);
+        let (free, _) = dev.memory_info().expect("meminfo");
+        assert!(matches!(dev.alloc(usize::try_from(free).unwrap_or(usize::MAX) + 1), Err(Error::OutOfMemory { .. })));
+
+        // Kernels: build smoke.hip for this device, load, look up, launch, time.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let src = concat!(env!("CARGO_MANIFEST_DIR"), "/../kernels/smoke.hip");
+        let include = concat!(env!("CARGO_MANIFEST_DIR"), "/../kernels/include");
+        let out = dir.path().join("smoke.co");
+        let status = std::process::Command::new("hipcc")
+            .args(["--genco", &format!("--offload-arch={}", props.arch), "-O3", "-I", include, "-o"])
+            .arg(&out)
+            .arg(src)
+            .status()
+            .expect("hipcc runs");
+        assert!(status.success());
+        let module = dev.load_module(&std::fs::read(&out).expect("code object")).expect("load");
+        assert!(matches!(dev.kernel(&module, "no_such_kernel"), Err(Error::KernelNotFound { .. })));
+        let triad = dev.kernel(&module, "smoke_triad").expect("smoke_triad");
+        drop(module); // the kernel keeps the module loaded
+        let c = dev.upload(&vec![2.0f32; n]).expect("upload");
+        let out_buf = dev.alloc_buffer::<f32>(n).expect("alloc");
+        let groups = u32::try_from(n.div_ceil(256)).expect("fits");
+        let args = [out_buf.arg(), a.arg(), c.arg(), Arg::F32(3.0), Arg::U32(u32::try_from(n).expect("fits"))];
+        let ms =
+            dev.time_ms(&mut || dev.launch(&triad, &LaunchConfig::linear(groups, 256), &args)).expect("timed launch");
+        assert!(ms > 0.0);
+        let got = dev.download(&out_buf).expect("download");
+        assert!(got.iter().enumerate().all(|(i, &x)| x == i as f32 + 6.0));
+        assert!(dev.occupancy_groups_per_cu(&triad, 256, 0).expect("occupancy") > 0);
+        assert!(matches!(dev.launch(&triad, &LaunchConfig::linear(0, 256), &args), Err(Error::BadLaunch { .. })));
+        dev.synchronize().expect("sync");
+
+        // rocBLAS SGEMM at an odd size against a host reference, where rocBLAS is installed.
+        if dev.blas().is_ok() {
+            let (m, k, nn) = (33usize, 17usize, 29usize);
+            let ha: Vec<f32> = (0..m * k).map(|i| (i % 7) as f32).collect();
+            let hb: Vec<f32> = (0..k * nn).map(|i| (i % 5) as f32 - 2.0).collect();
+            let (da, db) = (dev.upload(&ha).expect("A"), dev.upload(&hb).expect("B"));
+            let dc = dev.alloc_buffer::<f32>(m * nn).expect("C");
+            dev.sgemm(m, nn, k, da.raw(), db.raw(), dc.raw()).expect("sgemm");
+            let hc = dev.download(&dc).expect("download");
+            for i in 0..m {
+                for j in 0..nn {
+                    let want: f32 = (0..k).map(|p| ha[i * k + p] * hb[p * nn + j]).sum();
+                    assert_eq!(hc[i * nn + j], want, "C[{i}][{j}]");
+                }
+            }
+        }
+    }
 }
