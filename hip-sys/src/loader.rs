@@ -99,6 +99,17 @@ pub fn load_first<T>(
     Err(LoadError { library, tried })
 }
 
+/// The loader's reason for rejecting `path`, without the path itself when `dlerror` repeats it in front (the error
+/// list already names the candidate).
+pub fn dlopen_reason(path: &Path, error: &libloading::Error) -> String {
+    let text = error.to_string();
+    let shown = path.display().to_string();
+    match text.strip_prefix(&shown).and_then(|rest| rest.strip_prefix(": ")) {
+        Some(rest) => rest.to_string(),
+        None => text,
+    }
+}
+
 /// A loaded HIP runtime and where it came from.
 pub struct Hip {
     /// The function table. Every entry is a `Result`: a symbol this release lacks is an `Err` until used.
@@ -113,7 +124,7 @@ pub fn load_hip(candidates: &[PathBuf]) -> Result<Hip, LoadError> {
         // SAFETY: loading runs libamdhip64's initialisers, which only set up the runtime's own state and are
         // written to be dlopen'ed (every HIP language binding loads it this way). Each symbol is resolved with the
         // signature bindgen read from the HIP header, and a missing one is kept as an `Err`, not called.
-        let runtime = unsafe { HipRuntime::new(path) }.map_err(|e| e.to_string())?;
+        let runtime = unsafe { HipRuntime::new(path) }.map_err(|e| dlopen_reason(path, &e))?;
         // Symbols every HIP runtime exports since HIP 1.0: a library without them is not the HIP runtime (or is
         // broken), so the search moves on to the next candidate.
         let markers = [
@@ -221,7 +232,8 @@ mod tests {
             let line = format!("tried {}: ", p.display());
             assert!(text.contains(&line), "{line} missing from:\n{text}");
         }
-        // The loader's own reason is kept, not replaced by ours.
-        assert!(text.contains("No such file") || text.contains("cannot open"), "{text}");
+        // The loader's own reason is kept, without the path it repeats.
+        let first = format!("tried {}: ", paths[0].display());
+        assert!(text.contains(&format!("{first}cannot open shared object file")), "{text}");
     }
 }

@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 use libloading::Library;
 
 pub use crate::hip_runtime::hipStream_t;
-use crate::loader::{candidates, load_first, LoadError, SearchEnv, ROCBLAS_NAMES};
+use crate::loader::{candidates, dlopen_reason, load_first, LoadError, SearchEnv, ROCBLAS_NAMES};
 
 /// `rocblas_int`: `int32_t`, because ROCm builds rocBLAS without `rocblas_ILP64` (the LP64 interface).
 pub type rocblas_int = i32;
@@ -196,7 +196,7 @@ pub fn load_rocblas(candidates: &[PathBuf]) -> Result<RocBlas, LoadError> {
     let (blas, _) = load_first("librocblas (rocBLAS)", candidates, |path| {
         // SAFETY: loading runs rocBLAS's initialisers, which register its kernels with the HIP runtime it links
         // (the same libamdhip64 the suite loaded, matched by soname); rocBLAS is built to be dlopen'ed.
-        let library = unsafe { Library::new(path) }.map_err(|e| e.to_string())?;
+        let library = unsafe { Library::new(path) }.map_err(|e| dlopen_reason(path, &e))?;
         // SAFETY: for each call below, the function type follows the public rocBLAS header prototypes exactly.
         unsafe {
             Ok(RocBlas {
