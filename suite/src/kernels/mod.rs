@@ -1,1 +1,117 @@
-//! Kernel sources, compilation, cache, metadata and loading (lands in this series).
+//! Kernel pipeline: the embedded HIP C++ sources so far; compiling, caching and reading code objects follow.
+
+pub mod sources;
+
+use std::path::PathBuf;
+
+use crate::device::{Arch, Platform};
+
+pub use sources::{all, headers, source, Header, Source};
+
+/// Everything that can go wrong between a kernel source and a checked code object. Messages say what was sought
+/// and what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A kernel source name that the binary does not embed.
+    #[error("no kernel source named `{name}`: this build of the suite embeds {available}")]
+    UnknownSource {
+        /// The name asked for.
+        name: String,
+        /// The embedded names, comma-separated.
+        available: String,
+    },
+    /// No usable compiler for a platform.
+    #[error("no {platform} kernel compiler found: {hint}\n{}", tried_list(.tried))]
+    CompilerNotFound {
+        /// The platform a compiler was sought for.
+        platform: Platform,
+        /// Each candidate (a path, or an environment variable) with the reason it was rejected.
+        tried: Vec<(String, String)>,
+        /// What to do, on a cluster and in CI.
+        hint: String,
+    },
+    /// A compiler asked to build for another vendor's architecture.
+    #[error("{compiler} cannot build for {arch}: use {} for {} architectures", .arch.platform().compiler_name(), .arch.platform())]
+    WrongCompiler {
+        /// The compiler's name, e.g. `nvcc`.
+        compiler: &'static str,
+        /// The architecture asked for.
+        arch: Arch,
+    },
+    /// The compiler ran and failed.
+    #[error("compiling kernel source `{source_name}` for {arch} failed:\n  {command}\n{stderr}\nfix kernels/{source_name}.hip or the compiler setup named above")]
+    CompileFailed {
+        /// The kernel source, e.g. `smoke`.
+        source_name: String,
+        /// The architecture it was compiled for.
+        arch: Arch,
+        /// The command line, as a shell would run it.
+        command: String,
+        /// What the compiler printed (stderr, and stdout where it said something).
+        stderr: String,
+    },
+    /// A code object for another architecture.
+    #[error(
+        "code object is for {found}, but the device is {wanted}: rebuild with `suite kernels build --arch {wanted}`"
+    )]
+    WrongArch {
+        /// The architecture wanted (the device's, or the one asked to build for).
+        wanted: Arch,
+        /// The architecture(s) the code object holds.
+        found: String,
+    },
+    /// Bytes that are not a GPU code object this suite can read.
+    #[error("not a GPU code object: {reason}; delete it or rebuild it with `suite kernels build`")]
+    Corrupt {
+        /// What is wrong, naming the file where there is one.
+        reason: String,
+    },
+    /// `--kernels-dir` was given but holds no object for this source and architecture.
+    #[error("no prebuilt code object {}: build it with `suite kernels build --arch {arch} --out {}` on a machine with the {} compiler, or leave out --kernels-dir to compile here", .path.display(), .dir.display(), .arch.platform().compiler_name())]
+    PrebuiltMissing {
+        /// The file looked for.
+        path: PathBuf,
+        /// The `--kernels-dir` folder.
+        dir: PathBuf,
+        /// The kernel source.
+        source_name: String,
+        /// The architecture.
+        arch: Arch,
+    },
+    /// A file operation failed (cache, output folder, temporary build folder).
+    #[error("cannot {action} {}: {source}{hint}", .path.display())]
+    Io {
+        /// What was being done, e.g. `write cache file`.
+        action: &'static str,
+        /// The path it was done to.
+        path: PathBuf,
+        /// The operating system's error.
+        source: std::io::Error,
+        /// Advice, starting with `: ` when present.
+        hint: &'static str,
+    },
+}
+
+/// Result of a kernel-pipeline operation.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+fn tried_list(tried: &[(String, String)]) -> String {
+    if tried.is_empty() {
+        return "  (no candidates)".to_string();
+    }
+    tried.iter().map(|(what, why)| format!("  tried {what}: {why}")).collect::<Vec<_>>().join("\n")
+}
+
+/// The compiler each platform's kernels are built with, for messages.
+trait CompilerName {
+    fn compiler_name(self) -> &'static str;
+}
+
+impl CompilerName for Platform {
+    fn compiler_name(self) -> &'static str {
+        match self {
+            Platform::Amd => "hipcc",
+            Platform::Nvidia => "nvcc",
+        }
+    }
+}
