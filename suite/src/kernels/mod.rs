@@ -1,11 +1,17 @@
-//! Kernel pipeline: the embedded HIP C++ sources so far; compiling, caching and reading code objects follow.
+//! Kernel pipeline: embedded HIP C++ sources, compiler discovery and invocation, and a static reader for code-object
+//! metadata (the cache and prebuilt objects follow).
 
+pub mod bundle;
+pub mod compile;
+pub mod metadata;
 pub mod sources;
 
 use std::path::PathBuf;
 
 use crate::device::{Arch, Platform};
 
+pub use compile::{compile, find, flags, Compiler, CompilerKind};
+pub use metadata::{arg_sizes, check_arch, inspect, AmdKernelMeta, ArgMeta, CodeObjectInfo, Format};
 pub use sources::{all, headers, source, Header, Source};
 
 /// Everything that can go wrong between a kernel source and a checked code object. Messages say what was sought
@@ -113,5 +119,77 @@ impl CompilerName for Platform {
             Platform::Amd => "hipcc",
             Platform::Nvidia => "nvcc",
         }
+    }
+}
+
+/// Shared by the tests of every file in this module: the compilers, found once, under the
+/// `SUITE_REQUIRE_COMPILERS` rule.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use std::path::PathBuf;
+    use std::process::Command;
+    use std::sync::OnceLock;
+
+    use super::compile::{find, Compiler};
+    use super::{CompilerName as _, Error};
+    use crate::device::Platform;
+
+    /// Whether CI asked for missing compilers to fail tests rather than skip them.
+    pub fn compilers_required() -> bool {
+        std::env::var("SUITE_REQUIRE_COMPILERS").is_ok_and(|v| v == "1")
+    }
+
+    /// Skips (one loud line) or fails (under `SUITE_REQUIRE_COMPILERS=1`) a test that needs `what`.
+    pub fn missing(test: &str, what: &str, how: &str) {
+        if compilers_required() {
+            panic!("SUITE_REQUIRE_COMPILERS=1 but {what} is missing: {how}");
+        }
+        // Written to the stderr handle, not with eprintln!, which the test harness captures and hides for passing
+        // tests: a skip must be seen.
+        let line = format!(
+            "!!!!! SKIPPED {test}: {what} not found ({how}); set SUITE_REQUIRE_COMPILERS=1 to make this fail\n"
+        );
+        let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
+    }
+
+    /// The platform's compiler, found once per test binary; `None` (after a loud line) when it is missing.
+    pub fn compiler(test: &str, platform: Platform) -> Option<Compiler> {
+        static AMD: OnceLock<Result<Compiler, String>> = OnceLock::new();
+        static NVIDIA: OnceLock<Result<Compiler, String>> = OnceLock::new();
+        let cell = match platform {
+            Platform::Amd => &AMD,
+            Platform::Nvidia => &NVIDIA,
+        };
+        let found = cell.get_or_init(|| {
+            find(platform).map_err(|e| match e {
+                Error::CompilerNotFound { hint, .. } => hint,
+                other => other.to_string(),
+            })
+        });
+        match found {
+            Ok(c) => Some(c.clone()),
+            Err(hint) => {
+                missing(test, platform.compiler_name(), hint);
+                None
+            }
+        }
+    }
+
+    /// The first of `names` that runs with `--version`, e.g. an LLVM tool under one of its versioned names.
+    pub fn tool(test: &str, names: &[&str]) -> Option<PathBuf> {
+        let found = names
+            .iter()
+            .map(PathBuf::from)
+            .find(|p| Command::new(p).arg("--version").output().is_ok_and(|o| o.status.success()));
+        if found.is_none() {
+            missing(test, &names.join(" or "), "apt-get install llvm-15 clang-15 (they come with Debian's hipcc)");
+        }
+        found
+    }
+
+    /// A committed test fixture under `suite/tests/fixtures/kernels/`.
+    pub fn fixture(name: &str) -> Vec<u8> {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/kernels").join(name);
+        std::fs::read(&path).unwrap_or_else(|e| panic!("fixture {}: {e}", path.display()))
     }
 }
