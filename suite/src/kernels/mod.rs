@@ -1,7 +1,18 @@
-//! Kernel pipeline: embedded HIP C++ sources, compiler discovery and invocation, and a static reader for code-object
-//! metadata (the cache and prebuilt objects follow).
+//! Kernel pipeline: embedded HIP C++ sources, compiler discovery and invocation, a code-object cache,
+//! prebuilt objects, and a static reader for code-object metadata.
+//!
+//! The path from source to code object ([`KernelStore::code_object`]):
+//! 1. `--kernels-dir` given: take `<dir>/<source>.<arch>.hsaco` (AMD) or `.cubin` (NVIDIA), nothing else;
+//! 2. otherwise the cache, keyed by source, headers, architecture, compiler and flags ([`cache_key`]);
+//! 3. otherwise find the platform's compiler ([`find`]), compile ([`compile()`]) and cache the result.
+//!
+//! Every object handed out has passed [`check_arch`], so a stale or corrupt file is an error that says what to do,
+//! not a failure inside the GPU runtime. Metadata ([`inspect`]) is read statically, with no GPU: for AMD from the
+//! `NT_AMDGPU_METADATA` note (through a clang offload bundle where there is one); for NVIDIA only the architecture
+//! is read here, and resource use comes from the driver.
 
 pub mod bundle;
+pub mod cache;
 pub mod compile;
 pub mod metadata;
 pub mod sources;
@@ -10,6 +21,7 @@ use std::path::PathBuf;
 
 use crate::device::{Arch, Platform};
 
+pub use cache::{cache_key, default_cache_dir, prebuilt_file_name, CodeObject, KernelStore, Origin};
 pub use compile::{compile, find, flags, Compiler, CompilerKind};
 pub use metadata::{arg_sizes, check_arch, inspect, AmdKernelMeta, ArgMeta, CodeObjectInfo, Format};
 pub use sources::{all, headers, source, Header, Source};
