@@ -47,7 +47,7 @@ impl CompilerKind {
 pub struct Compiler {
     /// Which driver it is.
     pub kind: CompilerKind,
-    /// Where it is (as found: absolute, or a bare name resolved through `PATH`).
+    /// Where it is (a name given without a folder is resolved through `PATH`).
     pub path: PathBuf,
     /// Version read from `--version`, e.g. `5.2.21153-0 (clang 15.0.6)` for hipcc or `13.5.37` for nvcc.
     pub version: String,
@@ -140,7 +140,14 @@ pub(crate) fn probe(
     path: &Path,
     env: &dyn Fn(&str) -> Option<OsString>,
 ) -> std::result::Result<Compiler, String> {
-    if path.components().count() > 1 && !path.is_file() {
+    // A bare name (`clang++-15`) is resolved here, so the compiler's recorded path is where it really is.
+    let resolved = if path.components().count() == 1 {
+        env("PATH").and_then(|p| search_path(&p, &path.to_string_lossy())).ok_or("not found on PATH")?
+    } else {
+        path.to_path_buf()
+    };
+    let path = resolved.as_path();
+    if !path.is_file() {
         return Err("no such file".to_string());
     }
     let mut cmd = Command::new(path);
