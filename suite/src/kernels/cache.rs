@@ -1,0 +1,430 @@
+//! Where code objects come from: prebuilt files, the on-disk cache, or the compiler.
+//!
+//! The cache key covers everything that changes the compiler's output: the source, every header, the
+//! architecture, the compiler (kind and version) and the flags. Entries are written to a temporary file in the
+//! cache folder and renamed into place, so a crash or a concurrent run (one process per GCD under `srun`) never
+//! leaves a partial file under a valid name.
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use sha2::{Digest, Sha256};
+
+use super::compile::{self, compile_with_flags, flags, Compiler};
+use super::metadata::{check_arch, CodeObjectInfo};
+use super::sources::{headers, Header, Source};
+use super::{Error, Result};
+use crate::device::{Arch, Platform};
+
+/// Where a code object came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// A file from `--kernels-dir`.
+    Prebuilt(PathBuf),
+    /// The cache, from an earlier compile.
+    Cached(PathBuf),
+    /// Compiled now; the path is its new cache entry.
+    Compiled(PathBuf),
+}
+
+/// A code object, checked to be for the architecture it was asked for.
+#[derive(Debug, Clone)]
+pub struct CodeObject {
+    /// The bytes to hand to the runtime (`hipModuleLoadData` / `cuModuleLoadData`).
+    pub bytes: Vec<u8>,
+    /// Where they came from.
+    pub origin: Origin,
+    /// What they are, read from the bytes.
+    pub info: CodeObjectInfo,
+}
+
+/// The file name of a prebuilt object: `<source>.<arch>.hsaco` for AMD, `<source>.<arch>.cubin` for NVIDIA.
+pub fn prebuilt_file_name(source_name: &str, arch: &Arch) -> String {
+    format!("{source_name}.{arch}.{}", extension(arch))
+}
+
+fn extension(arch: &Arch) -> &'static str {
+    match arch.platform() {
+        Platform::Amd => "hsaco",
+        Platform::Nvidia => "cubin",
+    }
+}
+
+/// The cache folder: `$SUITE_CACHE_DIR`, else `$XDG_CACHE_HOME/suite/kernels`, else `$HOME/.cache/suite/kernels`,
+/// else `suite-kernels` in the temporary folder.
+pub fn default_cache_dir() -> PathBuf {
+    let var = |name| std::env::var_os(name);
+    cache_dir_from(var("SUITE_CACHE_DIR"), var("XDG_CACHE_HOME"), var("HOME"))
+        .unwrap_or_else(|| std::env::temp_dir().join("suite-kernels"))
+}
+
+/// [`default_cache_dir`]'s rule over the three variables; empty values count as unset.
+fn cache_dir_from(suite: Option<OsString>, xdg: Option<OsString>, home: Option<OsString>) -> Option<PathBuf> {
+    let set = |v: Option<OsString>| v.filter(|v| !v.is_empty()).map(PathBuf::from);
+    set(suite)
+        .or_else(|| set(xdg).map(|x| x.join("suite/kernels")))
+        .or_else(|| set(home).map(|h| h.join(".cache/suite/kernels")))
+}
+
+/// The cache key, as 64 hex digits: SHA-256 over the source text, every header's name and text, the
+/// architecture, the compiler's kind and version, and the flags. Each field is length-prefixed, so no two
+/// different inputs run together into the same bytes.
+pub fn cache_key(source: &Source, headers: &[Header], arch: &Arch, compiler: &Compiler, flags: &[String]) -> String {
+    let mut hash = Sha256::new();
+    let mut field = |bytes: &[u8]| {
+        hash.update((bytes.len() as u64).to_le_bytes());
+        hash.update(bytes);
+    };
+    // Bump when the meaning of an entry changes, so old entries are not reused.
+    field(b"suite kernel cache v1");
+    field(source.text.as_bytes());
+    let mut sorted: Vec<&Header> = headers.iter().collect();
+    sorted.sort_by_key(|h| h.name);
+    for h in sorted {
+        field(h.name.as_bytes());
+        field(h.text.as_bytes());
+    }
+    field(arch.as_str().as_bytes());
+    field(compiler.kind.name().as_bytes());
+    field(compiler.version.as_bytes());
+    for f in flags {
+        field(f.as_bytes());
+    }
+    hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Hands out code objects: prebuilt, cached or freshly compiled. Compilers are found once per store.
+#[derive(Debug)]
+pub struct KernelStore {
+    kernels_dir: Option<PathBuf>,
+    cache_dir: PathBuf,
+    compilers: Mutex<HashMap<Platform, Compiler>>,
+}
+
+impl KernelStore {
+    /// A store that reads prebuilt objects from `kernels_dir` (`--kernels-dir`) when given, and otherwise uses the
+    /// cache in [`default_cache_dir`] and the node's compiler.
+    pub fn new(kernels_dir: Option<PathBuf>) -> Self {
+        Self::with_cache_dir(kernels_dir, default_cache_dir())
+    }
+
+    /// As [`KernelStore::new`], with the cache in `cache_dir`.
+    pub fn with_cache_dir(kernels_dir: Option<PathBuf>, cache_dir: PathBuf) -> Self {
+        KernelStore { kernels_dir, cache_dir, compilers: Mutex::new(HashMap::new()) }
+    }
+
+    /// Uses `compiler` for its platform instead of searching for one.
+    pub fn with_compiler(self, compiler: Compiler) -> Self {
+        self.compilers_map().insert(compiler.kind.platform(), compiler);
+        self
+    }
+
+    /// The `--kernels-dir` folder, if any.
+    pub fn kernels_dir(&self) -> Option<&Path> {
+        self.kernels_dir.as_deref()
+    }
+
+    /// The cache folder.
+    pub fn cache_dir(&self) -> &Path {
+        &self.cache_dir
+    }
+
+    fn compilers_map(&self) -> std::sync::MutexGuard<'_, HashMap<Platform, Compiler>> {
+        // The map holds only finished values, so one left by a panicking thread is still valid.
+        self.compilers.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The platform's compiler: the one given or found before, else [`compile::find`]'s.
+    pub fn compiler(&self, platform: Platform) -> Result<Compiler> {
+        let mut map = self.compilers_map();
+        if let Some(c) = map.get(&platform) {
+            return Ok(c.clone());
+        }
+        let found = compile::find(platform)?;
+        map.insert(platform, found.clone());
+        Ok(found)
+    }
+
+    /// The code object of `source` for `arch`: from `--kernels-dir` when the store has one (and only from there),
+    /// else from the cache, else compiled and cached. Whatever its origin, it has passed [`check_arch`].
+    pub fn code_object(&self, source: &Source, arch: &Arch) -> Result<CodeObject> {
+        match &self.kernels_dir {
+            Some(dir) => prebuilt(dir, source, arch),
+            None => self.cached_or_compiled(source, arch),
+        }
+    }
+
+    /// Compiles (or takes from the cache) every source for every architecture and writes them into `out_dir` under
+    /// their prebuilt names, for `suite kernels build --arch gfx90a,sm_90 --out DIR`. Returns the files written,
+    /// architecture by architecture. `--kernels-dir` is not read: this is how its contents are made.
+    pub fn build(&self, sources: &[&Source], archs: &[Arch], out_dir: &Path) -> Result<Vec<PathBuf>> {
+        std::fs::create_dir_all(out_dir).map_err(|source| Error::Io {
+            action: "create output folder",
+            path: out_dir.to_path_buf(),
+            source,
+            hint: ": choose another --out",
+        })?;
+        let mut written = Vec::new();
+        for arch in archs {
+            for source in sources {
+                let object = self.cached_or_compiled(source, arch)?;
+                let path = out_dir.join(prebuilt_file_name(source.name, arch));
+                write_atomically(&path, &object.bytes, ": choose another --out")?;
+                written.push(path);
+            }
+        }
+        Ok(written)
+    }
+
+    fn cache_file(&self, source: &Source, arch: &Arch, compiler: &Compiler, flags: &[String]) -> PathBuf {
+        let key = cache_key(source, headers(), arch, compiler, flags);
+        self.cache_dir.join(format!("{}.{arch}.{key}.{}", source.name, extension(arch)))
+    }
+
+    fn cached_or_compiled(&self, source: &Source, arch: &Arch) -> Result<CodeObject> {
+        let compiler = self.compiler(arch.platform())?;
+        let flags = flags(&compiler, arch);
+        let path = self.cache_file(source, arch, &compiler, &flags);
+        if let Ok(bytes) = std::fs::read(&path) {
+            // An entry that does not check out (a damaged disk, a hand-edited file) is compiled again and
+            // replaced: the cache is only ever a shortcut.
+            if let Ok(info) = check_arch(&bytes, arch) {
+                return Ok(CodeObject { bytes, origin: Origin::Cached(path), info });
+            }
+        }
+        let bytes = compile_with_flags(&compiler, source, arch, &flags)?;
+        let info = check_arch(&bytes, arch)?;
+        write_atomically(&path, &bytes, ": set SUITE_CACHE_DIR to a writable folder")?;
+        Ok(CodeObject { bytes, origin: Origin::Compiled(path), info })
+    }
+}
+
+/// Reads and checks `<dir>/<source>.<arch>.<ext>`; the errors name the file.
+fn prebuilt(dir: &Path, source: &Source, arch: &Arch) -> Result<CodeObject> {
+    let path = dir.join(prebuilt_file_name(source.name, arch));
+    let bytes = match std::fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::PrebuiltMissing {
+                path,
+                dir: dir.to_path_buf(),
+                source_name: source.name.to_string(),
+                arch: arch.clone(),
+            })
+        }
+        Err(source) => {
+            return Err(Error::Io { action: "read prebuilt code object", path, source, hint: ": check --kernels-dir" })
+        }
+    };
+    match check_arch(&bytes, arch) {
+        Ok(info) => Ok(CodeObject { bytes, origin: Origin::Prebuilt(path), info }),
+        Err(Error::WrongArch { wanted, found }) => {
+            Err(Error::WrongArch { wanted, found: format!("{found} (in {})", path.display()) })
+        }
+        Err(Error::Corrupt { reason }) => Err(Error::Corrupt { reason: format!("{}: {reason}", path.display()) }),
+        Err(other) => Err(other),
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same folder and a rename, creating the folder.
+fn write_atomically(path: &Path, bytes: &[u8], hint: &'static str) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let io = |action: &'static str, at: &Path| {
+        let at = at.to_path_buf();
+        move |source| Error::Io { action, path: at, source, hint }
+    };
+    std::fs::create_dir_all(dir).map_err(io("create folder", dir))?;
+    let mut tmp = tempfile::Builder::new().prefix(".partial-").tempfile_in(dir).map_err(io("create a file in", dir))?;
+    tmp.write_all(bytes).map_err(io("write", tmp.path()))?;
+    tmp.persist(path).map_err(|e| Error::Io {
+        action: "rename into place",
+        path: path.to_path_buf(),
+        source: e.error,
+        hint,
+    })?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::compile::CompilerKind;
+    use crate::kernels::metadata::Format;
+    use crate::kernels::sources::{all, source};
+    use crate::kernels::test_support::{compiler, fixture};
+
+    fn arch(s: &str) -> Arch {
+        Arch::parse(s).unwrap()
+    }
+
+    fn fake(kind: CompilerKind, version: &str) -> Compiler {
+        Compiler { kind, path: "/nonexistent/compiler".into(), version: version.into(), extra_flags: vec![] }
+    }
+
+    #[test]
+    fn cache_key_covers_every_input() {
+        let src = Source { name: "s", file_name: "s.hip", text: "kernel A" };
+        let hdrs = [Header { name: "gpu.h", text: "H1" }];
+        let nvcc = fake(CompilerKind::Nvcc, "13.5.37");
+        let base_flags = flags(&nvcc, &arch("sm_90"));
+        let base = cache_key(&src, &hdrs, &arch("sm_90"), &nvcc, &base_flags);
+        assert_eq!(base.len(), 64);
+        assert!(base.chars().all(|c| c.is_ascii_hexdigit()));
+        assert_eq!(base, cache_key(&src, &hdrs, &arch("sm_90"), &nvcc, &base_flags), "same inputs, same key");
+
+        let other_src = Source { text: "kernel B", ..src };
+        let other_hdr = [Header { name: "gpu.h", text: "H2" }];
+        let renamed_hdr = [Header { name: "gpu2.h", text: "H1" }];
+        let more_hdrs = [hdrs[0], Header { name: "extra.h", text: "" }];
+        let mut more_flags = base_flags.clone();
+        more_flags.push("-lineinfo".into());
+        let changed = [
+            ("source text", cache_key(&other_src, &hdrs, &arch("sm_90"), &nvcc, &base_flags)),
+            ("header text", cache_key(&src, &other_hdr, &arch("sm_90"), &nvcc, &base_flags)),
+            ("header name", cache_key(&src, &renamed_hdr, &arch("sm_90"), &nvcc, &base_flags)),
+            ("a new header", cache_key(&src, &more_hdrs, &arch("sm_90"), &nvcc, &base_flags)),
+            ("arch", cache_key(&src, &hdrs, &arch("sm_90a"), &nvcc, &base_flags)),
+            (
+                "compiler version",
+                cache_key(&src, &hdrs, &arch("sm_90"), &fake(CompilerKind::Nvcc, "13.0.48"), &base_flags),
+            ),
+            (
+                "compiler kind",
+                cache_key(&src, &hdrs, &arch("sm_90"), &fake(CompilerKind::Hipcc, "13.5.37"), &base_flags),
+            ),
+            ("flags", cache_key(&src, &hdrs, &arch("sm_90"), &nvcc, &more_flags)),
+            ("flags split differently", cache_key(&src, &hdrs, &arch("sm_90"), &nvcc, &[base_flags.concat()])),
+        ];
+        for (what, key) in changed {
+            assert_ne!(key, base, "{what} must change the key");
+        }
+        // The compiler's path is not part of it: the same compiler version elsewhere gives the same objects.
+        let moved = Compiler { path: "/elsewhere/nvcc".into(), ..nvcc.clone() };
+        assert_eq!(base, cache_key(&src, &hdrs, &arch("sm_90"), &moved, &base_flags));
+    }
+
+    #[test]
+    fn cache_dir_follows_the_documented_order() {
+        let s = |v: &str| Some(OsString::from(v));
+        let cases = [
+            ((s("/scratch/c"), s("/x"), s("/home/u")), Some("/scratch/c")),
+            ((None, s("/x"), s("/home/u")), Some("/x/suite/kernels")),
+            ((s(""), s(""), s("/home/u")), Some("/home/u/.cache/suite/kernels")),
+            ((None, None, s("/home/u")), Some("/home/u/.cache/suite/kernels")),
+            ((None, None, None), None),
+        ];
+        for ((suite, xdg, home), want) in cases {
+            assert_eq!(cache_dir_from(suite, xdg, home), want.map(PathBuf::from));
+        }
+    }
+
+    #[test]
+    fn prebuilt_names() {
+        assert_eq!(prebuilt_file_name("smoke", &arch("gfx90a")), "smoke.gfx90a.hsaco");
+        assert_eq!(prebuilt_file_name("matmul", &arch("sm_90")), "matmul.sm_90.cubin");
+    }
+
+    #[test]
+    fn missing_prebuilt_says_how_to_build_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = KernelStore::with_cache_dir(Some(dir.path().to_path_buf()), dir.path().join("cache"));
+        let e = store.code_object(source("smoke").unwrap(), &arch("gfx90a")).unwrap_err();
+        assert!(matches!(e, Error::PrebuiltMissing { .. }), "{e}");
+        let text = e.to_string();
+        let want_path = dir.path().join("smoke.gfx90a.hsaco");
+        assert!(text.starts_with(&format!("no prebuilt code object {}", want_path.display())), "{text}");
+        assert!(
+            text.contains(&format!("`suite kernels build --arch gfx90a --out {}`", dir.path().display())),
+            "{text}"
+        );
+        assert!(text.contains("hipcc") && text.contains("leave out --kernels-dir"), "{text}");
+    }
+
+    #[test]
+    fn prebuilt_files_are_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = KernelStore::with_cache_dir(Some(dir.path().to_path_buf()), dir.path().join("cache"));
+        let smoke = source("smoke").unwrap();
+        let put = |name: &str, bytes: &[u8]| std::fs::write(dir.path().join(name), bytes).unwrap();
+
+        put("smoke.gfx90a.hsaco", &fixture("smoke.gfx90a.hsaco"));
+        let ok = store.code_object(smoke, &arch("gfx90a")).unwrap();
+        assert_eq!(ok.origin, Origin::Prebuilt(dir.path().join("smoke.gfx90a.hsaco")));
+        assert_eq!(ok.info.format, Format::AmdBundle);
+
+        put("smoke.sm_90.cubin", &fixture("smoke.sm_80.cubin"));
+        let e = store.code_object(smoke, &arch("sm_90")).unwrap_err();
+        assert!(matches!(e, Error::WrongArch { .. }), "{e}");
+        assert!(e.to_string().contains("is for sm_80 (in ") && e.to_string().contains("smoke.sm_90.cubin"), "{e}");
+
+        put("smoke.gfx908.hsaco", b"not a code object at all");
+        let e = store.code_object(smoke, &arch("gfx908")).unwrap_err();
+        assert!(matches!(e, Error::Corrupt { .. }), "{e}");
+        assert!(e.to_string().contains("smoke.gfx908.hsaco: neither an ELF"), "{e}");
+    }
+
+    #[test]
+    fn cache_hit_needs_no_compile() {
+        // A compiler that cannot run: a hit must not try, a miss must fail trying.
+        let dir = tempfile::tempdir().unwrap();
+        let store = KernelStore::with_cache_dir(None, dir.path().to_path_buf())
+            .with_compiler(fake(CompilerKind::Nvcc, "13.5.37"));
+        let smoke = source("smoke").unwrap();
+        let sm90 = arch("sm_90");
+        let e = store.code_object(smoke, &sm90).unwrap_err();
+        assert!(matches!(e, Error::CompileFailed { .. }), "{e}");
+        assert!(e.to_string().contains("cannot run /nonexistent/compiler"), "{e}");
+
+        let compiler = store.compiler(Platform::Nvidia).unwrap();
+        let path = store.cache_file(smoke, &sm90, &compiler, &flags(&compiler, &sm90));
+        assert!(path.starts_with(dir.path()));
+        write_atomically(&path, &fixture("smoke.sm_90.cubin"), "").unwrap();
+        let hit = store.code_object(smoke, &sm90).unwrap();
+        assert_eq!(hit.origin, Origin::Cached(path.clone()));
+        assert_eq!(hit.bytes, fixture("smoke.sm_90.cubin"));
+
+        // A damaged entry is not handed out: it is compiled again (here, and failing, since nothing can run).
+        std::fs::write(&path, b"damaged").unwrap();
+        assert!(matches!(store.code_object(smoke, &sm90), Err(Error::CompileFailed { .. })));
+    }
+
+    /// Compiles for real into an empty cache, then hits it; `build` then writes prebuilt files a second store reads.
+    fn round_trip(test: &str, platform: Platform, arch_name: &str) {
+        let Some(c) = compiler(test, platform) else { return };
+        let dir = tempfile::tempdir().unwrap();
+        let cache = dir.path().join("cache");
+        let store = KernelStore::with_cache_dir(None, cache.clone()).with_compiler(c);
+        let smoke = source("smoke").unwrap();
+        let a = arch(arch_name);
+        let first = store.code_object(smoke, &a).unwrap_or_else(|e| panic!("{e}"));
+        let Origin::Compiled(path) = &first.origin else { panic!("{:?}", first.origin) };
+        assert_eq!(std::fs::read(path).unwrap(), first.bytes);
+        let second = store.code_object(smoke, &a).unwrap();
+        assert_eq!(second.origin, Origin::Cached(path.clone()));
+        assert_eq!(second.bytes, first.bytes);
+        let names: Vec<_> = std::fs::read_dir(&cache).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names.len(), 1, "no temporary files left behind: {names:?}");
+
+        let out = dir.path().join("out");
+        let sources: Vec<&Source> = all().iter().collect();
+        let written = store.build(&sources, std::slice::from_ref(&a), &out).unwrap();
+        assert_eq!(written.len(), sources.len());
+        let prebuilt = KernelStore::with_cache_dir(Some(out.clone()), dir.path().join("unused"));
+        let from_dir = prebuilt.code_object(smoke, &a).unwrap();
+        assert_eq!(from_dir.origin, Origin::Prebuilt(out.join(prebuilt_file_name("smoke", &a))));
+        assert_eq!(from_dir.bytes, first.bytes);
+    }
+
+    #[test]
+    fn cache_round_trip_gfx90a() {
+        round_trip("cache_round_trip_gfx90a", Platform::Amd, "gfx90a");
+    }
+
+    #[test]
+    fn cache_round_trip_sm_90() {
+        round_trip("cache_round_trip_sm_90", Platform::Nvidia, "sm_90");
+    }
+}
