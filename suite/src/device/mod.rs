@@ -280,7 +280,9 @@ pub enum Error {
         problem: String,
     },
     /// Not enough free device memory.
-    #[error("{requested} bytes requested but only {free} of {total} bytes are free on the device: choose smaller sizes")]
+    #[error(
+        "{requested} bytes requested but only {free} of {total} bytes are free on the device: choose smaller sizes"
+    )]
     OutOfMemory {
         /// Bytes asked for.
         requested: u64,
@@ -329,11 +331,7 @@ fn tried_list(tried: &[(String, String)]) -> String {
     if tried.is_empty() {
         return "  (no candidates)".to_string();
     }
-    tried
-        .iter()
-        .map(|(path, why)| format!("  tried {path}: {why}"))
-        .collect::<Vec<_>>()
-        .join("\n")
+    tried.iter().map(|(path, why)| format!("  tried {path}: {why}")).collect::<Vec<_>>().join("\n")
 }
 
 /// Result of a device operation.
@@ -383,6 +381,16 @@ impl<T: Pod> Buffer<T> {
     }
 }
 
+impl<T: Pod> fmt::Debug for Buffer<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Buffer")
+            .field("elements", &self.len)
+            .field("bytes", &self.raw.bytes())
+            .field("device_ptr", &format_args!("{:#x}", self.raw.device_ptr()))
+            .finish()
+    }
+}
+
 /// One kernel argument, passed by value as the kernel declares it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Arg {
@@ -426,6 +434,24 @@ impl Arg {
     }
 }
 
+impl From<u32> for Arg {
+    fn from(v: u32) -> Arg {
+        Arg::U32(v)
+    }
+}
+
+impl From<i32> for Arg {
+    fn from(v: i32) -> Arg {
+        Arg::I32(v)
+    }
+}
+
+impl From<f32> for Arg {
+    fn from(v: f32) -> Arg {
+        Arg::F32(v)
+    }
+}
+
 impl<T: Pod> From<&Buffer<T>> for Arg {
     fn from(b: &Buffer<T>) -> Arg {
         b.arg()
@@ -449,9 +475,9 @@ impl LaunchConfig {
         LaunchConfig { grid: [groups, 1, 1], group: [group_size, 1, 1], dynamic_lds_bytes: 0 }
     }
 
-    /// Items per group.
-    pub fn group_items(&self) -> u32 {
-        self.group.iter().product()
+    /// Items per group (a product that cannot overflow, so absurd geometries are caught by checks, not panics).
+    pub fn group_items(&self) -> u64 {
+        self.group.iter().map(|&g| u64::from(g)).product()
     }
 
     /// Groups in the grid.
@@ -598,8 +624,7 @@ pub trait Device: Send + Sync {
 
     /// Row-major FP32 `C = A·B` with `A` m×k, `B` k×n, `C` m×n, through the vendor BLAS, stream-ordered.
     /// On NVIDIA the math mode is pinned to plain FP32 (no TF32).
-    fn sgemm(&self, m: usize, n: usize, k: usize, a: &dyn RawAlloc, b: &dyn RawAlloc, c: &dyn RawAlloc)
-        -> Result<()>;
+    fn sgemm(&self, m: usize, n: usize, k: usize, a: &dyn RawAlloc, b: &dyn RawAlloc, c: &dyn RawAlloc) -> Result<()>;
 }
 
 impl dyn Device {

@@ -568,7 +568,7 @@ impl Device for HipDevice {
         let (a, b, c) = (self.own_alloc(a)?, self.own_alloc(b)?, self.own_alloc(c)?);
         for (name, alloc, rows, cols) in [("A", a, m, k), ("B", b, k, n), ("C", c, m, n)] {
             let need = rows.checked_mul(cols).and_then(|e| e.checked_mul(4));
-            if need.map_or(true, |need| need > alloc.bytes) {
+            if need.is_none_or(|need| need > alloc.bytes) {
                 return Err(size_mismatch(
                     "sgemm",
                     format!("{name} is {rows}x{cols} floats but its buffer holds {} bytes", alloc.bytes),

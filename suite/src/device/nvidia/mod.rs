@@ -1,17 +1,694 @@
-//! Placeholder until the platform module lands (same series of commits).
+//! NVIDIA platform: the CUDA driver API and cuBLAS, through `cudarc`'s raw bindings loaded at run time.
+//!
+//! Layers as in cudarc: [`cuda`] loads the driver and turns status codes into [`Error`]s; this file owns the handles
+//! (context, stream, events, memory, modules) and implements [`Device`]. All of the NVIDIA `unsafe` is here.
 #![allow(unsafe_code)]
-use super::{Device, Error, Platform, Result, Survey};
 
-/// Surveys the platform.
+mod cublas;
+mod cuda;
+
+use std::any::Any;
+use std::cell::Cell;
+use std::ffi::{c_int, c_uint, c_void, CString};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+
+use cudarc::driver::sys;
+
+use super::{
+    Arch, Arg, Device, Error, Kernel, KernelAttrs, LaunchConfig, Module, Platform, Props, RawAlloc, Result,
+    RuntimeInfo, Survey, WaveSize,
+};
+use cuda::check;
+
+/// Surveys the CUDA driver, its devices and cuBLAS. Never panics: cudarc is called only after the driver loaded.
 pub fn survey() -> Survey {
-    Survey { platform: Platform::Nvidia, runtime: Err(missing()), devices: Err(missing()), blas: Err(missing()) }
+    let runtime = cuda::load_driver().and_then(|lib| {
+        Ok(RuntimeInfo {
+            library: lib.path.clone(),
+            version: cuda::driver_api_version()?,
+            driver_version: cuda::kernel_driver_version(),
+        })
+    });
+    // The loader's error is rebuilt rather than cloned: each call reports the same candidates.
+    let devices = cuda::load_driver().and_then(|_| list_devices());
+    let blas = cublas::load().map(|l| l.path.clone());
+    Survey { platform: Platform::Nvidia, runtime, devices, blas }
 }
 
-/// Opens a device.
-pub fn open(_ordinal: u32) -> Result<Box<dyn Device>> {
-    Err(missing())
+fn list_devices() -> Result<Vec<Props>> {
+    cuda::init()?;
+    let mut count: c_int = 0;
+    // SAFETY: the driver is loaded and initialised; cuDeviceGetCount writes an int.
+    check("cuDeviceGetCount", unsafe { sys::cuDeviceGetCount(&mut count) })?;
+    if count == 0 {
+        return Err(Error::NoDevice {
+            runtime: "CUDA",
+            version: cuda::driver_api_version()?,
+            vendor: "NVIDIA",
+            code_name: "CUDA_ERROR_NO_DEVICE".into(),
+            hint: String::new(),
+        });
+    }
+    (0..count as u32).map(|i| device_props(device_handle(i)?, i)).collect()
 }
 
-fn missing() -> Error {
-    Error::RuntimeNotFound { runtime: Platform::Nvidia.runtime(), hint: "platform module not built yet", tried: vec![] }
+fn device_handle(ordinal: u32) -> Result<sys::CUdevice> {
+    let mut count: c_int = 0;
+    // SAFETY: the driver is initialised; cuDeviceGetCount writes an int.
+    check("cuDeviceGetCount", unsafe { sys::cuDeviceGetCount(&mut count) })?;
+    if ordinal >= count as u32 {
+        return Err(Error::BadOrdinal { platform: Platform::Nvidia, ordinal, count: count as u32 });
+    }
+    let mut dev: sys::CUdevice = 0;
+    // SAFETY: the ordinal is in range; cuDeviceGet writes the handle.
+    check("cuDeviceGet", unsafe { sys::cuDeviceGet(&mut dev, ordinal as c_int) })?;
+    Ok(dev)
+}
+
+fn attribute(dev: sys::CUdevice, attr: sys::CUdevice_attribute) -> Result<i32> {
+    let mut v: c_int = 0;
+    // SAFETY: dev is a valid device handle and attr a valid enumerator; the call writes an int.
+    check("cuDeviceGetAttribute", unsafe { sys::cuDeviceGetAttribute(&mut v, attr, dev) })?;
+    Ok(v)
+}
+
+/// An attribute the driver may not report (CUDA 13 dropped some clocks): `None` when absent or zero.
+fn optional_attribute(dev: sys::CUdevice, attr: sys::CUdevice_attribute) -> Option<u32> {
+    attribute(dev, attr).ok().filter(|&v| v > 0).map(|v| v as u32)
+}
+
+fn device_props(dev: sys::CUdevice, ordinal: u32) -> Result<Props> {
+    use sys::CUdevice_attribute as A;
+    let mut name = [0 as std::ffi::c_char; 256];
+    // SAFETY: the buffer holds 256 chars and the driver writes a NUL-terminated name of at most that length.
+    check("cuDeviceGetName", unsafe { sys::cuDeviceGetName(name.as_mut_ptr(), name.len() as c_int, dev) })?;
+    // SAFETY: the driver NUL-terminated the name inside the buffer.
+    let name = unsafe { std::ffi::CStr::from_ptr(name.as_ptr()) }.to_string_lossy().into_owned();
+    let mut total: usize = 0;
+    // SAFETY: dev is valid; the call writes a usize.
+    check("cuDeviceTotalMem", unsafe { sys::cuDeviceTotalMem_v2(&mut total, dev) })?;
+    let major = attribute(dev, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
+    let minor = attribute(dev, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
+    let arch_name = format!("sm_{major}{minor}");
+    let arch = Arch::parse(&arch_name).map_err(|_| Error::Api {
+        api: "cuDeviceGetAttribute",
+        code: 0,
+        code_name: "COMPUTE_CAPABILITY".into(),
+        text: format!("unexpected compute capability {major}.{minor}"),
+    })?;
+    let u = |attr| attribute(dev, attr).map(|v| v.max(0) as u32);
+    Ok(Props {
+        platform: Platform::Nvidia,
+        ordinal,
+        name,
+        arch,
+        arch_full: arch_name,
+        wave_size: WaveSize(u(A::CU_DEVICE_ATTRIBUTE_WARP_SIZE)?),
+        cu_count: u(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+        max_items_per_cu: u(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)?,
+        max_group_size: u(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+        max_groups_per_cu: optional_attribute(dev, A::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR),
+        lds_bytes_per_cu: u64::from(u(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)?),
+        lds_bytes_per_group: u64::from(u(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)?),
+        lds_bytes_per_group_optin: u64::from(u(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?),
+        registers_per_cu: u(A::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR)?,
+        clock_mhz: optional_attribute(dev, A::CU_DEVICE_ATTRIBUTE_CLOCK_RATE).map(|khz| khz / 1000),
+        memory_clock_mhz: optional_attribute(dev, A::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE).map(|khz| khz / 1000),
+        memory_bus_bits: optional_attribute(dev, A::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH),
+        l2_bytes: optional_attribute(dev, A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE).map(u64::from),
+        memory_bytes: total as u64,
+        runtime_version: format!("CUDA driver API {}", cuda::driver_api_version()?),
+        driver_version: cuda::kernel_driver_version(),
+    })
+}
+
+/// Opens NVIDIA device `ordinal`: retains its primary context and creates the device's stream and timing events.
+pub fn open(ordinal: u32) -> Result<Box<dyn Device>> {
+    cuda::load_driver()?;
+    cuda::init()?;
+    let dev = device_handle(ordinal)?;
+    let props = device_props(dev, ordinal)?;
+    let mut ctx = std::ptr::null_mut();
+    // SAFETY: dev is valid; the primary context is retained here and released in `Context::drop`.
+    check("cuDevicePrimaryCtxRetain", unsafe { sys::cuDevicePrimaryCtxRetain(&mut ctx, dev) })?;
+    let context = Arc::new(Context { ctx, dev });
+    context.make_current()?;
+    let mut stream = std::ptr::null_mut();
+    // SAFETY: the context is current; a non-blocking stream does not synchronise with the legacy default stream.
+    check("cuStreamCreate", unsafe {
+        sys::cuStreamCreate(&mut stream, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as c_uint)
+    })?;
+    let stream = Stream { handle: stream, context: context.clone() };
+    let events = (Event::new(&context)?, Event::new(&context)?);
+    let has_param_info = cuda::has_symbol("cuFuncGetParamInfo");
+    Ok(Box::new(CudaDevice {
+        props,
+        context,
+        stream,
+        events: Mutex::new(events),
+        blas: Mutex::new(None),
+        has_param_info,
+    }))
+}
+
+/// A retained primary context. Everything allocated in it holds an `Arc` to it, so it is released last.
+struct Context {
+    ctx: sys::CUcontext,
+    dev: sys::CUdevice,
+}
+
+// SAFETY: a CUDA context handle may be made current on any thread; the driver is thread-safe.
+unsafe impl Send for Context {}
+// SAFETY: as above; the context itself is never mutated through a shared reference.
+unsafe impl Sync for Context {}
+
+thread_local! {
+    /// The context this thread last made current, so launches skip a redundant driver call.
+    static CURRENT: Cell<sys::CUcontext> = const { Cell::new(std::ptr::null_mut()) };
+}
+
+impl Context {
+    fn make_current(&self) -> Result<()> {
+        if CURRENT.with(|c| c.get()) == self.ctx {
+            return Ok(());
+        }
+        // SAFETY: the context is retained for as long as `self` lives.
+        check("cuCtxSetCurrent", unsafe { sys::cuCtxSetCurrent(self.ctx) })?;
+        CURRENT.with(|c| c.set(self.ctx));
+        Ok(())
+    }
+}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        CURRENT.with(|c| {
+            if c.get() == self.ctx {
+                c.set(std::ptr::null_mut())
+            }
+        });
+        // SAFETY: balances the retain in `open`.
+        let status = unsafe { sys::cuDevicePrimaryCtxRelease_v2(self.dev) };
+        if status != sys::CUresult::CUDA_SUCCESS {
+            eprintln!("warning: cuDevicePrimaryCtxRelease failed: {}", cuda::error_name(status));
+        }
+    }
+}
+
+struct Stream {
+    handle: sys::CUstream,
+    context: Arc<Context>,
+}
+
+// SAFETY: streams may be used from any thread with their context current; the device orders its own use.
+unsafe impl Send for Stream {}
+// SAFETY: as above.
+unsafe impl Sync for Stream {}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        if self.context.make_current().is_ok() {
+            // SAFETY: the stream was created in this context and is destroyed once.
+            let status = unsafe { sys::cuStreamDestroy_v2(self.handle) };
+            if status != sys::CUresult::CUDA_SUCCESS {
+                eprintln!("warning: cuStreamDestroy failed: {}", cuda::error_name(status));
+            }
+        }
+    }
+}
+
+struct Event {
+    handle: sys::CUevent,
+    context: Arc<Context>,
+}
+
+// SAFETY: events are used only under the device's mutex, with their context current.
+unsafe impl Send for Event {}
+
+impl Event {
+    fn new(context: &Arc<Context>) -> Result<Event> {
+        context.make_current()?;
+        let mut e = std::ptr::null_mut();
+        // SAFETY: the context is current; default flags keep timing enabled.
+        check("cuEventCreate", unsafe { sys::cuEventCreate(&mut e, sys::CUevent_flags::CU_EVENT_DEFAULT as c_uint) })?;
+        Ok(Event { handle: e, context: context.clone() })
+    }
+}
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        if self.context.make_current().is_ok() {
+            // SAFETY: the event was created in this context and is destroyed once.
+            unsafe { sys::cuEventDestroy_v2(self.handle) };
+        }
+    }
+}
+
+/// Device memory from `cuMemAlloc`, freed on drop.
+struct CudaAlloc {
+    ptr: sys::CUdeviceptr,
+    bytes: usize,
+    context: Arc<Context>,
+}
+
+impl RawAlloc for CudaAlloc {
+    fn device_ptr(&self) -> u64 {
+        self.ptr
+    }
+    fn bytes(&self) -> usize {
+        self.bytes
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+impl Drop for CudaAlloc {
+    fn drop(&mut self) {
+        if self.context.make_current().is_err() {
+            eprintln!("warning: could not make the CUDA context current to free {} bytes", self.bytes);
+            return;
+        }
+        // SAFETY: ptr came from cuMemAlloc in this context and is freed once; cuMemFree waits for work using it.
+        let status = unsafe { sys::cuMemFree_v2(self.ptr) };
+        if status != sys::CUresult::CUDA_SUCCESS {
+            eprintln!("warning: cuMemFree of {} bytes failed: {}", self.bytes, cuda::error_name(status));
+        }
+    }
+}
+
+struct CudaModule {
+    handle: sys::CUmodule,
+    context: Arc<Context>,
+}
+
+// SAFETY: module handles are immutable once loaded and usable from any thread with the context current.
+unsafe impl Send for CudaModule {}
+// SAFETY: as above.
+unsafe impl Sync for CudaModule {}
+
+impl Drop for CudaModule {
+    fn drop(&mut self) {
+        if self.context.make_current().is_ok() {
+            // SAFETY: the module was loaded in this context; every kernel holding it has been dropped.
+            let status = unsafe { sys::cuModuleUnload(self.handle) };
+            if status != sys::CUresult::CUDA_SUCCESS {
+                eprintln!("warning: cuModuleUnload failed: {}", cuda::error_name(status));
+            }
+        }
+    }
+}
+
+struct CudaFunction {
+    handle: sys::CUfunction,
+    /// Dynamic shared memory the function has been opted in to, so the attribute is set only when it grows.
+    dynamic_lds_optin: AtomicU32,
+    _module: Arc<CudaModule>,
+}
+
+// SAFETY: function handles are immutable and usable from any thread with the context current.
+unsafe impl Send for CudaFunction {}
+// SAFETY: as above; the only mutable state is atomic.
+unsafe impl Sync for CudaFunction {}
+
+struct CudaDevice {
+    props: Props,
+    context: Arc<Context>,
+    stream: Stream,
+    events: Mutex<(Event, Event)>,
+    blas: Mutex<Option<cublas::Handle>>,
+    has_param_info: bool,
+}
+
+impl CudaDevice {
+    fn alloc_of<'a>(&self, raw: &'a dyn RawAlloc) -> Result<&'a CudaAlloc> {
+        raw.as_any().downcast_ref::<CudaAlloc>().ok_or(Error::ForeignObject { what: "buffer" })
+    }
+
+    fn function_of<'a>(&self, kernel: &'a Kernel) -> Result<&'a CudaFunction> {
+        kernel.inner.downcast_ref::<CudaFunction>().ok_or(Error::ForeignObject { what: "kernel" })
+    }
+
+    fn function_attribute(&self, f: sys::CUfunction, attr: sys::CUfunction_attribute) -> Result<u32> {
+        let mut v: c_int = 0;
+        // SAFETY: f is a live function handle; the call writes an int.
+        check("cuFuncGetAttribute", unsafe { sys::cuFuncGetAttribute(&mut v, attr, f) })?;
+        Ok(v.max(0) as u32)
+    }
+
+    /// Parameter sizes from the driver (CUDA 12.4+), so launches can be checked before they are made.
+    fn param_sizes(&self, f: sys::CUfunction) -> Option<Vec<usize>> {
+        if !self.has_param_info {
+            return None;
+        }
+        let mut sizes = Vec::new();
+        loop {
+            let (mut offset, mut size) = (0usize, 0usize);
+            // SAFETY: f is live; the symbol exists (checked at open); past the last parameter the driver returns
+            // CUDA_ERROR_INVALID_VALUE, which ends the loop.
+            let status = unsafe { sys::cuFuncGetParamInfo(f, sizes.len(), &mut offset, &mut size) };
+            match status {
+                sys::CUresult::CUDA_SUCCESS => sizes.push(size),
+                sys::CUresult::CUDA_ERROR_INVALID_VALUE => return Some(sizes),
+                _ => return None,
+            }
+            if sizes.len() > 1024 {
+                return None;
+            }
+        }
+    }
+
+    fn check_geometry(&self, kernel: &Kernel, config: &LaunchConfig) -> Result<()> {
+        let items = config.group_items();
+        let problem = if config.groups() == 0 || items == 0 {
+            Some("an empty grid or group".to_string())
+        } else if items > u64::from(kernel.attrs.max_group_size) {
+            Some(format!("groups of {items} items (this kernel allows at most {})", kernel.attrs.max_group_size))
+        } else if u64::from(config.dynamic_lds_bytes) + u64::from(kernel.attrs.static_lds_bytes)
+            > self.props.lds_bytes_per_group_optin
+        {
+            Some(format!(
+                "with {} bytes of dynamic LDS on top of {} static (the device allows {} per group)",
+                config.dynamic_lds_bytes, kernel.attrs.static_lds_bytes, self.props.lds_bytes_per_group_optin
+            ))
+        } else {
+            None
+        };
+        match problem {
+            Some(problem) => Err(Error::BadLaunch { kernel: kernel.name.clone(), problem }),
+            None => Ok(()),
+        }
+    }
+
+    /// Raises the function's dynamic shared-memory limit when a launch asks for more than the default 48 KiB.
+    fn opt_in_lds(&self, f: &CudaFunction, bytes: u32) -> Result<()> {
+        if bytes <= f.dynamic_lds_optin.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        // SAFETY: f is live and the value is within the device's opt-in limit (checked by check_geometry).
+        check("cuFuncSetAttribute", unsafe {
+            sys::cuFuncSetAttribute(
+                f.handle,
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                bytes as c_int,
+            )
+        })?;
+        f.dynamic_lds_optin.store(bytes, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn launch_with(&self, kernel: &Kernel, config: &LaunchConfig, args: &[Arg], cooperative: bool) -> Result<()> {
+        let f = self.function_of(kernel)?;
+        kernel.check_args(args)?;
+        self.check_geometry(kernel, config)?;
+        self.context.make_current()?;
+        if config.dynamic_lds_bytes > 48 * 1024 {
+            self.opt_in_lds(f, config.dynamic_lds_bytes)?;
+        }
+        // The driver reads each argument through a pointer to its value; the values live in `values` until the
+        // launch call returns (the driver copies them at launch).
+        let mut values: Vec<[u8; 8]> = args.iter().map(Arg::to_bytes).collect();
+        let mut params: Vec<*mut c_void> = values.iter_mut().map(|v| v.as_mut_ptr().cast::<c_void>()).collect();
+        let [gx, gy, gz] = config.grid;
+        let [bx, by, bz] = config.group;
+        let status = if cooperative {
+            // SAFETY: f is live in the current context, params points at one value per kernel parameter (sizes
+            // checked against the driver's parameter info when available), and the stream belongs to the context.
+            unsafe {
+                sys::cuLaunchCooperativeKernel(
+                    f.handle,
+                    gx,
+                    gy,
+                    gz,
+                    bx,
+                    by,
+                    bz,
+                    config.dynamic_lds_bytes,
+                    self.stream.handle,
+                    params.as_mut_ptr(),
+                )
+            }
+        } else {
+            // SAFETY: as above.
+            unsafe {
+                sys::cuLaunchKernel(
+                    f.handle,
+                    gx,
+                    gy,
+                    gz,
+                    bx,
+                    by,
+                    bz,
+                    config.dynamic_lds_bytes,
+                    self.stream.handle,
+                    params.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                )
+            }
+        };
+        match status {
+            sys::CUresult::CUDA_SUCCESS => Ok(()),
+            sys::CUresult::CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE => Err(Error::BadLaunch {
+                kernel: kernel.name.clone(),
+                problem: format!(
+                    "{} groups cooperatively: not all of them can be resident at once (ask occupancy for the limit)",
+                    config.groups()
+                ),
+            }),
+            other => {
+                Err(cuda::api_error(if cooperative { "cuLaunchCooperativeKernel" } else { "cuLaunchKernel" }, other))
+            }
+        }
+    }
+
+    fn stream_sync(&self) -> Result<()> {
+        // SAFETY: the stream is live in the current context.
+        check("cuStreamSynchronize", unsafe { sys::cuStreamSynchronize(self.stream.handle) })
+    }
+}
+
+impl Device for CudaDevice {
+    fn props(&self) -> &Props {
+        &self.props
+    }
+
+    fn memory_info(&self) -> Result<(u64, u64)> {
+        self.context.make_current()?;
+        let (mut free, mut total) = (0usize, 0usize);
+        // SAFETY: the context is current; the call writes two usizes.
+        check("cuMemGetInfo", unsafe { sys::cuMemGetInfo_v2(&mut free, &mut total) })?;
+        Ok((free as u64, total as u64))
+    }
+
+    fn alloc(&self, bytes: usize) -> Result<Box<dyn RawAlloc>> {
+        let (free, total) = self.memory_info()?;
+        if bytes as u64 > free {
+            return Err(Error::OutOfMemory { requested: bytes as u64, free, total });
+        }
+        let mut ptr: sys::CUdeviceptr = 0;
+        // cuMemAlloc rejects zero bytes; a one-byte allocation keeps empty buffers valid.
+        // SAFETY: the context is current (memory_info made it so); the call writes the address.
+        match unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes.max(1)) } {
+            sys::CUresult::CUDA_SUCCESS => Ok(Box::new(CudaAlloc { ptr, bytes, context: self.context.clone() })),
+            sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => Err(Error::OutOfMemory { requested: bytes as u64, free, total }),
+            other => Err(cuda::api_error("cuMemAlloc", other)),
+        }
+    }
+
+    fn copy_to_device(&self, dst: &dyn RawAlloc, src: &[u8]) -> Result<()> {
+        let dst = self.alloc_of(dst)?;
+        if src.len() > dst.bytes {
+            return Err(Error::SizeMismatch {
+                what: "copy to device",
+                detail: format!("{} bytes into a buffer of {}", src.len(), dst.bytes),
+            });
+        }
+        self.context.make_current()?;
+        // SAFETY: dst holds at least src.len() bytes; src stays borrowed until the stream sync below returns.
+        check("cuMemcpyHtoDAsync", unsafe {
+            sys::cuMemcpyHtoDAsync_v2(dst.ptr, src.as_ptr().cast(), src.len(), self.stream.handle)
+        })?;
+        self.stream_sync()
+    }
+
+    fn copy_to_host(&self, src: &dyn RawAlloc, dst: &mut [u8]) -> Result<()> {
+        let src = self.alloc_of(src)?;
+        if dst.len() > src.bytes {
+            return Err(Error::SizeMismatch {
+                what: "copy to host",
+                detail: format!("{} bytes from a buffer of {}", dst.len(), src.bytes),
+            });
+        }
+        self.context.make_current()?;
+        // SAFETY: src holds at least dst.len() bytes; dst stays borrowed until the stream sync below returns, and
+        // the copy is ordered after earlier work on the stream.
+        check("cuMemcpyDtoHAsync", unsafe {
+            sys::cuMemcpyDtoHAsync_v2(dst.as_mut_ptr().cast(), src.ptr, dst.len(), self.stream.handle)
+        })?;
+        self.stream_sync()
+    }
+
+    fn copy_on_device(&self, src: &dyn RawAlloc, dst: &dyn RawAlloc, bytes: usize) -> Result<()> {
+        let (src, dst) = (self.alloc_of(src)?, self.alloc_of(dst)?);
+        if bytes > src.bytes || bytes > dst.bytes {
+            return Err(Error::SizeMismatch {
+                what: "copy on device",
+                detail: format!("{bytes} bytes from a buffer of {} into one of {}", src.bytes, dst.bytes),
+            });
+        }
+        self.context.make_current()?;
+        // SAFETY: both buffers hold at least `bytes` and stay alive (they are borrowed by the caller, and freeing
+        // waits for the stream).
+        check("cuMemcpyDtoDAsync", unsafe { sys::cuMemcpyDtoDAsync_v2(dst.ptr, src.ptr, bytes, self.stream.handle) })
+    }
+
+    fn fill_bytes(&self, dst: &dyn RawAlloc, value: u8) -> Result<()> {
+        let dst = self.alloc_of(dst)?;
+        self.context.make_current()?;
+        // SAFETY: the buffer holds dst.bytes bytes.
+        check("cuMemsetD8Async", unsafe { sys::cuMemsetD8Async(dst.ptr, value, dst.bytes, self.stream.handle) })
+    }
+
+    fn load_module(&self, image: &[u8]) -> Result<Module> {
+        self.context.make_current()?;
+        // cuModuleLoadData also accepts NUL-terminated PTX text, so it needs no length; a cubin's ELF header
+        // carries its own sizes. Reading a truncated image is prevented by the kernels layer, which parses the ELF
+        // before it reaches here.
+        let mut module = std::ptr::null_mut();
+        // SAFETY: image is a borrowed, complete code object; the driver copies what it needs before returning.
+        let status = unsafe { sys::cuModuleLoadData(&mut module, image.as_ptr().cast()) };
+        match status {
+            sys::CUresult::CUDA_SUCCESS => {}
+            sys::CUresult::CUDA_ERROR_NO_BINARY_FOR_GPU
+            | sys::CUresult::CUDA_ERROR_INVALID_IMAGE
+            | sys::CUresult::CUDA_ERROR_INVALID_SOURCE
+            | sys::CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION => {
+                return Err(Error::BadCodeObject {
+                    runtime: "CUDA",
+                    reason: format!(
+                        "{} ({}) on a {} ({})",
+                        cuda::error_name(status),
+                        cuda::api_error("cuModuleLoadData", status),
+                        self.props.name,
+                        self.props.arch
+                    ),
+                })
+            }
+            other => return Err(cuda::api_error("cuModuleLoadData", other)),
+        }
+        let inner = Arc::new(CudaModule { handle: module, context: self.context.clone() });
+        Ok(Module { inner, kernel_names: Vec::new() })
+    }
+
+    fn kernel(&self, module: &Module, name: &str) -> Result<Kernel> {
+        let cuda_module =
+            module.inner.clone().downcast::<CudaModule>().map_err(|_| Error::ForeignObject { what: "module" })?;
+        self.context.make_current()?;
+        let symbol = CString::new(name).map_err(|_| Error::KernelNotFound {
+            name: name.to_string(),
+            available: "(a kernel name cannot contain NUL)".into(),
+        })?;
+        let mut f = std::ptr::null_mut();
+        // SAFETY: the module is live and the name NUL-terminated.
+        let status = unsafe { sys::cuModuleGetFunction(&mut f, cuda_module.handle, symbol.as_ptr()) };
+        match status {
+            sys::CUresult::CUDA_SUCCESS => {}
+            sys::CUresult::CUDA_ERROR_NOT_FOUND => {
+                return Err(Error::KernelNotFound {
+                    name: name.to_string(),
+                    available: if module.kernel_names.is_empty() {
+                        "not listed by the CUDA driver; see `suite kernels inspect`".into()
+                    } else {
+                        module.kernel_names.join(", ")
+                    },
+                })
+            }
+            other => return Err(cuda::api_error("cuModuleGetFunction", other)),
+        }
+        use sys::CUfunction_attribute as F;
+        let attrs = KernelAttrs {
+            registers_per_item: self.function_attribute(f, F::CU_FUNC_ATTRIBUTE_NUM_REGS)?,
+            static_lds_bytes: self.function_attribute(f, F::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?,
+            scratch_bytes_per_item: self.function_attribute(f, F::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)?,
+            max_group_size: self.function_attribute(f, F::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+        };
+        let param_sizes = self.param_sizes(f);
+        let inner =
+            Arc::new(CudaFunction { handle: f, dynamic_lds_optin: AtomicU32::new(48 * 1024), _module: cuda_module });
+        Ok(Kernel { name: name.to_string(), attrs, param_sizes, inner })
+    }
+
+    fn launch(&self, kernel: &Kernel, config: &LaunchConfig, args: &[Arg]) -> Result<()> {
+        self.launch_with(kernel, config, args, false)
+    }
+
+    fn launch_cooperative(&self, kernel: &Kernel, config: &LaunchConfig, args: &[Arg]) -> Result<()> {
+        self.launch_with(kernel, config, args, true)
+    }
+
+    fn occupancy_groups_per_cu(&self, kernel: &Kernel, group_size: u32, dynamic_lds_bytes: u32) -> Result<u32> {
+        let f = self.function_of(kernel)?;
+        self.context.make_current()?;
+        if dynamic_lds_bytes > 48 * 1024 {
+            self.opt_in_lds(f, dynamic_lds_bytes)?;
+        }
+        let mut groups: c_int = 0;
+        // SAFETY: f is live in the current context; the call writes an int.
+        check("cuOccupancyMaxActiveBlocksPerMultiprocessor", unsafe {
+            sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                &mut groups,
+                f.handle,
+                group_size as c_int,
+                dynamic_lds_bytes as usize,
+            )
+        })?;
+        Ok(groups.max(0) as u32)
+    }
+
+    fn time_ms(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<f32> {
+        let events = self.events.lock().map_err(|_| Error::ForeignObject { what: "event pair (poisoned lock)" })?;
+        let (start, stop) = (&events.0, &events.1);
+        self.context.make_current()?;
+        // SAFETY: the events and stream are live in the current context; the mutex keeps the pair to one timer.
+        check("cuEventRecord", unsafe { sys::cuEventRecord(start.handle, self.stream.handle) })?;
+        work()?;
+        // SAFETY: as above.
+        check("cuEventRecord", unsafe { sys::cuEventRecord(stop.handle, self.stream.handle) })?;
+        // SAFETY: as above.
+        check("cuEventSynchronize", unsafe { sys::cuEventSynchronize(stop.handle) })?;
+        let mut ms = 0f32;
+        // SAFETY: both events have completed on the same stream.
+        check("cuEventElapsedTime", unsafe { sys::cuEventElapsedTime_v2(&mut ms, start.handle, stop.handle) })?;
+        Ok(ms)
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        self.context.make_current()?;
+        self.stream_sync()
+    }
+
+    fn blas(&self) -> Result<String> {
+        cublas::load().map(|l| l.path.clone())
+    }
+
+    fn sgemm(&self, m: usize, n: usize, k: usize, a: &dyn RawAlloc, b: &dyn RawAlloc, c: &dyn RawAlloc) -> Result<()> {
+        let f32s = std::mem::size_of::<f32>();
+        for (name, buf, need) in [("A", a, m * k), ("B", b, k * n), ("C", c, m * n)] {
+            if buf.bytes() < need * f32s {
+                return Err(Error::SizeMismatch {
+                    what: "sgemm",
+                    detail: format!("{name} holds {} bytes, needs {}", buf.bytes(), need * f32s),
+                });
+            }
+        }
+        let (a, b, c) = (self.alloc_of(a)?, self.alloc_of(b)?, self.alloc_of(c)?);
+        self.context.make_current()?;
+        let mut handle =
+            self.blas.lock().map_err(|_| Error::ForeignObject { what: "cuBLAS handle (poisoned lock)" })?;
+        if handle.is_none() {
+            *handle = Some(cublas::Handle::new(self.stream.handle)?);
+        }
+        let h = handle.as_ref().expect("the handle was created just above");
+        h.sgemm_row_major(m, n, k, a.ptr, b.ptr, c.ptr)
+    }
 }

@@ -1,0 +1,100 @@
+//! cuBLAS, loaded at run time and optional: without it the experiments that need a vendor BLAS say so.
+
+use std::sync::OnceLock;
+
+use cudarc::cublas::sys as cublas;
+use cudarc::driver::sys;
+
+use super::cuda::{candidates, load_first, Loaded};
+use crate::device::Error;
+
+/// The cuBLAS library, loaded once.
+pub(super) fn load() -> Result<&'static Loaded, Error> {
+    static CUBLAS: OnceLock<Result<Loaded, Vec<(String, String)>>> = OnceLock::new();
+    let cuda_path = std::env::var("CUDA_PATH").ok();
+    CUBLAS
+        .get_or_init(|| load_first(&candidates(cuda_path.as_deref(), &["libcublas.so.13", "libcublas.so"])))
+        .as_ref()
+        .map_err(|tried| Error::BlasNotFound {
+            library: "cuBLAS",
+            hint: "install the CUDA toolkit's cuBLAS (libcublas.so.13), set CUDA_PATH, or add its folder to \
+                   LD_LIBRARY_PATH",
+            tried: tried.clone(),
+        })
+}
+
+/// A cuBLAS handle bound to the device's stream, in plain FP32 math (no TF32).
+pub(super) struct Handle(cublas::cublasHandle_t);
+
+// SAFETY: a cuBLAS handle may be used from any thread as long as calls on it do not overlap; the device serialises
+// them behind a mutex.
+unsafe impl Send for Handle {}
+
+fn check(api: &'static str, status: cublas::cublasStatus_t) -> Result<(), Error> {
+    if status == cublas::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+        Ok(())
+    } else {
+        Err(Error::Blas { library: "cuBLAS", api, status: format!("{status:?}") })
+    }
+}
+
+impl Handle {
+    /// Creates a handle on `stream`. The caller has made the device's context current.
+    pub(super) fn new(stream: sys::CUstream) -> Result<Handle, Error> {
+        load()?;
+        let mut h = std::ptr::null_mut();
+        // SAFETY: cuBLAS is loaded (checked above) and the context is current; cublasCreate writes the handle.
+        check("cublasCreate", unsafe { cublas::cublasCreate_v2(&mut h) })?;
+        let handle = Handle(h);
+        // SAFETY: the handle is valid and the stream belongs to the current context.
+        check("cublasSetStream", unsafe { cublas::cublasSetStream_v2(handle.0, stream as _) })?;
+        // Pin plain FP32: the default math mode never uses TF32 for SGEMM, and saying so here keeps it that way
+        // whatever a library default or environment variable does.
+        // SAFETY: the handle is valid.
+        check("cublasSetMathMode", unsafe {
+            cublas::cublasSetMathMode(handle.0, cublas::cublasMath_t::CUBLAS_DEFAULT_MATH)
+        })?;
+        Ok(handle)
+    }
+
+    /// Row-major `C = A·B` (m×k times k×n): column-major cuBLAS computes `Cᵀ = Bᵀ·Aᵀ`, which is the same memory.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn sgemm_row_major(&self, m: usize, n: usize, k: usize, a: u64, b: u64, c: u64) -> Result<(), Error> {
+        let dim = |x: usize| {
+            i32::try_from(x).map_err(|_| Error::SizeMismatch { what: "sgemm", detail: format!("{x} exceeds i32") })
+        };
+        let (m, n, k) = (dim(m)?, dim(n)?, dim(k)?);
+        let (alpha, beta) = (1.0f32, 0.0f32);
+        let op = cublas::cublasOperation_t::CUBLAS_OP_N;
+        // SAFETY: the caller passes device addresses of buffers holding at least m·k, k·n and m·n floats (checked
+        // by the device before this call); alpha and beta are host scalars, the default pointer mode.
+        check("cublasSgemm", unsafe {
+            cublas::cublasSgemm_v2(
+                self.0,
+                op,
+                op,
+                n,
+                m,
+                k,
+                &alpha,
+                b as *const f32,
+                n,
+                a as *const f32,
+                k,
+                &beta,
+                c as *mut f32,
+                n,
+            )
+        })
+    }
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        // SAFETY: the handle is valid and dropped once.
+        let status = unsafe { cublas::cublasDestroy_v2(self.0) };
+        if status != cublas::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+            eprintln!("warning: cublasDestroy failed: {status:?}");
+        }
+    }
+}
