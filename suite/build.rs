@@ -1,4 +1,5 @@
-//! Embeds the kernel sources: generates `$OUT_DIR/kernel_sources.rs`, a table of `include_str!` over every
+//! Two jobs: records the git commit the binary was built from (for `run.json`: results must say what produced
+//! them), and embeds the kernel sources: generates `$OUT_DIR/kernel_sources.rs`, a table of `include_str!` over every
 //! `kernels/*.hip` and every header in `kernels/include/`, which `src/kernels/sources.rs` includes.
 //!
 //! Why a build script rather than a hand-written table: a new kernel file is picked up with no code change,
@@ -10,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::{env, fs};
 
 fn main() {
+    record_git_commit();
     let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let kernels = manifest.join("../kernels");
     let include = kernels.join("include");
@@ -62,4 +64,24 @@ fn files(dir: &Path, exts: &[&str]) -> Vec<PathBuf> {
         .collect();
     found.sort();
     found
+}
+
+/// Sets `SUITE_GIT_COMMIT` to the short commit hash, with `-dirty` when tracked files have uncommitted changes, or
+/// `unknown` outside a git checkout (e.g. a source tarball).
+fn record_git_commit() {
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let commit = git(&["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".into());
+    let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+    println!("cargo:rustc-env=SUITE_GIT_COMMIT={commit}{}", if dirty { "-dirty" } else { "" });
+    if let Some(dir) = git(&["rev-parse", "--absolute-git-dir"]) {
+        println!("cargo:rerun-if-changed={dir}/HEAD");
+        println!("cargo:rerun-if-changed={dir}/index");
+    }
 }

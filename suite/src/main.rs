@@ -1,1 +1,16 @@
-fn main() {}
+//! The `suite` binary: parse the command line, run, print the error chain once, exit.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = suite::cli::Cli::parse();
+    match suite::app::run(&cli).map_err(anyhow::Error::from) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -30,6 +30,16 @@ pub enum Origin {
     Compiled(PathBuf),
 }
 
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Origin::Prebuilt(p) => write!(f, "prebuilt {}", p.display()),
+            Origin::Cached(p) => write!(f, "cached {}", p.display()),
+            Origin::Compiled(p) => write!(f, "compiled into {}", p.display()),
+        }
+    }
+}
+
 /// A code object, checked to be for the architecture it was asked for.
 #[derive(Debug, Clone)]
 pub struct CodeObject {

@@ -56,6 +56,13 @@ pub struct Compiler {
     pub extra_flags: Vec<String>,
 }
 
+impl std::fmt::Display for Compiler {
+    /// E.g. `nvcc 13.5.37 (/usr/local/cuda/bin/nvcc)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {} ({})", self.kind.name(), self.version, self.path.display())
+    }
+}
+
 /// What to do when no compiler is found, by platform: on a cluster, and in CI on Debian.
 fn hint(platform: Platform) -> String {
     match platform {

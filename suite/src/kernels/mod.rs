@@ -23,7 +23,9 @@ use crate::device::{Arch, Platform};
 
 pub use cache::{cache_key, default_cache_dir, prebuilt_file_name, CodeObject, KernelStore, Origin};
 pub use compile::{compile, find, flags, Compiler, CompilerKind};
-pub use metadata::{arg_sizes, check_arch, inspect, AmdKernelMeta, ArgMeta, CodeObjectInfo, Format};
+pub use metadata::{
+    arg_sizes, check_arch, cubin_kernel_names, inspect, AmdKernelMeta, ArgMeta, CodeObjectInfo, Format,
+};
 pub use sources::{all, headers, source, Header, Source};
 
 /// Everything that can go wrong between a kernel source and a checked code object. Messages say what was sought

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The test command (README): formatting, lints, then every CPU test of the workspace. No GPU needed.
+# GPU tests are marked #[ignore = "needs a GPU"]; run them on a GPU node with: cargo test --release -- --ignored
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# nvcc from the pip wheels (nvidia-cuda-nvcc) lives in site-packages, not on PATH.
+if ! command -v nvcc >/dev/null; then
+    nvbin=$(python3 -c 'import nvidia.cu13, os; print(os.path.join(list(nvidia.cu13.__path__)[0], "bin"))' 2>/dev/null || true)
+    if [ -n "$nvbin" ] && [ -x "$nvbin/nvcc" ]; then
+        export PATH="$nvbin:$PATH"
+    fi
+fi
+
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets -- -D warnings
+cargo test --workspace

@@ -1,0 +1,146 @@
+//! The command-line interface, declared with clap. Validation of values lives in [`crate::options`].
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::device::Platform;
+use crate::experiments::Shard;
+
+/// GPU experiment suite: measure how kernels behave on AMD (HIP, wave64) and NVIDIA (CUDA, warp32) GPUs.
+#[derive(Debug, Parser)]
+#[command(name = "suite", version, about, long_about = None)]
+pub struct Cli {
+    /// Which platform to use: auto tries AMD, then NVIDIA.
+    #[arg(long, global = true, value_enum, default_value_t = PlatformChoice::Auto)]
+    pub platform: PlatformChoice,
+
+    /// Device index on that platform (under Slurm, one process per GPU usually sees device 0).
+    #[arg(long, global = true, default_value_t = 0)]
+    pub device: u32,
+
+    /// Folder of prebuilt code objects (from `suite kernels build --out`), for nodes without a compiler.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub kernels_dir: Option<PathBuf>,
+
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// `--platform` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PlatformChoice {
+    /// AMD if it has a device, else NVIDIA.
+    Auto,
+    /// AMD GPUs through HIP.
+    Amd,
+    /// NVIDIA GPUs through CUDA.
+    Nvidia,
+}
+
+impl PlatformChoice {
+    /// The platform asked for, `None` for auto.
+    pub fn platform(self) -> Option<Platform> {
+        match self {
+            PlatformChoice::Auto => None,
+            PlatformChoice::Amd => Some(Platform::Amd),
+            PlatformChoice::Nvidia => Some(Platform::Nvidia),
+        }
+    }
+}
+
+/// Top-level commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Show platforms, devices, limits, runtime and driver versions, compilers and BLAS libraries.
+    /// Exits non-zero when no GPU is visible.
+    Info,
+    /// Build or inspect the GPU kernels.
+    #[command(subcommand)]
+    Kernels(KernelsCommand),
+    /// Run an experiment and write CSV rows and run.json.
+    #[command(subcommand)]
+    Run(RunCommand),
+    /// Micro-benchmarks of the suite itself.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+}
+
+/// `suite kernels ...`
+#[derive(Debug, Subcommand)]
+pub enum KernelsCommand {
+    /// Compile kernel sources ahead of time (e.g. on a login node) into a folder for --kernels-dir.
+    Build {
+        /// Architectures, comma-separated: gfx90a, gfx942, sm_80, sm_90, ...
+        #[arg(long, value_delimiter = ',', required = true)]
+        arch: Vec<String>,
+        /// Kernel sources to build (default: all).
+        #[arg(long, value_delimiter = ',')]
+        sources: Vec<String>,
+        /// Output folder.
+        #[arg(long, default_value = "kernels-build")]
+        out: PathBuf,
+    },
+    /// Show each kernel's resources: AMD registers, LDS and scratch read statically from the code object;
+    /// NVIDIA registers and shared memory from the driver (needs a GPU).
+    Inspect {
+        /// Architecture to inspect (default: the device's).
+        #[arg(long)]
+        arch: Option<String>,
+        /// Kernel sources to inspect (default: all).
+        #[arg(long, value_delimiter = ',')]
+        sources: Vec<String>,
+    },
+}
+
+/// Options shared by every `suite run` experiment.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Timed repetitions per point (the median, min and max are recorded).
+    #[arg(long, default_value_t = 20)]
+    pub reps: u32,
+    /// Untimed launches before timing.
+    #[arg(long, default_value_t = 3)]
+    pub warmup: u32,
+    /// Results folder (default: results/<date>-<host>-<arch>).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Keep the rows an earlier, interrupted run wrote and measure only the missing points.
+    #[arg(long)]
+    pub resume: bool,
+    /// Run every n-th point starting at i (0-based), e.g. --shard $SLURM_LOCALID/8.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<Shard>,
+}
+
+/// `suite run ...`
+#[derive(Debug, Subcommand)]
+pub enum RunCommand {
+    /// The pipeline end to end: STREAM triad a = b + s*c, verified on the host, GB/s per size.
+    Smoke {
+        /// Elements per array, comma-separated (integers, or 2^N).
+        #[arg(long, value_delimiter = ',')]
+        sizes: Vec<String>,
+        /// Items per group.
+        #[arg(long, default_value_t = 256)]
+        group_size: u32,
+        /// Shared run options.
+        #[command(flatten)]
+        run: RunArgs,
+    },
+}
+
+/// `suite bench ...`
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Launch an empty kernel many times and report the host time per launch (the suite's launch overhead).
+    Launch {
+        /// Launches per trial.
+        #[arg(long, default_value_t = 10_000)]
+        count: u32,
+        /// Trials (the median is reported).
+        #[arg(long, default_value_t = 7)]
+        trials: u32,
+    },
+}

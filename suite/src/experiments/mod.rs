@@ -1,0 +1,320 @@
+//! Experiments and the one runner they share.
+//!
+//! An experiment is data plus three small pieces of code: its sweep expands into [`Point`]s (each with a stable
+//! key), `prepare` allocates and initialises one point's buffers, and the resulting [`Case`] launches, verifies and
+//! says how much work one launch does. The runner does the rest the same way for every experiment: skip points a
+//! resumed CSV already holds, verify before timing, warm up, time repetitions with device events, and append each
+//! row as it finishes.
+
+pub mod smoke;
+
+use std::path::PathBuf;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+
+use crate::device;
+use crate::gpu::Gpu;
+use crate::measure::Stats;
+use crate::report::csv::{header, Context, CsvLog, Row, Status};
+use crate::report::run_json::{self, Invocation};
+use crate::verify::Verification;
+
+/// Errors that stop a run (as opposed to a point's failure, which becomes a row).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The device layer failed.
+    #[error(transparent)]
+    Device(#[from] device::Error),
+    /// A kernel could not be built, found or loaded.
+    #[error(transparent)]
+    Kernels(#[from] crate::kernels::Error),
+    /// Results could not be written.
+    #[error(transparent)]
+    Report(#[from] crate::report::Error),
+    /// No GPU could be opened on any platform.
+    #[error("no GPU found:\n{0}")]
+    NoGpu(String),
+    /// An option is out of range.
+    #[error("{0}")]
+    Options(String),
+}
+
+/// One point of a sweep.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Point {
+    /// Index into the experiment's own list of specs.
+    pub index: usize,
+    /// Stable identity, e.g. `naive/m=1024,n=1024,k=1024`: the same point has the same key in every run.
+    pub key: String,
+    /// Values of the experiment's parameter columns.
+    pub params: Vec<String>,
+    /// Why the point cannot run, when it cannot (written as an `invalid` row).
+    pub invalid: Option<String>,
+}
+
+/// The rate an experiment reports and how it is computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Metric {
+    /// CSV column, with its unit: `gbps` or `gflops`.
+    pub column: &'static str,
+    /// What is counted, e.g. "GB/s = (bytes read + bytes written) / median time".
+    pub formula: &'static str,
+}
+
+/// One prepared sweep point, ready to launch.
+pub trait Case {
+    /// Enqueues one launch of the kernel under test.
+    fn launch(&mut self) -> device::Result<()>;
+    /// Compares the device result of the launch before with the reference.
+    fn verify(&mut self) -> Result<Verification, Error>;
+    /// Work done by one launch, in the metric's unit before scaling: bytes for GB/s, FLOP for GFLOP/s.
+    fn work(&self) -> f64;
+}
+
+/// An experiment: a sweep and how to prepare each of its points.
+pub trait Experiment {
+    /// Name, used for the CSV file and the `experiment` column.
+    fn name(&self) -> &'static str;
+    /// The experiment's parameter columns, in order.
+    fn param_columns(&self) -> &'static [&'static str];
+    /// The rate column and its formula.
+    fn metric(&self) -> Metric;
+    /// The sweep's options as run, for `run.json`.
+    fn options(&self) -> serde_json::Value;
+    /// Kernel sources the experiment loads (compiled up front, so a compile error stops the run early).
+    fn sources(&self) -> &'static [&'static str];
+    /// The points of the sweep, in a fixed order.
+    fn points(&self, gpu: &Gpu) -> Vec<Point>;
+    /// Allocates and initialises one point. Outputs are poisoned so unwritten elements fail verification.
+    fn prepare<'g>(&self, gpu: &'g Gpu, point: &Point) -> Result<Box<dyn Case + 'g>, Error>;
+}
+
+/// Every `n`-th point starting at `index` (`--shard index/count`, 0-based), for one process per GPU under `srun`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// This process's shard, 0-based.
+    pub index: usize,
+    /// Number of shards.
+    pub count: usize,
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Shard, String> {
+        let bad = || format!("--shard wants i/n with 0 <= i < n (e.g. 0/8 for $SLURM_LOCALID/8), not `{s}`");
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let (index, count) = (i.trim().parse().map_err(|_| bad())?, n.trim().parse().map_err(|_| bad())?);
+        if count == 0 || index >= count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+/// How to run a sweep.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Results folder.
+    pub out_dir: PathBuf,
+    /// Skip points already measured in an existing CSV instead of refusing to overwrite it.
+    pub resume: bool,
+    /// Run only this shard of the points.
+    pub shard: Option<Shard>,
+    /// Untimed launches before timing.
+    pub warmup: u32,
+    /// Timed launches.
+    pub reps: u32,
+}
+
+/// Counts of what became of a run's points.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Verified and timed.
+    pub ok: usize,
+    /// Ran but did not verify.
+    pub fail: usize,
+    /// Could not run.
+    pub error: usize,
+    /// Not valid points.
+    pub invalid: usize,
+    /// Already in a resumed CSV.
+    pub skipped: usize,
+}
+
+impl Summary {
+    /// Whether every point that ran verified (failed verification or a point error fails the run).
+    pub fn success(&self) -> bool {
+        self.fail == 0 && self.error == 0
+    }
+}
+
+/// CSV file name for an experiment, with the shard in it when sharded (`suite merge` joins them).
+pub fn csv_name(experiment: &str, shard: Option<Shard>) -> String {
+    match shard {
+        None => format!("{experiment}.csv"),
+        Some(s) => format!("{experiment}.shard-{}-of-{}.csv", s.index, s.count),
+    }
+}
+
+/// The default results folder: `results/<date>-<host>-<arch>`.
+pub fn default_out_dir(gpu: &Gpu) -> PathBuf {
+    let date = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let host = gethostname::gethostname().to_string_lossy().into_owned();
+    let host: String = host.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
+    PathBuf::from("results").join(format!("{}-{}-{}", &date[..10], host, gpu.device.props().arch))
+}
+
+/// Runs an experiment's sweep on `gpu`, writing rows to `<out_dir>/<name>.csv` and the context to `run.json`.
+pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary, Error> {
+    let props = gpu.device.props();
+    for source in exp.sources() {
+        gpu.module(source)?;
+    }
+    let mut invocation = Invocation::now(
+        serde_json::json!({ exp.name(): exp.options(), "warmup": opts.warmup, "reps": opts.reps, "metric": exp.metric() }),
+        opts.shard.map(|s| s.to_string()),
+    );
+    invocation.compilers = gpu.compiler_records();
+    invocation.blas = match gpu.device.blas() {
+        Ok(path) => path,
+        Err(e) => e.to_string(),
+    };
+    let context = Context {
+        experiment: exp.name().to_string(),
+        platform: props.platform.name().to_string(),
+        device: props.name.clone(),
+        arch: props.arch.to_string(),
+        wave_size: props.wave_size.0,
+    };
+    let columns = header(exp.param_columns(), exp.metric().column);
+    let csv_path = opts.out_dir.join(csv_name(exp.name(), opts.shard));
+    let mut log = CsvLog::open(&csv_path, context, &columns, opts.resume)?;
+    run_json::record(&opts.out_dir, props, invocation)?;
+
+    let points: Vec<Point> = exp
+        .points(gpu)
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| opts.shard.is_none_or(|s| i % s.count == s.index))
+        .map(|(_, p)| p)
+        .collect();
+    let bar = ProgressBar::new(points.len() as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} {elapsed_precise} {wide_msg}")
+            .expect("the progress template is valid")
+            .progress_chars("=> "),
+    );
+    bar.set_prefix(exp.name());
+    let mut summary = Summary::default();
+    for point in &points {
+        if log.is_done(&point.key) {
+            summary.skipped += 1;
+            bar.inc(1);
+            continue;
+        }
+        bar.set_message(point.key.clone());
+        let row = measure_point(gpu, exp, point, opts);
+        match row.status {
+            Status::Ok => summary.ok += 1,
+            Status::Fail => summary.fail += 1,
+            Status::Error => summary.error += 1,
+            Status::Invalid => summary.invalid += 1,
+        }
+        log.append(&row)?;
+        let line = describe(exp, &row);
+        if bar.is_hidden() {
+            eprintln!("{line}");
+        } else {
+            bar.println(line);
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    Ok(summary)
+}
+
+/// One progress line for a finished row.
+fn describe(exp: &dyn Experiment, row: &Row) -> String {
+    let rate = row.rate.map(|r| format!("{r:.1} {}", exp.metric().column)).unwrap_or_default();
+    let time = row.time_ms.map(|(m, lo, hi)| format!("{m:.4} ms [{lo:.4}, {hi:.4}]")).unwrap_or_default();
+    let msg = if row.message.is_empty() { String::new() } else { format!(": {}", row.message) };
+    format!("{} {} {time} {rate}{msg}", row.status.as_str(), row.key)
+}
+
+fn measure_point(gpu: &Gpu, exp: &dyn Experiment, point: &Point, opts: &RunOptions) -> Row {
+    let mut row = Row {
+        params: point.params.clone(),
+        reps: 0,
+        time_ms: None,
+        rate: None,
+        max_rel_err: None,
+        tolerance: None,
+        status: Status::Ok,
+        message: String::new(),
+        key: point.key.clone(),
+    };
+    if let Some(why) = &point.invalid {
+        row.status = Status::Invalid;
+        row.message = why.clone();
+        return row;
+    }
+    match time_point(gpu, exp, point, opts, &mut row) {
+        Ok(()) => {}
+        Err(e) => {
+            row.status = Status::Error;
+            row.message = e.to_string();
+        }
+    }
+    row
+}
+
+/// Verify, then warm up, then time. A failed verification sets the row's status and records no time.
+fn time_point(gpu: &Gpu, exp: &dyn Experiment, point: &Point, opts: &RunOptions, row: &mut Row) -> Result<(), Error> {
+    let mut case = exp.prepare(gpu, point)?;
+    case.launch()?;
+    gpu.device.synchronize()?;
+    let check = case.verify()?;
+    row.max_rel_err = Some(check.max_rel_err);
+    row.tolerance = Some(check.tolerance);
+    if !check.passed() {
+        row.status = Status::Fail;
+        row.message = check.summary();
+        return Ok(());
+    }
+    for _ in 0..opts.warmup {
+        case.launch()?;
+    }
+    let mut times = Vec::with_capacity(opts.reps as usize);
+    for _ in 0..opts.reps {
+        let ms = gpu.device.time_ms(&mut || case.launch())?;
+        times.push(f64::from(ms));
+    }
+    let stats = Stats::from_ms(&times).ok_or_else(|| Error::Options(format!("no valid timings from {times:?}")))?;
+    row.reps = stats.reps;
+    row.time_ms = Some((stats.median_ms, stats.min_ms, stats.max_ms));
+    row.rate = Some(stats.giga_per_second(case.work()));
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_parse_and_reject_nonsense() {
+        assert_eq!("0/8".parse::<Shard>(), Ok(Shard { index: 0, count: 8 }));
+        assert_eq!(" 7 / 8 ".parse::<Shard>().map(|s| s.to_string()), Ok("7/8".to_string()));
+        for bad in ["8/8", "1/0", "x/2", "3", "-1/2"] {
+            assert!(bad.parse::<Shard>().is_err(), "{bad}");
+        }
+        assert_eq!(csv_name("matmul", None), "matmul.csv");
+        assert_eq!(csv_name("matmul", Some(Shard { index: 1, count: 4 })), "matmul.shard-1-of-4.csv");
+    }
+}

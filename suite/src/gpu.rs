@@ -1,0 +1,96 @@
+//! A GPU session: one opened device and the kernel store that feeds it code objects.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use crate::device::{self, Device, Kernel, Module, Platform};
+use crate::experiments::Error;
+use crate::kernels::{self, KernelStore};
+use crate::report::run_json::CompilerRecord;
+
+/// A loaded code object with the metadata read from it (AMD: per-kernel argument layout).
+struct Loaded {
+    module: Module,
+    object: kernels::CodeObject,
+}
+
+/// One device plus its kernels, loaded on first use and kept for the session.
+pub struct Gpu {
+    /// The device.
+    pub device: Box<dyn Device>,
+    store: KernelStore,
+    modules: Mutex<HashMap<String, Loaded>>,
+}
+
+impl Gpu {
+    /// Opens device `ordinal` of `platform`, or of the first platform that has it when `platform` is `None`.
+    pub fn open(platform: Option<Platform>, ordinal: u32, kernels_dir: Option<PathBuf>) -> Result<Gpu, Error> {
+        let device = match platform {
+            Some(p) => device::open(p, ordinal)?,
+            None => device::open_any(ordinal).map_err(|reasons| {
+                Error::NoGpu(
+                    reasons
+                        .iter()
+                        .map(|(p, e)| format!("  {p}: {}", e.to_string().replace('\n', "\n    ")))
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                )
+            })?,
+        };
+        Ok(Gpu { device, store: KernelStore::new(kernels_dir), modules: Mutex::new(HashMap::new()) })
+    }
+
+    /// Makes sure kernel source `source` is compiled (or found) for this device and loaded.
+    pub fn module(&self, source: &str) -> Result<(), Error> {
+        let mut modules = self.modules.lock().map_err(|_| Error::Options("kernel table lock poisoned".into()))?;
+        if modules.contains_key(source) {
+            return Ok(());
+        }
+        let src = kernels::source(source)?;
+        let object = self.store.code_object(src, &self.device.props().arch)?;
+        let mut module = self.device.load_module(&object.bytes)?;
+        if module.kernel_names.is_empty() {
+            module.kernel_names = object.info.amd_kernels.iter().map(|k| k.name.clone()).collect();
+        }
+        modules.insert(source.to_string(), Loaded { module, object });
+        Ok(())
+    }
+
+    /// Looks up kernel `name` from kernel source `source`, loading the source first if needed. On AMD, launches are
+    /// then checked against the argument sizes in the code object's metadata.
+    pub fn kernel(&self, source: &str, name: &str) -> Result<Kernel, Error> {
+        self.module(source)?;
+        let modules = self.modules.lock().map_err(|_| Error::Options("kernel table lock poisoned".into()))?;
+        let loaded = modules.get(source).expect("module() inserted the source just above");
+        let mut kernel = self.device.kernel(&loaded.module, name)?;
+        if kernel.param_sizes.is_none() {
+            if let Some(meta) = loaded.object.info.amd_kernels.iter().find(|k| k.name == name) {
+                kernel.param_sizes = Some(kernels::arg_sizes(meta));
+            }
+        }
+        Ok(kernel)
+    }
+
+    /// Where each loaded code object came from and which compiler and flags built it, for `run.json`. A cached
+    /// object was built by the compiler found now (the cache key holds its version); a prebuilt one by an unknown
+    /// compiler.
+    pub fn compiler_records(&self) -> Vec<CompilerRecord> {
+        let Ok(modules) = self.modules.lock() else { return Vec::new() };
+        let arch = &self.device.props().arch;
+        let compiler = self.store.compiler(arch.platform());
+        let mut records: Vec<CompilerRecord> = modules
+            .iter()
+            .map(|(source, loaded)| {
+                let (compiler, flags) = match (&loaded.object.origin, &compiler) {
+                    (kernels::Origin::Prebuilt(_), _) => ("unknown: prebuilt object".to_string(), Vec::new()),
+                    (_, Ok(c)) => (c.to_string(), kernels::flags(c, arch)),
+                    (_, Err(e)) => (e.to_string(), Vec::new()),
+                };
+                CompilerRecord { source: source.clone(), origin: loaded.object.origin.to_string(), compiler, flags }
+            })
+            .collect();
+        records.sort_by(|a, b| a.source.cmp(&b.source));
+        records
+    }
+}

@@ -1,0 +1,116 @@
+//! The command line as a user meets it: exit codes and messages.
+
+mod common;
+
+use common::{have_compiler, suite_without_gpu};
+use predicates::prelude::*;
+use suite::device::Platform;
+
+#[test]
+fn info_without_a_gpu_says_why_per_platform_and_exits_non_zero() {
+    let cache = tempfile::tempdir().unwrap();
+    suite_without_gpu(cache.path())
+        .arg("info")
+        .assert()
+        .failure()
+        .stdout(predicate::str::contains("AMD (HIP)"))
+        .stdout(predicate::str::contains("NVIDIA (CUDA)"))
+        .stdout(predicate::str::contains("no GPU visible on any platform"))
+        // Each platform gives a reason: its runtime is missing, or it is loaded and sees no GPU.
+        .stdout(predicate::str::contains("no HIP runtime found").or(predicate::str::contains("no AMD GPU visible")))
+        .stdout(predicate::str::contains("no CUDA runtime found").or(predicate::str::contains("no NVIDIA GPU visible")))
+        .stderr(predicate::str::contains("panicked").not());
+}
+
+#[test]
+fn info_with_libamdhip64_and_no_gpu_names_the_runtime_version_and_the_error() {
+    let cache = tempfile::tempdir().unwrap();
+    let hip_present = std::path::Path::new("/usr/lib/x86_64-linux-gnu/libamdhip64.so.5").exists()
+        || std::env::var("ROCM_PATH").is_ok();
+    if !hip_present {
+        assert!(!common::compilers_required(), "libamdhip64 missing but SUITE_REQUIRE_COMPILERS=1");
+        eprintln!("SKIPPED: libamdhip64 not installed (apt-get install libamdhip64-dev)");
+        return;
+    }
+    suite_without_gpu(cache.path()).args(["--platform", "amd", "info"]).assert().failure().stdout(
+        predicate::str::is_match(r"HIP runtime \d+\.\d+\S* loaded: no AMD GPU visible \(hipErrorNoDevice\)").unwrap(),
+    );
+}
+
+#[test]
+fn run_without_a_gpu_fails_with_every_platforms_reason() {
+    let cache = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    suite_without_gpu(cache.path())
+        .args(["run", "smoke", "--out"])
+        .arg(out.path())
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("error: no GPU found"))
+        .stderr(predicate::str::contains("amd:"))
+        .stderr(predicate::str::contains("nvidia:"));
+    // Nothing is written when no device could be opened.
+    assert!(std::fs::read_dir(out.path()).unwrap().next().is_none());
+}
+
+#[test]
+fn bad_values_name_the_flag() {
+    let cache = tempfile::tempdir().unwrap();
+    suite_without_gpu(cache.path())
+        .args(["run", "smoke", "--sizes", "12,abc"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("--sizes: `abc` is not a size"));
+    suite_without_gpu(cache.path())
+        .args(["kernels", "build", "--arch", "gfx90a,cuda"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("`cuda` is not a GPU architecture"));
+    suite_without_gpu(cache.path())
+        .args(["kernels", "build", "--arch", "gfx90a", "--sources", "nosuch"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("nosuch").and(predicate::str::contains("smoke")));
+    suite_without_gpu(cache.path()).args(["run", "smoke", "--shard", "8/8"]).assert().failure().code(2);
+    suite_without_gpu(cache.path()).args(["frobnicate"]).assert().failure().code(2);
+}
+
+#[test]
+fn kernels_build_and_inspect_for_gfx90a_without_a_gpu() {
+    if !have_compiler(Platform::Amd) {
+        return;
+    }
+    let cache = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    suite_without_gpu(cache.path())
+        .args(["kernels", "build", "--arch", "gfx90a", "--sources", "smoke", "--out"])
+        .arg(out.path())
+        .assert()
+        .success();
+    let built = out.path().join("smoke.gfx90a.hsaco");
+    assert!(built.exists(), "expected {}", built.display());
+    // Inspect reads the prebuilt object statically: no GPU, no compiler run.
+    suite_without_gpu(cache.path())
+        .args(["--kernels-dir"])
+        .arg(out.path())
+        .args(["kernels", "inspect", "--arch", "gfx90a", "--sources", "smoke"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("smoke_triad"))
+        .stdout(predicate::str::contains("smoke_empty"))
+        .stdout(predicate::str::contains("vgpr"));
+}
+
+#[test]
+fn a_corrupt_prebuilt_object_is_refused_clearly() {
+    let cache = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("smoke.gfx90a.hsaco"), b"definitely not an ELF file").unwrap();
+    suite_without_gpu(cache.path())
+        .args(["--kernels-dir"])
+        .arg(dir.path())
+        .args(["kernels", "inspect", "--arch", "gfx90a", "--sources", "smoke"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("smoke.gfx90a.hsaco").or(predicate::str::contains("not a GPU code object")));
+}

@@ -1,0 +1,196 @@
+//! Tests that need a GPU: `cargo test --release -- --ignored` on a GPU node. None of them passes by finding no
+//! device: opening the GPU is the first assertion of each.
+
+use suite::device::{Arg, Error, LaunchConfig, Platform};
+use suite::experiments::{self, smoke::SmokeSweep, RunOptions};
+use suite::gpu::Gpu;
+use suite::occupancy::{self, Resources};
+use suite::report::csv::read_rows;
+use suite::verify;
+
+fn gpu() -> Gpu {
+    match Gpu::open(None, 0, None) {
+        Ok(gpu) => gpu,
+        Err(e) => panic!("this test needs a GPU: {e}"),
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn device_properties_are_plausible() {
+    let gpu = gpu();
+    let p = gpu.device.props();
+    assert!(!p.name.is_empty());
+    assert_eq!(p.arch.platform(), p.platform);
+    match p.platform {
+        Platform::Nvidia => assert_eq!(p.wave_size.0, 32),
+        Platform::Amd => assert!(p.wave_size.0 == 32 || p.wave_size.0 == 64),
+    }
+    assert!((1..=1024).contains(&p.cu_count), "{} CUs", p.cu_count);
+    assert!(p.max_group_size >= 256 && p.max_group_size <= p.max_items_per_cu, "{p:?}");
+    assert!(p.max_items_per_cu % p.wave_size.0 == 0);
+    assert!(p.lds_bytes_per_cu >= 32 * 1024 && p.lds_bytes_per_group <= p.lds_bytes_per_group_optin, "{p:?}");
+    assert!(p.lds_bytes_per_group_optin <= p.lds_bytes_per_cu);
+    assert!(p.registers_per_cu >= 16 * 1024);
+    assert!(p.memory_bytes >= 1 << 30);
+    let (free, total) = gpu.device.memory_info().unwrap();
+    assert!(free <= total && total <= p.memory_bytes + (1 << 30), "free {free} total {total}");
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn smoke_triad_verifies_at_odd_sizes_and_group_sizes() {
+    let gpu = gpu();
+    let dir = tempfile::tempdir().unwrap();
+    for group_size in [96, 256, 1000] {
+        let sweep = SmokeSweep { sizes: vec![1, 1000, (1 << 20) + 3], group_size };
+        let opts = RunOptions { out_dir: dir.path().to_path_buf(), resume: true, shard: None, warmup: 1, reps: 3 };
+        let summary = experiments::run(&gpu, &sweep, &opts).unwrap();
+        assert_eq!((summary.ok, summary.fail, summary.error), (3, 0, 0), "group size {group_size}");
+    }
+    let rows = read_rows(&dir.path().join("smoke.csv")).unwrap();
+    assert_eq!(rows.len(), 9);
+    for row in rows {
+        assert_eq!(row["status"], "ok");
+        assert!(row["gbps"].parse::<f64>().unwrap() > 0.0);
+        assert!(row["max_rel_err"].parse::<f64>().unwrap() <= row["tolerance"].parse::<f64>().unwrap());
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn verification_catches_elements_the_kernel_did_not_write() {
+    // Launch the triad over half of a poisoned array: the untouched half must fail verification.
+    let gpu = gpu();
+    let dev = gpu.device.as_ref();
+    let kernel = gpu.kernel("smoke", "smoke_triad").unwrap();
+    let n = 4096usize;
+    let b = vec![1.0f32; n];
+    let c = vec![2.0f32; n];
+    let (a_buf, b_buf, c_buf) = (dev.alloc_buffer::<f32>(n).unwrap(), dev.upload(&b).unwrap(), dev.upload(&c).unwrap());
+    dev.fill_bytes(a_buf.raw(), 0xff).unwrap();
+    let args = [a_buf.arg(), b_buf.arg(), c_buf.arg(), Arg::F32(0.5), Arg::U32((n / 2) as u32)];
+    dev.launch(&kernel, &LaunchConfig::linear((n / 2 / 256) as u32, 256), &args).unwrap();
+    let got = dev.download(&a_buf).unwrap();
+    let want = vec![2.0f64; n];
+    let check = verify::compare(&got, &want, 2.0, 1e-6);
+    assert_eq!(check.failures, n / 2);
+    assert!(!check.passed());
+    assert!(got[..n / 2].iter().all(|&x| x == 2.0));
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn runtime_occupancy_matches_the_suite_for_the_smoke_kernel() {
+    let gpu = gpu();
+    let props = gpu.device.props().clone();
+    let kernel = gpu.kernel("smoke", "smoke_triad").unwrap();
+    let mut configs = 0;
+    let mut disagreements = Vec::new();
+    for group_size in [32, 48, 64, 96, 128, 160, 256, 512, 768, 1024] {
+        for dynamic_lds in [0u32, 1024, 8 * 1024, 40 * 1024, 64 * 1024] {
+            if u64::from(dynamic_lds + kernel.attrs.static_lds_bytes) > props.lds_bytes_per_group_optin {
+                continue;
+            }
+            configs += 1;
+            let runtime = gpu.device.occupancy_groups_per_cu(&kernel, group_size, dynamic_lds).unwrap();
+            let suite = occupancy::theoretical(
+                &props,
+                Resources {
+                    group_size,
+                    registers_per_item: kernel.attrs.registers_per_item,
+                    lds_bytes_per_group: kernel.attrs.static_lds_bytes + dynamic_lds,
+                },
+            );
+            if runtime != suite.groups_per_cu {
+                disagreements
+                    .push(format!("group {group_size}, lds {dynamic_lds}: runtime {runtime}, suite {suite:?}"));
+            }
+        }
+    }
+    eprintln!("occupancy: {} of {configs} configurations agree", configs - disagreements.len());
+    assert!(disagreements.is_empty(), "{}", disagreements.join("\n"));
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn vendor_sgemm_matches_a_host_reference_in_fp32() {
+    let gpu = gpu();
+    let dev = gpu.device.as_ref();
+    let (m, n, k) = (67usize, 33usize, 129usize);
+    let mut rng = fastrand::Rng::with_seed(7);
+    let a: Vec<f32> = (0..m * k).map(|_| rng.f32() * 2.0 - 1.0).collect();
+    let b: Vec<f32> = (0..k * n).map(|_| rng.f32() * 2.0 - 1.0).collect();
+    let (a_buf, b_buf, c_buf) =
+        (dev.upload(&a).unwrap(), dev.upload(&b).unwrap(), dev.alloc_buffer::<f32>(m * n).unwrap());
+    dev.fill_bytes(c_buf.raw(), 0xff).unwrap();
+    dev.sgemm(m, n, k, a_buf.raw(), b_buf.raw(), c_buf.raw()).unwrap();
+    let got = dev.download(&c_buf).unwrap();
+    let mut want = vec![0f64; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            want[i * n + j] = (0..k).map(|p| f64::from(a[i * k + p]) * f64::from(b[p * n + j])).sum();
+        }
+    }
+    // FP32 accumulation over 129 terms stays within ~1e-6 of the magnitude; TF32 inputs (10-bit mantissa) would be
+    // off by ~1e-3, so this also proves TF32 is not in use.
+    let check = verify::compare(&got, &want, verify::max_abs(&want), 1e-5);
+    assert!(check.passed(), "{}", check.summary());
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn bad_launches_and_allocations_give_typed_errors() {
+    let gpu = gpu();
+    let dev = gpu.device.as_ref();
+    let kernel = gpu.kernel("smoke", "smoke_triad").unwrap();
+    let buf = dev.alloc_buffer::<f32>(16).unwrap();
+    // Too few arguments: caught before the launch from the kernel's parameter list.
+    let err = dev.launch(&kernel, &LaunchConfig::linear(1, 64), &[buf.arg()]).unwrap_err();
+    assert!(matches!(err, Error::BadArguments { .. }), "{err}");
+    // A float where an unsigned is expected has the same size: not detectable, so only sizes are checked.
+    let args = [buf.arg(), buf.arg(), buf.arg(), Arg::F32(1.0), Arg::U64(16)];
+    assert!(matches!(
+        dev.launch(&kernel, &LaunchConfig::linear(1, 64), &args).unwrap_err(),
+        Error::BadArguments { .. }
+    ));
+    let args = [buf.arg(), buf.arg(), buf.arg(), Arg::F32(1.0), Arg::U32(16)];
+    let too_big = LaunchConfig::linear(1, dev.props().max_group_size + 1);
+    assert!(matches!(dev.launch(&kernel, &too_big, &args).unwrap_err(), Error::BadLaunch { .. }));
+    assert!(matches!(dev.launch(&kernel, &LaunchConfig::linear(0, 64), &args).unwrap_err(), Error::BadLaunch { .. }));
+    // More memory than the device has.
+    let err = dev.alloc_buffer::<f32>((dev.props().memory_bytes / 2) as usize).unwrap_err();
+    assert!(matches!(err, Error::OutOfMemory { .. }), "{err}");
+    // A kernel that is not there.
+    let err = gpu.kernel("smoke", "smoke_nosuch").unwrap_err();
+    assert!(err.to_string().contains("smoke_nosuch"), "{err}");
+    // A cooperative launch of a grid that fits runs and verifies like an ordinary one.
+    let n = 1024u32;
+    let a = dev.alloc_buffer::<f32>(n as usize).unwrap();
+    let b = dev.upload(&vec![1.0f32; n as usize]).unwrap();
+    let args = [a.arg(), b.arg(), b.arg(), Arg::F32(2.0), Arg::U32(n)];
+    dev.launch_cooperative(&kernel, &LaunchConfig::linear(n / 256, 256), &args).unwrap();
+    assert!(dev.download(&a).unwrap().iter().all(|&x| x == 3.0));
+    // The device still works after the refused launches.
+    dev.synchronize().unwrap();
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn a_code_object_for_another_architecture_is_refused_by_the_runtime() {
+    let gpu = gpu();
+    let props = gpu.device.props();
+    let other = match props.platform {
+        Platform::Nvidia if props.arch.as_str() != "sm_80" => "smoke.sm_80.cubin",
+        Platform::Nvidia => "smoke.sm_90.cubin",
+        Platform::Amd if props.arch.as_str() != "gfx908" => "smoke.gfx908.hsaco",
+        Platform::Amd => "smoke.gfx90a.hsaco",
+    };
+    // From the source tree the binary was built in, or, for a copied binary, from the repository root it runs in.
+    let built_in = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/kernels");
+    let dir = if built_in.exists() { built_in } else { std::path::PathBuf::from("suite/tests/fixtures/kernels") };
+    let path = dir.join(other);
+    let bytes = std::fs::read(&path).unwrap();
+    let err = gpu.device.load_module(&bytes).err().expect("a foreign-architecture object must not load");
+    assert!(matches!(err, Error::BadCodeObject { .. }), "{err}");
+}
