@@ -87,8 +87,17 @@ fn run_experiment(cli: &Cli, exp: &dyn Experiment, args: &RunArgs) -> Result<Exi
     let props = gpu.device.props();
     eprintln!("{} on {} ({}, wave {}), {}", exp.name(), props.name, props.arch, props.wave_size, props.runtime_version);
     let out_dir = args.out.clone().unwrap_or_else(|| experiments::default_out_dir(&gpu));
-    let opts =
-        RunOptions { out_dir: out_dir.clone(), resume: args.resume, shard: args.shard, warmup: args.warmup, reps };
+    if args.time_budget.is_nan() || args.time_budget <= 0.0 {
+        return Err(Error::Options(format!("--time-budget: {} is not a positive number of seconds", args.time_budget)));
+    }
+    let opts = RunOptions {
+        out_dir: out_dir.clone(),
+        resume: args.resume,
+        shard: args.shard,
+        warmup: args.warmup,
+        reps,
+        time_budget_s: args.time_budget,
+    };
     let summary = experiments::run(&gpu, exp, &opts)?;
     eprintln!(
         "{}: {} ok, {} failed verification, {} errors, {} invalid, {} already measured; results in {}",
@@ -171,7 +180,9 @@ pub fn describe_device(p: &Props) -> String {
     let mib = |b: u64| b / (1 << 20);
     let kib = |b: u64| b / 1024;
     let opt = |v: Option<u32>, unit: &str| v.map(|v| format!("{v} {unit}")).unwrap_or_else(|| "not reported".into());
-    let _ = writeln!(s, "  device {}: {} ({}, {})", p.ordinal, p.name, p.arch, p.arch_full);
+    let arch =
+        if p.arch_full == p.arch.as_str() { p.arch_full.clone() } else { format!("{}, {}", p.arch, p.arch_full) };
+    let _ = writeln!(s, "  device {}: {} ({arch})", p.ordinal, p.name);
     let _ = writeln!(s, "    wave size        {}", p.wave_size);
     let _ = writeln!(s, "    compute units    {}", p.cu_count);
     let _ = writeln!(

@@ -103,6 +103,9 @@ pub struct RunArgs {
     /// Untimed launches before timing.
     #[arg(long, default_value_t = 3)]
     pub warmup: u32,
+    /// Seconds one point may spend in warm-up and timed launches: slow points get fewer repetitions (at least 3).
+    #[arg(long, default_value_t = 2.0)]
+    pub time_budget: f64,
     /// Results folder (default: results/<date>-<host>-<arch>).
     #[arg(long)]
     pub out: Option<PathBuf>,

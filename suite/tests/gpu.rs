@@ -44,7 +44,14 @@ fn smoke_triad_verifies_at_odd_sizes_and_group_sizes() {
     let dir = tempfile::tempdir().unwrap();
     for group_size in [96, 256, 1000] {
         let sweep = SmokeSweep { sizes: vec![1, 1000, (1 << 20) + 3], group_size };
-        let opts = RunOptions { out_dir: dir.path().to_path_buf(), resume: true, shard: None, warmup: 1, reps: 3 };
+        let opts = RunOptions {
+            out_dir: dir.path().to_path_buf(),
+            resume: true,
+            shard: None,
+            warmup: 1,
+            reps: 3,
+            time_budget_s: 1.0,
+        };
         let summary = experiments::run(&gpu, &sweep, &opts).unwrap();
         assert_eq!((summary.ok, summary.fail, summary.error), (3, 0, 0), "group size {group_size}");
     }

@@ -129,8 +129,25 @@ pub struct RunOptions {
     pub shard: Option<Shard>,
     /// Untimed launches before timing.
     pub warmup: u32,
-    /// Timed launches.
+    /// Timed launches (at most; see `time_budget_s`).
     pub reps: u32,
+    /// Time one point may spend in warm-up and timed launches, in seconds. A point whose single launch is slow
+    /// gets fewer launches (never fewer than 3 timed), so a naive kernel at 8192 does not take minutes.
+    pub time_budget_s: f64,
+}
+
+/// Warm-up and timed launch counts for a point whose launch takes `launch_ms`: as asked, unless that overruns
+/// `budget_s`, but at least 3 timed launches (a median of fewer means little) and no warm-up beyond the one that
+/// measured `launch_ms`.
+pub fn launches_within_budget(launch_ms: f64, warmup: u32, reps: u32, budget_s: f64) -> (u32, u32) {
+    let fits = if launch_ms > 0.0 { (budget_s * 1e3 / launch_ms).floor() } else { f64::INFINITY };
+    let fits = if fits.is_finite() { fits as u64 } else { u64::MAX };
+    if fits >= u64::from(warmup) + u64::from(reps) {
+        return (warmup, reps);
+    }
+    let reps_fit = u32::try_from(fits).unwrap_or(u32::MAX).min(reps).max(3.min(reps));
+    let warmup_fit = u32::try_from(fits.saturating_sub(u64::from(reps_fit))).unwrap_or(0).min(warmup);
+    (warmup_fit, reps_fit)
 }
 
 /// Counts of what became of a run's points.
@@ -288,11 +305,14 @@ fn time_point(gpu: &Gpu, exp: &dyn Experiment, point: &Point, opts: &RunOptions,
         row.message = check.summary();
         return Ok(());
     }
-    for _ in 0..opts.warmup {
+    // The first warm-up launch is timed to size the rest to the point's time budget.
+    let first_ms = f64::from(gpu.device.time_ms(&mut || case.launch())?);
+    let (warmup, reps) = launches_within_budget(first_ms, opts.warmup.saturating_sub(1), opts.reps, opts.time_budget_s);
+    for _ in 0..warmup {
         case.launch()?;
     }
-    let mut times = Vec::with_capacity(opts.reps as usize);
-    for _ in 0..opts.reps {
+    let mut times = Vec::with_capacity(reps as usize);
+    for _ in 0..reps {
         let ms = gpu.device.time_ms(&mut || case.launch())?;
         times.push(f64::from(ms));
     }
@@ -316,5 +336,20 @@ mod tests {
         }
         assert_eq!(csv_name("matmul", None), "matmul.csv");
         assert_eq!(csv_name("matmul", Some(Shard { index: 1, count: 4 })), "matmul.shard-1-of-4.csv");
+    }
+
+    #[test]
+    fn slow_points_get_fewer_launches_but_at_least_three_timed() {
+        // Fast: everything asked for.
+        assert_eq!(launches_within_budget(0.01, 2, 20, 2.0), (2, 20));
+        // 100 ms each, 2 s budget: 20 launches fit, all timed, no further warm-up.
+        assert_eq!(launches_within_budget(100.0, 2, 20, 2.0), (0, 20));
+        // 150 ms: 13 fit.
+        assert_eq!(launches_within_budget(150.0, 2, 20, 2.0), (0, 13));
+        // 5 s each: still 3 timed.
+        assert_eq!(launches_within_budget(5000.0, 2, 20, 2.0), (0, 3));
+        // Fewer asked than the floor: what was asked.
+        assert_eq!(launches_within_budget(5000.0, 0, 1, 2.0), (0, 1));
+        assert_eq!(launches_within_budget(0.0, 1, 5, 0.0), (1, 5));
     }
 }

@@ -637,10 +637,10 @@ mod tests {
         assert_eq!(code_name, "hipErrorNoDevice");
         assert_eq!(version, &runtime.version);
         assert!(text.starts_with(&format!("HIP runtime {version} loaded: no AMD GPU visible (hipErrorNoDevice): ")));
-        // Debian's package here and in CI is HIP 5.2.
-        if runtime.library.contains("libamdhip64.so") && version.starts_with("5.") {
-            assert!(text.starts_with("HIP runtime 5.2"), "{text}");
-        }
+        // The version is the runtime's own, in HIP's major.minor.patch form (5.2.21153 in Debian's package here
+        // and in CI; 5.7.31921 was seen on the H100 machine's image).
+        let parts: Vec<&str> = version.split('.').collect();
+        assert!(parts.len() == 3 && parts.iter().all(|p| p.parse::<u32>().is_ok()), "{version}");
         assert!(survey.blas.is_err() || survey.blas.as_ref().is_ok_and(|p| p.contains("rocblas")));
     }
 
