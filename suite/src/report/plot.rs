@@ -552,13 +552,23 @@ enum VAlign {
 /// Text laid out with the bundled font: kerning, side bearings and sub-pixel pen positions as the font defines.
 struct Typesetter {
     font: &'static FontRef<'static>,
+    /// Font units per em (2048 for DejaVu).
+    units_per_em: f32,
+    /// Height of the capitals (of "H") in ems, to centre labels on their ticks.
+    cap_height: f64,
 }
 
 impl Typesetter {
+    fn new(font: &'static FontRef<'static>) -> Self {
+        let units_per_em = font.units_per_em().unwrap_or(2048.0);
+        // abs: the outline box runs y-up, so its height comes out negative.
+        let cap_units = font.outline(font.glyph_id('H')).map_or(0.7 * units_per_em, |o| o.bounds.height().abs());
+        Self { font, units_per_em, cap_height: f64::from(cap_units / units_per_em) }
+    }
+
     /// The ab_glyph scale for an em size in pixels (ab_glyph scales by ascent - descent, not by the em).
     fn scale(&self, em: f64) -> PxScale {
-        let per_em = self.font.height_unscaled() / self.font.units_per_em().unwrap_or(2048.0) /* DejaVu's */;
-        PxScale::from(em as f32 * per_em)
+        PxScale::from(em as f32 * self.font.height_unscaled() / self.units_per_em)
     }
 
     fn width(&self, em: f64, text: &str) -> f64 {
@@ -618,10 +628,9 @@ impl Typesetter {
             HAlign::Center => -width / 2.0,
             HAlign::Right => -width,
         };
-        // DejaVu Sans capitals are 1493/2048 em tall.
         let v0 = match v {
             VAlign::Top => f64::from(font.ascent()),
-            VAlign::Middle => 0.5 * 1493.0 / 2048.0 * em,
+            VAlign::Middle => 0.5 * self.cap_height * em,
         };
         // Glyph pixels come out relative to an integer origin; the fraction stays in the glyph position.
         let (ox, oy) = (x.floor(), y.floor());
@@ -847,7 +856,7 @@ fn render_rgb(plot: &LinePlot, path: &Path, width: u32, height: u32) -> Result<V
         return Err(Error::Size { path: path.to_owned(), width, height, problem });
     }
     let series = prepare(plot, path)?;
-    let ts = Typesetter { font: typeface(path)? };
+    let ts = Typesetter::new(typeface(path)?);
     let m = Metrics::new(width, height);
     let l = layout(plot, &series, &ts, &m, width, height, path)?;
 
@@ -1271,6 +1280,17 @@ mod tests {
         let spec = axis_spec(Axis::Linear, 0.1, 0.9, true, 10);
         let labels: Vec<&str> = spec.ticks.iter().map(|(_, l)| l.as_str()).collect();
         assert_eq!(labels, ["0", "0.2", "0.4", "0.6", "0.8"]);
+    }
+
+    #[test]
+    fn bundled_font_metrics() {
+        let ts = Typesetter::new(typeface(Path::new("-")).expect("the bundled font parses"));
+        assert_eq!(ts.units_per_em, 2048.0);
+        // DejaVu Sans capitals are 1493 of 2048 units tall.
+        assert!((ts.cap_height - 1493.0 / 2048.0).abs() < 1e-3, "cap height {}", ts.cap_height);
+        // Kerning and advances: "AV" is narrower than "A" plus "V".
+        assert!(ts.width(20.0, "AV") < ts.width(20.0, "A") + ts.width(20.0, "V"));
+        assert!((ts.width(20.0, "0000") - 4.0 * ts.width(20.0, "0")).abs() < 1e-3);
     }
 
     #[test]
