@@ -1,0 +1,1356 @@
+//! PNG line plots: the experiments build a [`LinePlot`] (data in), [`render_png`] writes the image (PNG out).
+//!
+//! How: plotters draws the grid, lines and markers into an RGB bitmap in memory at twice the size, which is then
+//! averaged down (2x2 supersampling: smooth lines, since plotters' bitmap backend does not anti-alias). Text is
+//! drawn afterwards at the final size with the bundled DejaVu Sans (`suite/assets/DejaVuSans.ttf`) through
+//! `ab_glyph`, so plotting needs neither fontconfig nor a system font (compute nodes often have neither). We lay
+//! the text out ourselves because plotters 0.3.7's `ab_glyph` text drops each glyph's side bearing (uneven
+//! letter spacing) and sets labels about a quarter of an em too high. The bitmap is encoded with `png`, so the
+//! same plot gives the same bytes and a failed write names the file.
+//!
+//! Layout, top to bottom: title and subtitle (centred), then the chart with the legend in its own column to the
+//! right of the plotting area (never over the data; it grows a second column when the series do not fit in one),
+//! then the note (left-aligned, grey). Long titles and notes wrap.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use ab_glyph::{Font, FontRef, PxScale, ScaleFont};
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
+use plotters::prelude::*;
+
+/// The font compiled into the binary; see `suite/assets/README.md` for its license.
+const FONT_BYTES: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
+/// Supersampling factor of the shapes layer: drawn at this multiple of the size, then averaged down.
+const SS: u32 = 2;
+
+/// A size that suits a full-width figure in a report, in pixels (width, height).
+pub const DEFAULT_SIZE: (u32, u32) = (1600, 1000);
+/// The smallest image [`render_png`] accepts, in pixels (width, height).
+pub const MIN_SIZE: (u32, u32) = (320, 240);
+/// The largest image [`render_png`] accepts, in pixels (width, height); it is drawn at twice this size first.
+pub const MAX_SIZE: (u32, u32) = (8192, 8192);
+
+/// Why a plot could not be written. Every variant names the PNG file it was for.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The plot has no series at all.
+    #[error("plot {path}: nothing to draw: the plot has no series")]
+    NoSeries {
+        /// The PNG that was to be written.
+        path: PathBuf,
+    },
+    /// A series has no point that can be drawn.
+    #[error(
+        "plot {path}: series \"{label}\" has no point that can be drawn ({given} given; NaN and infinite values \
+         are skipped, and so are values <= 0 on a log axis)"
+    )]
+    EmptySeries {
+        /// The PNG that was to be written.
+        path: PathBuf,
+        /// The series' legend label.
+        label: String,
+        /// How many points the series had before skipping.
+        given: usize,
+    },
+    /// The requested image size is out of range, or too small for what the plot holds.
+    #[error("plot {path}: image size {width}x{height} px: {problem}")]
+    Size {
+        /// The PNG that was to be written.
+        path: PathBuf,
+        /// Requested width in pixels.
+        width: u32,
+        /// Requested height in pixels.
+        height: u32,
+        /// What is wrong and what to change.
+        problem: String,
+    },
+    /// The values on one axis span more than an `f64` can hold.
+    #[error("plot {path}: the {axis} values run from {lo:e} to {hi:e}, a span too wide to draw; use a log axis")]
+    Range {
+        /// The PNG that was to be written.
+        path: PathBuf,
+        /// "x" or "y".
+        axis: &'static str,
+        /// Smallest value.
+        lo: f64,
+        /// Largest value.
+        hi: f64,
+    },
+    /// The bundled font could not be loaded.
+    #[error("plot {path}: the bundled font suite/assets/DejaVuSans.ttf could not be parsed: {message}")]
+    Font {
+        /// The PNG that was to be written.
+        path: PathBuf,
+        /// ab_glyph's error.
+        message: String,
+    },
+    /// plotters failed while drawing into the in-memory image.
+    #[error("plot {path}: drawing the {step} failed: {message}")]
+    Draw {
+        /// The PNG that was to be written.
+        path: PathBuf,
+        /// Which part of the plot was being drawn.
+        step: &'static str,
+        /// plotters' error, as text (its error type is generic over the backend).
+        message: String,
+    },
+    /// The PNG encoder failed.
+    #[error("plot {path}: encoding the PNG failed: {source}")]
+    Encode {
+        /// The PNG that was to be written.
+        path: PathBuf,
+        /// The encoder's error.
+        source: png::EncodingError,
+    },
+    /// The PNG could not be written to disk.
+    #[error("plot {path}: cannot write the PNG file: {source}")]
+    Write {
+        /// The PNG that was to be written.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+/// How a series is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SeriesKind {
+    /// A measured series: solid line in the next palette colour, points marked with small circles.
+    Line,
+    /// A reference to compare against (the vendor BLAS, a hardware peak): dashed, thicker, in black or grey,
+    /// drawn on top of the measured lines.
+    Reference,
+}
+
+/// One line of the plot.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    /// Legend text, e.g. `"tiled M=16"` or `"cuBLAS"`.
+    pub label: String,
+    /// (x, y) in the units of the axis labels. Drawn in order of x; NaN and infinite values (and values <= 0 on a
+    /// log axis) are skipped.
+    pub points: Vec<(f64, f64)>,
+    /// How the series is drawn.
+    pub kind: SeriesKind,
+}
+
+impl Series {
+    /// A measured series ([`SeriesKind::Line`]).
+    pub fn line(label: impl Into<String>, points: Vec<(f64, f64)>) -> Self {
+        Self { label: label.into(), points, kind: SeriesKind::Line }
+    }
+
+    /// A reference series ([`SeriesKind::Reference`]).
+    pub fn reference(label: impl Into<String>, points: Vec<(f64, f64)>) -> Self {
+        Self { label: label.into(), points, kind: SeriesKind::Reference }
+    }
+}
+
+/// The scale of one axis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Axis {
+    /// Linear. A linear y axis always includes 0.
+    Linear,
+    /// Base-2 logarithmic, for sizes that double; ticks at the powers of two in range, labelled as plain numbers
+    /// (256, 512, ..., 8192).
+    Log2,
+    /// Base-10 logarithmic; ticks at the powers of ten in range (or 1-2-5 steps within one decade).
+    Log10,
+}
+
+/// A line plot: what [`render_png`] draws.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LinePlot {
+    /// Names the device and the run, e.g. `"SGEMM ladder on MI250X GCD (gfx90a, wave64), run 2024-05-01T12:00Z"`.
+    pub title: String,
+    /// A second, smaller line under the title.
+    pub subtitle: Option<String>,
+    /// x axis label with its unit, e.g. `"matrix size N (M = N = K)"`.
+    pub x_label: String,
+    /// y axis label with its unit, e.g. `"GFLOP/s"`.
+    pub y_label: String,
+    /// Scale of the x axis.
+    pub x_axis: Axis,
+    /// Scale of the y axis.
+    pub y_axis: Axis,
+    /// The lines, in legend order. Line series take the palette colours in this order.
+    pub series: Vec<Series>,
+    /// A footnote drawn under the chart, e.g. why the reference is out of reach.
+    pub note: Option<String>,
+}
+
+/// Renders `plot` as a `width` x `height` pixel PNG at `path` (overwriting it). The parent folder must exist.
+///
+/// Fails, naming `path`, when there is nothing to draw (no series, or a series with no drawable point), when the
+/// image is smaller than [`MIN_SIZE`], or when drawing, encoding or writing fails. The same input always gives the
+/// same bytes.
+pub fn render_png(plot: &LinePlot, path: &Path, width: u32, height: u32) -> Result<(), Error> {
+    let rgb = render_rgb(plot, path, width, height)?;
+    let bytes = encode_png(&rgb, width, height).map_err(|source| Error::Encode { path: path.to_owned(), source })?;
+    std::fs::write(path, bytes).map_err(|source| Error::Write { path: path.to_owned(), source })
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Style
+
+/// Line colours, in the order series take them. The first six are the Okabe-Ito colours (safe for the common
+/// colour-vision deficiencies; its yellow and black are left out: yellow is unreadable on white and black is kept
+/// for references), the rest are from Paul Tol's "muted" and "medium-contrast" sets. Adjacent entries differ in
+/// hue and lightness, so neighbours in a kernel ladder stay apart. Beyond 16 series the colours repeat.
+const PALETTE: [RGBColor; 16] = [
+    RGBColor(0x00, 0x72, 0xB2), // blue
+    RGBColor(0xE6, 0x9F, 0x00), // orange
+    RGBColor(0x00, 0x9E, 0x73), // bluish green
+    RGBColor(0xD5, 0x5E, 0x00), // vermillion
+    RGBColor(0xCC, 0x79, 0xA7), // reddish purple
+    RGBColor(0x56, 0xB4, 0xE9), // sky blue
+    RGBColor(0x33, 0x22, 0x88), // indigo
+    RGBColor(0x99, 0x99, 0x33), // olive
+    RGBColor(0x88, 0x22, 0x55), // wine
+    RGBColor(0x44, 0xAA, 0x99), // teal
+    RGBColor(0x11, 0x77, 0x33), // green
+    RGBColor(0xAA, 0x44, 0x99), // purple
+    RGBColor(0x99, 0x77, 0x00), // dark yellow
+    RGBColor(0x66, 0x99, 0xCC), // light blue
+    RGBColor(0xCC, 0x66, 0x77), // rose
+    RGBColor(0x66, 0x33, 0x00), // brown
+];
+/// Reference colours, in order: black, then greys that stay distinct from it.
+const REFERENCE_PALETTE: [RGBColor; 3] =
+    [RGBColor(0x00, 0x00, 0x00), RGBColor(0x6E, 0x6E, 0x6E), RGBColor(0xA0, 0xA0, 0xA0)];
+const TEXT: RGBColor = RGBColor(0x1A, 0x1A, 0x1A);
+const MUTED_TEXT: RGBColor = RGBColor(0x55, 0x55, 0x55);
+const AXIS: RGBColor = RGBColor(0x33, 0x33, 0x33);
+const GRID: RGBColor = RGBColor(0xD8, 0xD8, 0xD8);
+const MINOR_GRID: RGBColor = RGBColor(0xF0, 0xF0, 0xF0);
+const FRAME: RGBColor = RGBColor(0xBB, 0xBB, 0xBB);
+
+/// Sizes at the final resolution, in pixels (font sizes are em sizes), all scaled with the image.
+struct Metrics {
+    pad: f64,
+    title_em: f64,
+    subtitle_em: f64,
+    axis_em: f64,
+    tick_em: f64,
+    legend_em: f64,
+    note_em: f64,
+    tick_len: f64,
+    line_w: f64,
+    reference_w: f64,
+    marker_r: f64,
+}
+
+impl Metrics {
+    fn new(width: u32, height: u32) -> Self {
+        // 1.0 at about 1400x900; clamped so small images stay legible and huge ones do not get giant text.
+        let s = (f64::from(width) / 1400.0).min(f64::from(height) / 900.0).clamp(0.6, 4.0);
+        Self {
+            pad: 18.0 * s,
+            title_em: 26.0 * s,
+            subtitle_em: 18.0 * s,
+            axis_em: 19.0 * s,
+            tick_em: 16.5 * s,
+            legend_em: 16.5 * s,
+            note_em: 15.0 * s,
+            tick_len: (5.0 * s).round().max(3.0),
+            line_w: (2.0 * s).max(1.2),
+            reference_w: (3.0 * s).max(2.0),
+            marker_r: (3.5 * s).max(2.5),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Data preparation
+
+/// A series after skipping undrawable points, mapped into axis space (log axes hold exponents).
+struct Prepared<'a> {
+    label: &'a str,
+    kind: SeriesKind,
+    color: RGBColor,
+    points: Vec<(f64, f64)>,
+}
+
+/// The value on the axis that `v` is drawn at, or `None` when it cannot be drawn on that axis.
+fn to_axis(axis: Axis, v: f64) -> Option<f64> {
+    if !v.is_finite() {
+        return None;
+    }
+    match axis {
+        Axis::Linear => Some(v),
+        Axis::Log2 if v > 0.0 => Some(v.log2()),
+        Axis::Log10 if v > 0.0 => Some(v.log10()),
+        Axis::Log2 | Axis::Log10 => None,
+    }
+}
+
+fn prepare<'a>(plot: &'a LinePlot, path: &Path) -> Result<Vec<Prepared<'a>>, Error> {
+    if plot.series.is_empty() {
+        return Err(Error::NoSeries { path: path.to_owned() });
+    }
+    let (mut lines, mut refs) = (0, 0);
+    let mut out = Vec::with_capacity(plot.series.len());
+    for s in &plot.series {
+        let mut points: Vec<(f64, f64)> =
+            s.points.iter().filter_map(|&(x, y)| Some((to_axis(plot.x_axis, x)?, to_axis(plot.y_axis, y)?))).collect();
+        if points.is_empty() {
+            return Err(Error::EmptySeries { path: path.to_owned(), label: s.label.clone(), given: s.points.len() });
+        }
+        // A sweep may list its points in any order; a line must go left to right.
+        points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let color = match s.kind {
+            SeriesKind::Line => {
+                lines += 1;
+                PALETTE[(lines - 1) % PALETTE.len()]
+            }
+            SeriesKind::Reference => {
+                refs += 1;
+                REFERENCE_PALETTE[(refs - 1) % REFERENCE_PALETTE.len()]
+            }
+        };
+        out.push(Prepared { label: &s.label, kind: s.kind, color, points });
+    }
+    Ok(out)
+}
+
+/// Smallest and largest of the values (the caller guarantees at least one, all finite).
+fn bounds(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)))
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Axes and ticks
+
+/// One axis in axis space (log axes hold exponents): the drawn range, labelled ticks and unlabelled minor grid
+/// lines.
+struct AxisSpec {
+    lo: f64,
+    hi: f64,
+    ticks: Vec<(f64, String)>,
+    minor: Vec<f64>,
+}
+
+impl AxisSpec {
+    /// Where `v` falls between `a` (at `lo`) and `b` (at `hi`), in pixels.
+    fn to_px(&self, v: f64, a: f64, b: f64) -> f64 {
+        a + (v - self.lo) / (self.hi - self.lo) * (b - a)
+    }
+}
+
+/// The chart coordinate for plotters: linear in axis space, so log axes are linear in the exponent. (plotters'
+/// own `f64` range cannot carry our ticks; grid and labels are drawn here, plotters only maps and clips series.)
+impl Ranged for &AxisSpec {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, v: &f64, limit: (i32, i32)) -> i32 {
+        self.to_px(*v, f64::from(limit.0), f64::from(limit.1)).round() as i32
+    }
+
+    fn key_points<H: KeyPointHint>(&self, _hint: H) -> Vec<f64> {
+        self.ticks.iter().map(|(t, _)| *t).collect()
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.lo..self.hi
+    }
+}
+
+/// 1, 2, 2.5 or 5 times a power of ten, about `span / target`.
+fn nice_step(span: f64, target: f64) -> f64 {
+    let raw = span / target;
+    let mag = 10f64.powf(raw.log10().floor());
+    let norm = raw / mag;
+    let nice = if norm <= 1.0 {
+        1.0
+    } else if norm <= 2.0 {
+        2.0
+    } else if norm <= 2.5 {
+        2.5
+    } else if norm <= 5.0 {
+        5.0
+    } else {
+        10.0
+    };
+    nice * mag
+}
+
+/// Decimal places needed to print multiples of `step` exactly.
+fn decimals_for(step: f64) -> usize {
+    (0..=9)
+        .find(|&d| {
+            let scaled = step * 10f64.powi(d as i32);
+            (scaled - scaled.round()).abs() <= 1e-6 * scaled.abs().max(1.0)
+        })
+        .unwrap_or(9)
+}
+
+/// A tick value as plain text: integers without decimals, then up to 6 significant decimals, then scientific.
+fn format_plain(v: f64) -> String {
+    if v == 0.0 {
+        return "0".to_owned();
+    }
+    let a = v.abs();
+    if (v - v.round()).abs() <= 1e-9 * a && a < 1e15 {
+        format!("{:.0}", v.round())
+    } else if (1e-4..1e15).contains(&a) {
+        let d = (6 - a.log10().floor() as i32).clamp(0, 10) as usize;
+        let s = format!("{v:.d$}");
+        s.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        format!("{v:e}")
+    }
+}
+
+/// Ticks at multiples of a nice step inside `lo..=hi`, printed with the decimals the step needs.
+fn linear_ticks(lo: f64, hi: f64, target: f64) -> Vec<(f64, String)> {
+    let step = nice_step(hi - lo, target);
+    let d = decimals_for(step);
+    let first = (lo / step - 1e-9).ceil() as i64;
+    let last = (hi / step + 1e-9).floor() as i64;
+    if !step.is_finite() || step <= 0.0 || last - first > 100 {
+        // Only for ranges near the limits of f64 (a span that overflows): no ticks rather than a runaway loop.
+        return Vec::new();
+    }
+    (first..=last)
+        .map(|k| {
+            let v = k as f64 * step;
+            let label = format!("{v:.d$}");
+            // A plain 0 reads better than "0.0" or "-0".
+            let label = if label.trim_start_matches('-').chars().all(|c| c == '0' || c == '.') {
+                "0".to_owned()
+            } else {
+                label
+            };
+            (v, label)
+        })
+        .collect()
+}
+
+/// A linear axis over `lo..=hi`; `from_zero` (the y axis) makes it include 0 and start exactly there.
+fn linear_axis(lo: f64, hi: f64, from_zero: bool, target: f64) -> AxisSpec {
+    let (mut lo, mut hi) = (lo, hi);
+    if from_zero {
+        lo = lo.min(0.0);
+        hi = hi.max(0.0);
+    }
+    if hi - lo <= f64::EPSILON * hi.abs().max(lo.abs()).max(1.0) {
+        let half = (hi.abs() * 0.1).max(0.5);
+        (lo, hi) = if from_zero && lo == 0.0 { (0.0, 2.0 * half) } else { (lo - half, hi + half) };
+    }
+    // Room so markers at the extremes are not cut, except at 0 on the y axis.
+    let margin = 0.04 * (hi - lo);
+    let lo = if from_zero && lo == 0.0 { 0.0 } else { lo - margin };
+    let hi = if from_zero && hi == 0.0 { 0.0 } else { hi + margin };
+    AxisSpec { lo, hi, ticks: linear_ticks(lo, hi, target), minor: Vec::new() }
+}
+
+/// A log axis (base 2 or 10) over the exponents `lo..=hi`, with at most `max_labels` labels.
+fn log_axis(base: f64, lo: f64, hi: f64, max_labels: usize) -> AxisSpec {
+    let (lo, hi) = if hi - lo < 1e-12 { (lo - 0.5, hi + 0.5) } else { (lo - 0.04 * (hi - lo), hi + 0.04 * (hi - lo)) };
+    let max_labels = max_labels.max(2);
+    let inside = |e: f64| e >= lo - 1e-9 && e <= hi + 1e-9;
+    let powers: Vec<i32> = ((lo - 1e-9).ceil() as i32..=(hi + 1e-9).floor() as i32).collect();
+    // Every stride-th power, aligned to multiples of the stride so the labels are regular; the skipped powers keep
+    // a light grid line.
+    let thinned = |powers: &[i32]| {
+        let stride = powers.len().div_ceil(max_labels) as i32;
+        let (kept, skipped): (Vec<i32>, Vec<i32>) = powers.iter().partition(|&&k| k.rem_euclid(stride) == 0);
+        let ticks = kept.iter().map(|&k| (f64::from(k), decade_label(base, 1, k))).collect::<Vec<_>>();
+        (ticks, skipped.iter().map(|&k| f64::from(k)).collect::<Vec<_>>(), stride)
+    };
+    // m x 10^k inside the range, for each m in `mults`, in increasing order.
+    let multiples = |mults: &[u32]| -> Vec<(f64, String)> {
+        let mut out = Vec::new();
+        for k in (lo.floor() as i32 - 1)..=(hi.ceil() as i32) {
+            for &m in mults {
+                let e = (f64::from(m) * 10f64.powi(k)).log10();
+                if inside(e) {
+                    out.push((e, decade_label(base, m, k)));
+                }
+            }
+        }
+        out
+    };
+    let (mut ticks, mut minor) = if base == 2.0 {
+        let (ticks, minor, _) = thinned(&powers);
+        (ticks, minor)
+    } else {
+        let one_two_five = multiples(&[1, 2, 5]);
+        let fits = |t: &[(f64, String)]| t.len() >= 2 && t.len() <= max_labels;
+        let digits: Vec<f64> = multiples(&[2, 3, 4, 5, 6, 7, 8, 9]).into_iter().map(|(e, _)| e).collect();
+        if powers.len() >= 2 && (powers.len() > 4 || !fits(&one_two_five)) {
+            // Several decades: label the powers of ten; light lines at 2..9 times each (the log-paper look).
+            let (ticks, skipped, stride) = thinned(&powers);
+            (ticks, if stride == 1 { digits } else { skipped })
+        } else if fits(&one_two_five) {
+            // Up to a few decades: 1-2-5 steps read more easily.
+            let labelled: Vec<f64> = one_two_five.iter().map(|t| t.0).collect();
+            (one_two_five, digits.into_iter().filter(|e| !labelled.iter().any(|l| (l - e).abs() < 1e-9)).collect())
+        } else {
+            (multiples(&[1, 2, 3, 4, 5, 6, 7, 8, 9]), Vec::new())
+        }
+    };
+    if ticks.is_empty() {
+        // No round value in range (e.g. one point at 300 on a log2 axis): label the middle of the range.
+        let mid = 0.5 * (lo + hi);
+        ticks.push((mid, format_plain(base.powf(mid))));
+        minor.clear();
+    }
+    AxisSpec { lo, hi, ticks, minor }
+}
+
+/// The label of `m` x `base`^`k`: a plain number, except powers of ten beyond a million (or below 1e-4), which
+/// read better as 1e7 or 2e8 than as a row of zeros. Powers of two stay plain (sizes read as 4096, 8192, ...).
+fn decade_label(base: f64, m: u32, k: i32) -> String {
+    if base == 10.0 && !(-4..=6).contains(&k) {
+        format!("{m}e{k}")
+    } else {
+        format_plain(f64::from(m) * base.powi(k))
+    }
+}
+
+/// The axis for values `lo..=hi` (in axis space), with at most about `max_labels` labels.
+fn axis_spec(axis: Axis, lo: f64, hi: f64, is_y: bool, max_labels: usize) -> AxisSpec {
+    match axis {
+        Axis::Linear => {
+            let target = if is_y { 8.0_f64 } else { 9.0 };
+            linear_axis(lo, hi, is_y, target.min(max_labels as f64).max(2.0))
+        }
+        Axis::Log2 => log_axis(2.0, lo, hi, max_labels),
+        Axis::Log10 => log_axis(10.0, lo, hi, max_labels),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Text
+
+/// The bundled font, parsed once per process.
+fn typeface(path: &Path) -> Result<&'static FontRef<'static>, Error> {
+    static FONT: OnceLock<Result<FontRef<'static>, String>> = OnceLock::new();
+    FONT.get_or_init(|| FontRef::try_from_slice(FONT_BYTES).map_err(|e| e.to_string()))
+        .as_ref()
+        .map_err(|message| Error::Font { path: path.to_owned(), message: message.clone() })
+}
+
+#[derive(Clone, Copy)]
+enum HAlign {
+    Left,
+    Center,
+    Right,
+}
+
+#[derive(Clone, Copy)]
+enum VAlign {
+    /// `y` is the top of the line box (the font's ascent).
+    Top,
+    /// `y` is the middle of the capital letters, so labels centre on their tick.
+    Middle,
+}
+
+/// Text laid out with the bundled font: kerning, side bearings and sub-pixel pen positions as the font defines.
+struct Typesetter {
+    font: &'static FontRef<'static>,
+    /// Font units per em (2048 for DejaVu).
+    units_per_em: f32,
+    /// Height of the capitals (of "H") in ems, to centre labels on their ticks.
+    cap_height: f64,
+}
+
+impl Typesetter {
+    fn new(font: &'static FontRef<'static>) -> Self {
+        let units_per_em = font.units_per_em().unwrap_or(2048.0);
+        // abs: the outline box runs y-up, so its height comes out negative.
+        let cap_units = font.outline(font.glyph_id('H')).map_or(0.7 * units_per_em, |o| o.bounds.height().abs());
+        Self { font, units_per_em, cap_height: f64::from(cap_units / units_per_em) }
+    }
+
+    /// The ab_glyph scale for an em size in pixels (ab_glyph scales by ascent - descent, not by the em).
+    fn scale(&self, em: f64) -> PxScale {
+        PxScale::from(em as f32 * self.font.height_unscaled() / self.units_per_em)
+    }
+
+    fn width(&self, em: f64, text: &str) -> f64 {
+        let font = self.font.as_scaled(self.scale(em));
+        let mut pen = 0.0f32;
+        let mut prev = None;
+        for c in text.chars() {
+            let id = font.glyph_id(c);
+            if let Some(p) = prev {
+                pen += font.kern(p, id);
+            }
+            pen += font.h_advance(id);
+            prev = Some(id);
+        }
+        f64::from(pen)
+    }
+
+    /// Splits `text` into lines no wider than `max_w` pixels, at spaces (an overlong word gets a line of its own).
+    /// Blank text gives no lines.
+    fn wrap(&self, em: f64, text: &str, max_w: f64) -> Vec<String> {
+        let mut lines = Vec::new();
+        for paragraph in text.lines() {
+            let mut line = String::new();
+            for word in paragraph.split_whitespace() {
+                let candidate = if line.is_empty() { word.to_owned() } else { format!("{line} {word}") };
+                if !line.is_empty() && self.width(em, &candidate) > max_w {
+                    lines.push(std::mem::replace(&mut line, word.to_owned()));
+                } else {
+                    line = candidate;
+                }
+            }
+            if !line.is_empty() {
+                lines.push(line);
+            }
+        }
+        lines
+    }
+
+    /// Draws one line of text anchored at (`x`, `y`); `upright` turns it 90 degrees to read bottom to top (the y
+    /// axis label), centred on the anchor.
+    #[allow(clippy::too_many_arguments)]
+    fn draw(
+        &self,
+        canvas: &mut Canvas<'_>,
+        text: &str,
+        em: f64,
+        color: RGBColor,
+        (x, y): (f64, f64),
+        (h, v): (HAlign, VAlign),
+        upright: bool,
+    ) {
+        let font = self.font.as_scaled(self.scale(em));
+        let width = self.width(em, text);
+        // Baseline origin along the text (u) and across it (v, down), relative to the anchor.
+        let u0 = match h {
+            HAlign::Left => 0.0,
+            HAlign::Center => -width / 2.0,
+            HAlign::Right => -width,
+        };
+        let v0 = match v {
+            VAlign::Top => f64::from(font.ascent()),
+            VAlign::Middle => 0.5 * self.cap_height * em,
+        };
+        // Glyph pixels come out relative to an integer origin; the fraction stays in the glyph position.
+        let (ox, oy) = (x.floor(), y.floor());
+        let (fx, fy) = (x - ox, y - oy);
+        let (pen_u, base_v) = if upright { (u0 - fy, v0 + fx) } else { (u0 + fx, v0 + fy) };
+        let mut pen = pen_u as f32;
+        let mut prev = None;
+        for c in text.chars() {
+            let id = font.glyph_id(c);
+            if let Some(p) = prev {
+                pen += font.kern(p, id);
+            }
+            prev = Some(id);
+            let glyph = id.with_scale_and_position(font.scale(), ab_glyph::point(pen, base_v as f32));
+            pen += font.h_advance(id);
+            let Some(outline) = font.outline_glyph(glyph) else { continue };
+            let b = outline.px_bounds();
+            outline.draw(|gx, gy, coverage| {
+                let (u, v) = (b.min.x as i32 + gx as i32, b.min.y as i32 + gy as i32);
+                let (px, py) = if upright { (ox as i32 + v, oy as i32 - u) } else { (ox as i32 + u, oy as i32 + v) };
+                canvas.blend(px, py, color, coverage);
+            });
+        }
+    }
+}
+
+/// The final-size RGB image, for drawing text over the downsampled shapes.
+struct Canvas<'a> {
+    rgb: &'a mut [u8],
+    width: u32,
+    height: u32,
+}
+
+impl Canvas<'_> {
+    fn blend(&mut self, x: i32, y: i32, c: RGBColor, alpha: f32) {
+        if x < 0 || y < 0 || x as u32 >= self.width || y as u32 >= self.height {
+            return;
+        }
+        let a = alpha.clamp(0.0, 1.0);
+        let i = (y as usize * self.width as usize + x as usize) * 3;
+        for (dst, src) in self.rgb[i..i + 3].iter_mut().zip([c.0, c.1, c.2]) {
+            *dst = (f32::from(*dst) * (1.0 - a) + f32::from(src) * a).round() as u8;
+        }
+    }
+}
+
+/// Averages each `k` x `k` block of an RGB image `w` x `h` (the supersampled size) into one pixel.
+fn downsample(big: &[u8], w: u32, h: u32, k: u32) -> Vec<u8> {
+    let (w, h, k) = (w as usize, h as usize, k as usize);
+    let (ow, oh) = (w / k, h / k);
+    let mut out = vec![0u8; ow * oh * 3];
+    let n = (k * k) as u32;
+    for oy in 0..oh {
+        for ox in 0..ow {
+            let mut sum = [0u32; 3];
+            for dy in 0..k {
+                let row = ((oy * k + dy) * w + ox * k) * 3;
+                for px in big[row..row + k * 3].chunks_exact(3) {
+                    for (s, &v) in sum.iter_mut().zip(px) {
+                        *s += u32::from(v);
+                    }
+                }
+            }
+            let o = (oy * ow + ox) * 3;
+            for (d, s) in out[o..o + 3].iter_mut().zip(sum) {
+                *d = ((s + n / 2) / n) as u8;
+            }
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Layout
+
+/// The legend's geometry: a framed box of columns filled top to bottom, in series order.
+struct LegendLayout {
+    em: f64,
+    rows: usize,
+    row_h: f64,
+    col_w: f64,
+    sample_w: f64,
+    inner_pad: f64,
+    box_w: f64,
+    box_h: f64,
+}
+
+/// Fits the legend into `avail_h` pixels of height, in as many columns as needed; shrinks its text (to 70 % at
+/// most) when it would be wider than `max_w`.
+fn legend_layout(series: &[Prepared<'_>], ts: &Typesetter, m: &Metrics, avail_h: f64, max_w: f64) -> LegendLayout {
+    let mut em = m.legend_em;
+    loop {
+        let row_h = 1.65 * em;
+        let sample_w = 2.4 * em;
+        let inner_pad = 0.7 * em;
+        let col_gap = 1.4 * em;
+        let label_w = series.iter().map(|s| ts.width(em, s.label)).fold(0.0, f64::max);
+        let rows_fit = (((avail_h - 2.0 * inner_pad) / row_h).floor() as usize).max(1);
+        let cols = series.len().div_ceil(rows_fit);
+        // Balance the columns: 13 entries in two columns are 7 + 6, not 12 + 1.
+        let rows = series.len().div_ceil(cols);
+        let col_w = sample_w + 0.6 * em + label_w;
+        let box_w = cols as f64 * col_w + (cols as f64 - 1.0) * col_gap + 2.0 * inner_pad;
+        let box_h = rows as f64 * row_h + 2.0 * inner_pad;
+        if box_w <= max_w || em <= 0.7 * m.legend_em {
+            return LegendLayout { em, rows, row_h, col_w: col_w + col_gap, sample_w, inner_pad, box_w, box_h };
+        }
+        em *= 0.92;
+    }
+}
+
+/// Where everything goes, in pixels of the final image.
+struct Layout {
+    title: Vec<String>,
+    subtitle: Vec<String>,
+    note: Vec<String>,
+    /// Top of the first title line, advancing by these line heights.
+    title_lh: f64,
+    subtitle_lh: f64,
+    note_lh: f64,
+    /// Top of the first note line.
+    note_top: f64,
+    /// The plotting area: left, top, right, bottom.
+    plot: (f64, f64, f64, f64),
+    legend: LegendLayout,
+    legend_origin: (f64, f64),
+    x: AxisSpec,
+    y: AxisSpec,
+}
+
+fn layout(
+    plot: &LinePlot,
+    series: &[Prepared<'_>],
+    ts: &Typesetter,
+    m: &Metrics,
+    width: u32,
+    height: u32,
+    path: &Path,
+) -> Result<Layout, Error> {
+    let too_small = |problem: String| Error::Size { path: path.to_owned(), width, height, problem };
+    let (w, h) = (f64::from(width), f64::from(height));
+    let text_w = w - 2.0 * m.pad;
+    let title = ts.wrap(m.title_em, &plot.title, text_w);
+    let subtitle = plot.subtitle.as_deref().map(|s| ts.wrap(m.subtitle_em, s, text_w)).unwrap_or_default();
+    let note = plot.note.as_deref().map(|s| ts.wrap(m.note_em, s, text_w)).unwrap_or_default();
+    let (title_lh, subtitle_lh, note_lh) = (1.3 * m.title_em, 1.4 * m.subtitle_em, 1.45 * m.note_em);
+    let header_h = m.pad + title.len() as f64 * title_lh + subtitle.len() as f64 * subtitle_lh + m.pad;
+    // The note keeps a padding's distance from the x axis label above it.
+    let note_h = note.len() as f64 * note_lh;
+    let footer_h = if note.is_empty() { m.pad } else { 2.0 * m.pad + note_h };
+    let note_top = h - m.pad - note_h;
+
+    // Under the plot: tick marks, tick labels, the axis label, then the footer.
+    let x_area_h = m.tick_len + 0.5 * m.tick_em + 1.3 * m.tick_em + 0.7 * m.tick_em + 1.3 * m.axis_em;
+    let top = header_h;
+    let bottom = h - footer_h - x_area_h;
+    if bottom - top < 80.0 {
+        return Err(too_small(format!(
+            "too small for the title, note and chart ({} and {} lines); make it taller or the text shorter",
+            title.len() + subtitle.len(),
+            note.len()
+        )));
+    }
+
+    // The legend sits in its own column on the right, level with the top of the plot.
+    let legend = legend_layout(series, ts, m, bottom - top, 0.45 * w);
+    let legend_origin = (w - m.pad - legend.box_w, top);
+
+    // The y axis first: its tick labels set the room on the left.
+    let (ylo, yhi) = bounds(series.iter().flat_map(|s| s.points.iter().map(|p| p.1)));
+    let (xlo, xhi) = bounds(series.iter().flat_map(|s| s.points.iter().map(|p| p.0)));
+    for (axis, lo, hi) in [("x", xlo, xhi), ("y", ylo, yhi)] {
+        // Log axes hold exponents here, so only a linear axis can overflow.
+        if !(hi - lo).is_finite() || !(hi.abs().max(lo.abs()) * 2.0).is_finite() {
+            return Err(Error::Range { path: path.to_owned(), axis, lo, hi });
+        }
+    }
+    let y = axis_spec(plot.y_axis, ylo, yhi, true, ((bottom - top) / (2.6 * m.tick_em)).floor() as usize);
+    let y_tick_w = y.ticks.iter().map(|(_, l)| ts.width(m.tick_em, l)).fold(0.0, f64::max);
+    let left = m.pad + 1.3 * m.axis_em + 0.8 * m.tick_em + y_tick_w + 0.5 * m.tick_em + m.tick_len;
+    let right = legend_origin.0 - 1.5 * m.pad;
+    if right - left < 120.0 {
+        return Err(too_small(format!(
+            "too small for the chart next to a legend of {} series; make it wider or the labels shorter",
+            series.len()
+        )));
+    }
+
+    // The x axis: as many labels as fit side by side with a gap of about two digits.
+    let mut max_labels = 12;
+    let x = loop {
+        let spec = axis_spec(plot.x_axis, xlo, xhi, false, max_labels);
+        let widest = spec.ticks.iter().map(|(_, l)| ts.width(m.tick_em, l)).fold(0.0, f64::max);
+        if spec.ticks.len() as f64 * (widest + 1.2 * m.tick_em) <= right - left || max_labels <= 2 {
+            break spec;
+        }
+        max_labels -= 1;
+    };
+    Ok(Layout {
+        title,
+        subtitle,
+        note,
+        title_lh,
+        subtitle_lh,
+        note_lh,
+        note_top,
+        plot: (left, top, right, bottom),
+        legend,
+        legend_origin,
+        x,
+        y,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Drawing
+
+/// Draws the plot into an RGB buffer (3 bytes a pixel, rows top to bottom). `path` is only used in errors.
+fn render_rgb(plot: &LinePlot, path: &Path, width: u32, height: u32) -> Result<Vec<u8>, Error> {
+    let (min, max) = (MIN_SIZE, MAX_SIZE);
+    if width < min.0 || height < min.1 || width > max.0 || height > max.1 {
+        let problem = format!("plots take {}x{} to {}x{} px", min.0, min.1, max.0, max.1);
+        return Err(Error::Size { path: path.to_owned(), width, height, problem });
+    }
+    let series = prepare(plot, path)?;
+    let ts = Typesetter::new(typeface(path)?);
+    let m = Metrics::new(width, height);
+    let l = layout(plot, &series, &ts, &m, width, height, path)?;
+
+    let (bw, bh) = (width * SS, height * SS);
+    let mut big = vec![0u8; bw as usize * bh as usize * 3];
+    draw_shapes(&mut big, (bw, bh), &series, &l, &m, path)?;
+    let mut rgb = downsample(&big, bw, bh, SS);
+    drop(big);
+    draw_text(&mut Canvas { rgb: &mut rgb, width, height }, plot, &ts, &l, &m);
+    Ok(rgb)
+}
+
+/// Everything but text, at `SS` times the final size.
+fn draw_shapes(
+    buf: &mut [u8],
+    size: (u32, u32),
+    series: &[Prepared<'_>],
+    l: &Layout,
+    m: &Metrics,
+    path: &Path,
+) -> Result<(), Error> {
+    let err =
+        |step| move |e: DrawingAreaErrorKind<_>| Error::Draw { path: path.to_owned(), step, message: e.to_string() };
+    let k = f64::from(SS);
+    let s = |v: f64| (v * k).round() as i32;
+    let ss = SS as i32;
+    // A line one final pixel wide: exactly one SS x SS block, so it stays crisp after downsampling.
+    let crisp = |x0: i32, y0: i32, x1: i32, y1: i32| [(x0 * ss, y0 * ss), (x1 * ss + ss - 1, y1 * ss + ss - 1)];
+
+    let root = BitMapBackend::with_buffer(buf, size).into_drawing_area();
+    root.fill(&WHITE).map_err(err("background"))?;
+
+    let (left, top, right, bottom) = l.plot;
+    let (pl, pt, pr, pb) = (left.round() as i32, top.round() as i32, right.round() as i32, bottom.round() as i32);
+
+    // Grid: minor lines, then major lines at the ticks.
+    for (values, color) in [(&l.x.minor, MINOR_GRID), (&l.x.ticks.iter().map(|t| t.0).collect(), GRID)] {
+        for &v in values {
+            let x = l.x.to_px(v, left, right).round() as i32;
+            root.draw(&Rectangle::new(crisp(x, pt, x, pb), color.filled())).map_err(err("grid"))?;
+        }
+    }
+    for (values, color) in [(&l.y.minor, MINOR_GRID), (&l.y.ticks.iter().map(|t| t.0).collect(), GRID)] {
+        for &v in values {
+            let y = l.y.to_px(v, bottom, top).round() as i32;
+            root.draw(&Rectangle::new(crisp(pl, y, pr, y), color.filled())).map_err(err("grid"))?;
+        }
+    }
+
+    // Axes on the left and at the bottom, with tick marks outside.
+    let tl = m.tick_len as i32;
+    root.draw(&Rectangle::new(crisp(pl, pt, pl, pb), AXIS.filled())).map_err(err("axes"))?;
+    root.draw(&Rectangle::new(crisp(pl, pb, pr, pb), AXIS.filled())).map_err(err("axes"))?;
+    for (t, _) in &l.x.ticks {
+        let x = l.x.to_px(*t, left, right).round() as i32;
+        root.draw(&Rectangle::new(crisp(x, pb, x, pb + tl), AXIS.filled())).map_err(err("axes"))?;
+    }
+    for (t, _) in &l.y.ticks {
+        let y = l.y.to_px(*t, bottom, top).round() as i32;
+        root.draw(&Rectangle::new(crisp(pl - tl, y, pl, y), AXIS.filled())).map_err(err("axes"))?;
+    }
+
+    // Series, clipped to the plotting area: measured lines first, references on top so they are never hidden.
+    let area =
+        root.clone().shrink((s(left), s(top)), ((s(right) - s(left)) as u32 + 1, (s(bottom) - s(top)) as u32 + 1));
+    let mut chart = ChartBuilder::on(&area).build_cartesian_2d(&l.x, &l.y).map_err(err("chart"))?;
+    let line_w = |w: f64| (w * k).round().max(1.0) as u32;
+    let order = series.iter().filter(|p| p.kind == SeriesKind::Line);
+    for p in order.chain(series.iter().filter(|p| p.kind == SeriesKind::Reference)) {
+        let pts = p.points.iter().copied();
+        match p.kind {
+            SeriesKind::Line => {
+                let style = p.color.stroke_width(line_w(m.line_w));
+                chart.draw_series(LineSeries::new(pts, style)).map_err(err("series"))?;
+            }
+            SeriesKind::Reference => {
+                let style = p.color.stroke_width(line_w(m.reference_w));
+                let (dash, gap) = (s(4.0 * m.reference_w), s(2.5 * m.reference_w));
+                chart.draw_series(DashedLineSeries::new(pts, dash, gap, style)).map_err(err("series"))?;
+            }
+        }
+        // Markers with a thin white ring, so crossing lines do not blur into them; smaller where points crowd.
+        let spread = l.x.to_px(p.points[p.points.len() - 1].0, left, right) - l.x.to_px(p.points[0].0, left, right);
+        let spacing = if p.points.len() > 1 { spread / (p.points.len() - 1) as f64 } else { f64::INFINITY };
+        let marker_r = s(m.marker_r.min(0.3 * spacing).max(1.5));
+        chart
+            .draw_series(p.points.iter().map(|&q| Circle::new(q, marker_r + ss, WHITE.filled())))
+            .map_err(err("series"))?;
+        chart
+            .draw_series(p.points.iter().map(|&q| Circle::new(q, marker_r, p.color.filled())))
+            .map_err(err("series"))?;
+    }
+
+    // Legend box and its samples; the labels come with the text.
+    let lg = &l.legend;
+    let (lx, ly) = l.legend_origin;
+    let (bx0, by0) = (lx.round() as i32, ly.round() as i32);
+    let (bx1, by1) = ((lx + lg.box_w).round() as i32, (ly + lg.box_h).round() as i32);
+    root.draw(&Rectangle::new([(bx0 * ss, by0 * ss), (bx1 * ss, by1 * ss)], WHITE.filled())).map_err(err("legend"))?;
+    for frame in
+        [crisp(bx0, by0, bx1, by0), crisp(bx0, by1, bx1, by1), crisp(bx0, by0, bx0, by1), crisp(bx1, by0, bx1, by1)]
+    {
+        root.draw(&Rectangle::new(frame, FRAME.filled())).map_err(err("legend"))?;
+    }
+    let scale = lg.em / m.legend_em;
+    for (i, p) in series.iter().enumerate() {
+        let (x, y) = legend_entry(l, i);
+        let (xa, xb, yc) = (s(x), s(x + lg.sample_w), s(y));
+        match p.kind {
+            SeriesKind::Line => {
+                let style = p.color.stroke_width(line_w(m.line_w * scale));
+                root.draw(&PathElement::new(vec![(xa, yc), (xb, yc)], style)).map_err(err("legend"))?;
+            }
+            SeriesKind::Reference => {
+                // Two dashes, as on the chart.
+                let style = p.color.stroke_width(line_w(m.reference_w * scale));
+                let third = (xb - xa) / 3;
+                root.draw(&PathElement::new(vec![(xa, yc), (xa + third, yc)], style)).map_err(err("legend"))?;
+                root.draw(&PathElement::new(vec![(xb - third, yc), (xb, yc)], style)).map_err(err("legend"))?;
+            }
+        }
+        let r = s(m.marker_r * scale);
+        root.draw(&Circle::new(((xa + xb) / 2, yc), r, p.color.filled())).map_err(err("legend"))?;
+    }
+    root.present().map_err(err("image"))
+}
+
+/// The left end and vertical middle of legend entry `i`'s sample line, in final pixels.
+fn legend_entry(l: &Layout, i: usize) -> (f64, f64) {
+    let lg = &l.legend;
+    let (col, row) = (i / lg.rows, i % lg.rows);
+    let x = l.legend_origin.0 + lg.inner_pad + col as f64 * lg.col_w;
+    let y = l.legend_origin.1 + lg.inner_pad + (row as f64 + 0.5) * lg.row_h;
+    (x, y)
+}
+
+/// All text, at the final size, over the downsampled shapes.
+fn draw_text(canvas: &mut Canvas<'_>, plot: &LinePlot, ts: &Typesetter, l: &Layout, m: &Metrics) {
+    let w = f64::from(canvas.width);
+    let (left, top, right, bottom) = l.plot;
+    let top_centre = (HAlign::Center, VAlign::Top);
+
+    let mut y = m.pad;
+    for line in &l.title {
+        ts.draw(canvas, line, m.title_em, TEXT, (w / 2.0, y), top_centre, false);
+        y += l.title_lh;
+    }
+    for line in &l.subtitle {
+        ts.draw(canvas, line, m.subtitle_em, MUTED_TEXT, (w / 2.0, y), top_centre, false);
+        y += l.subtitle_lh;
+    }
+
+    // Tick labels, the x label under them, the y label upright on the far left.
+    let x_label_top = bottom + m.tick_len + 0.5 * m.tick_em;
+    for (t, label) in &l.x.ticks {
+        let x = l.x.to_px(*t, left, right);
+        ts.draw(canvas, label, m.tick_em, TEXT, (x, x_label_top), top_centre, false);
+    }
+    for (t, label) in &l.y.ticks {
+        let y = l.y.to_px(*t, bottom, top);
+        let anchor = (left - m.tick_len - 0.5 * m.tick_em, y);
+        ts.draw(canvas, label, m.tick_em, TEXT, anchor, (HAlign::Right, VAlign::Middle), false);
+    }
+    let x_desc_top = x_label_top + 1.3 * m.tick_em + 0.7 * m.tick_em;
+    ts.draw(canvas, &plot.x_label, m.axis_em, TEXT, ((left + right) / 2.0, x_desc_top), top_centre, false);
+    let y_desc_x = m.pad + 0.5 * m.axis_em;
+    let middle = (HAlign::Center, VAlign::Middle);
+    ts.draw(canvas, &plot.y_label, m.axis_em, TEXT, (y_desc_x, (top + bottom) / 2.0), middle, true);
+
+    for (i, s) in plot.series.iter().enumerate() {
+        let (x, y) = legend_entry(l, i);
+        let anchor = (x + l.legend.sample_w + 0.6 * l.legend.em, y);
+        ts.draw(canvas, &s.label, l.legend.em, TEXT, anchor, (HAlign::Left, VAlign::Middle), false);
+    }
+
+    let mut y = l.note_top;
+    for line in &l.note {
+        ts.draw(canvas, line, m.note_em, MUTED_TEXT, (m.pad, y), (HAlign::Left, VAlign::Top), false);
+        y += l.note_lh;
+    }
+}
+
+fn encode_png(rgb: &[u8], width: u32, height: u32) -> Result<Vec<u8>, png::EncodingError> {
+    let mut out = Vec::new();
+    let mut encoder = png::Encoder::new(&mut out, width, height);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    encoder.set_compression(png::Compression::Balanced);
+    let mut writer = encoder.write_header()?;
+    writer.write_image_data(rgb)?;
+    writer.finish()?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// GFLOP/s of 3 kernels and a vendor reference over N = 256..4096, as the matmul experiment would plot them.
+    fn fixture() -> LinePlot {
+        let sizes = [256.0, 512.0, 1024.0, 2048.0, 4096.0];
+        let kernel = |scale: f64| sizes.iter().map(|&n: &f64| (n, scale * n.log2())).collect::<Vec<_>>();
+        LinePlot {
+            title: "SGEMM on test device (gfx90a, wave64), run fixture".to_owned(),
+            subtitle: Some("median of 10 runs".to_owned()),
+            x_label: "matrix size N (M = N = K)".to_owned(),
+            y_label: "GFLOP/s".to_owned(),
+            x_axis: Axis::Log2,
+            y_axis: Axis::Linear,
+            series: vec![
+                Series::line("naive", kernel(10.0)),
+                Series::line("accumulator", kernel(40.0)),
+                Series::line("tiled M=16", kernel(300.0)),
+                Series::reference("rocBLAS", kernel(2000.0)),
+            ],
+            note: Some("rocBLAS SGEMM uses matrix cores on CDNA; these kernels use plain FMA".to_owned()),
+        }
+    }
+
+    /// Decodes a PNG into (width, height, RGB bytes).
+    fn decode(bytes: &[u8]) -> (u32, u32, Vec<u8>) {
+        let mut reader = png::Decoder::new(std::io::Cursor::new(bytes)).read_info().expect("a valid PNG header");
+        let mut buf = vec![0; reader.output_buffer_size().expect("a buffer size")];
+        let info = reader.next_frame(&mut buf).expect("valid PNG data");
+        assert_eq!(info.color_type, png::ColorType::Rgb);
+        buf.truncate(info.buffer_size());
+        (info.width, info.height, buf)
+    }
+
+    fn render(plot: &LinePlot, w: u32, h: u32) -> (Vec<u8>, tempfile::TempDir) {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let path = dir.path().join("plot.png");
+        render_png(plot, &path, w, h).expect("the plot renders");
+        (std::fs::read(&path).expect("the PNG was written"), dir)
+    }
+
+    /// Pixels in rows `y0..y1` that are not white.
+    fn ink(rgb: &[u8], w: u32, y0: u32, y1: u32) -> usize {
+        let row = w as usize * 3;
+        rgb[y0 as usize * row..y1 as usize * row].chunks(3).filter(|p| p != &[255, 255, 255]).count()
+    }
+
+    #[test]
+    fn fixture_renders_a_png_of_the_requested_size_with_content() {
+        let (bytes, _dir) = render(&fixture(), 900, 600);
+        assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+        let (w, h, rgb) = decode(&bytes);
+        assert_eq!((w, h), (900, 600));
+        // The plotting area (middle of the image) holds lines, markers and grid in several colours.
+        let colours: std::collections::BTreeSet<&[u8]> = rgb.chunks(3).collect();
+        assert!(colours.len() > 20, "only {} distinct colours", colours.len());
+        assert!(ink(&rgb, w, h / 4, 3 * h / 4) > 5_000);
+        // Every palette colour used by a line appears somewhere.
+        for c in [PALETTE[0], PALETTE[1], PALETTE[2]] {
+            assert!(colours.contains(&[c.0, c.1, c.2][..]), "colour {c:?} missing");
+        }
+    }
+
+    #[test]
+    fn output_is_deterministic() {
+        let (a, _d1) = render(&fixture(), 640, 480);
+        let (b, _d2) = render(&fixture(), 640, 480);
+        assert!(a == b, "two renders of the same plot differ");
+    }
+
+    #[test]
+    fn title_text_is_drawn_with_the_bundled_font() {
+        // Two one-line titles give the same layout, so the images differ only where the title's glyphs are.
+        let mut short = fixture();
+        short.title = "x".to_owned();
+        let (a, _d1) = render(&fixture(), 800, 500);
+        let (b, _d2) = render(&short, 800, 500);
+        let ((w, h, a), (_, _, b)) = (decode(&a), decode(&b));
+        let m = Metrics::new(w, h);
+        let band = (m.pad + 1.3 * m.title_em).ceil() as usize;
+        let differing_rows: Vec<usize> = (0..h as usize)
+            .filter(|&y| {
+                let row = y * w as usize * 3..(y + 1) * w as usize * 3;
+                a[row.clone()] != b[row]
+            })
+            .collect();
+        assert!(!differing_rows.is_empty(), "the title did not change the image");
+        assert!(differing_rows.iter().all(|&y| y < band), "rows {differing_rows:?} outside the title band 0..{band}");
+        assert!(ink(&a, w, 0, band as u32) > 10 * ink(&b, w, 0, band as u32), "the long title has little ink");
+    }
+
+    #[test]
+    fn single_point_and_partly_invalid_series_are_drawn() {
+        let mut plot = fixture();
+        plot.series = vec![
+            Series::line("one point", vec![(1024.0, 500.0)]),
+            Series::line("with gaps", vec![(256.0, f64::NAN), (512.0, 100.0), (f64::INFINITY, 1.0), (2048.0, 300.0)]),
+            // -1 cannot sit on a log2 axis; the other points still can.
+            Series::line("negative x", vec![(-1.0, 10.0), (4096.0, 50.0)]),
+        ];
+        let (bytes, _dir) = render(&plot, 640, 480);
+        let (_, _, rgb) = decode(&bytes);
+        let colours: std::collections::BTreeSet<&[u8]> = rgb.chunks(3).collect();
+        let c = PALETTE[0];
+        assert!(colours.contains(&[c.0, c.1, c.2][..]), "the single point is not drawn");
+    }
+
+    #[test]
+    fn all_axis_kinds_render() {
+        for (x_axis, y_axis) in [
+            (Axis::Linear, Axis::Linear),
+            (Axis::Log10, Axis::Log10),
+            (Axis::Log2, Axis::Log2),
+            (Axis::Linear, Axis::Log10),
+        ] {
+            let mut plot = fixture();
+            plot.x_axis = x_axis;
+            plot.y_axis = y_axis;
+            render(&plot, 640, 480);
+        }
+    }
+
+    #[test]
+    fn extreme_values_are_drawn_or_refused_without_panic() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let mut plot = fixture();
+        plot.x_axis = Axis::Linear;
+        plot.series = vec![Series::line("half of f64", vec![(1.0, f64::MAX / 2.0), (2.0, -f64::MAX / 2.0)])];
+        render_png(&plot, &dir.path().join("half.png"), 640, 480).expect("half the f64 range renders");
+        plot.series = vec![Series::line("all of f64", vec![(1.0, f64::MAX), (2.0, -f64::MAX)])];
+        let e = render_png(&plot, &dir.path().join("huge.png"), 640, 480).expect_err("the span overflows");
+        assert!(matches!(e, Error::Range { axis: "y", .. }), "{e}");
+        plot.series = vec![Series::line("tiny to huge", vec![(1e-300, 1e-300), (1e300, 1e300)])];
+        plot.x_axis = Axis::Log10;
+        plot.y_axis = Axis::Log2;
+        render_png(&plot, &dir.path().join("wide.png"), 640, 480).expect("a wide log range renders");
+    }
+
+    #[test]
+    fn empty_plot_is_an_error_naming_the_file() {
+        let mut plot = fixture();
+        plot.series.clear();
+        let path = Path::new("/nonexistent-dir/empty.png");
+        let e = render_png(&plot, path, 640, 480).expect_err("an empty plot must fail");
+        assert!(matches!(e, Error::NoSeries { .. }), "{e}");
+        assert!(e.to_string().contains("/nonexistent-dir/empty.png"), "{e}");
+    }
+
+    #[test]
+    fn all_nan_or_empty_series_is_an_error_naming_the_series() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let path = dir.path().join("nan.png");
+        for points in [vec![(256.0, f64::NAN), (512.0, f64::NAN)], vec![]] {
+            let mut plot = fixture();
+            plot.series.push(Series::line("broken", points));
+            let e = render_png(&plot, &path, 640, 480).expect_err("a series with nothing to draw must fail");
+            assert!(matches!(&e, Error::EmptySeries { label, .. } if label == "broken"), "{e}");
+            assert!(e.to_string().contains("nan.png"), "{e}");
+        }
+        assert!(!path.exists(), "nothing is written on error");
+    }
+
+    #[test]
+    fn unwritable_path_is_an_error_naming_the_file() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let path = dir.path().join("missing-folder").join("plot.png");
+        let e = render_png(&fixture(), &path, 640, 480).expect_err("writing into a missing folder must fail");
+        assert!(matches!(e, Error::Write { .. }), "{e}");
+        assert!(e.to_string().contains("missing-folder/plot.png"), "{e}");
+    }
+
+    #[test]
+    fn out_of_range_or_crowded_image_size_is_an_error() {
+        for (w, h) in [(100, 100), (320, 100_000)] {
+            let e = render_png(&fixture(), Path::new("odd.png"), w, h).expect_err("an out-of-range size must fail");
+            assert!(matches!(e, Error::Size { .. }), "{e}");
+            assert!(e.to_string().contains("odd.png"), "{e}");
+        }
+        // 30 long labels do not fit beside a small chart.
+        let mut crowded = fixture();
+        crowded.series =
+            (0..30).map(|i| Series::line(format!("a rather long kernel name {i}"), vec![(1.0, 1.0)])).collect();
+        let e = render_png(&crowded, Path::new("crowded.png"), 400, 300).expect_err("the legend cannot fit");
+        assert!(e.to_string().contains("legend of 30 series"), "{e}");
+    }
+
+    #[test]
+    fn log2_ticks_are_the_powers_of_two_present_as_plain_integers() {
+        let spec = log_axis(2.0, 256f64.log2(), 8192f64.log2(), 12);
+        let labels: Vec<&str> = spec.ticks.iter().map(|(_, l)| l.as_str()).collect();
+        assert_eq!(labels, ["256", "512", "1024", "2048", "4096", "8192"]);
+        // Not starting at a power: 300..5000 has 512..4096.
+        let spec = log_axis(2.0, 300f64.log2(), 5000f64.log2(), 12);
+        let labels: Vec<&str> = spec.ticks.iter().map(|(_, l)| l.as_str()).collect();
+        assert_eq!(labels, ["512", "1024", "2048", "4096"]);
+        // Too many powers for the room: every other one.
+        let spec = log_axis(2.0, 0.0, 20.0, 11);
+        assert!(spec.ticks.len() <= 11);
+        assert_eq!(spec.ticks[1].1, "4");
+    }
+
+    #[test]
+    fn log10_ticks_use_decades_or_one_two_five() {
+        let labels = |spec: AxisSpec| spec.ticks.into_iter().map(|(_, l)| l).collect::<Vec<_>>();
+        // Three decades: 1-2-5 steps.
+        assert_eq!(
+            labels(log_axis(10.0, 50f64.log10(), 5e4f64.log10(), 20)),
+            ["50", "100", "200", "500", "1000", "2000", "5000", "10000", "20000", "50000"]
+        );
+        // Many decades: the powers, past a million as 1e7.
+        assert_eq!(
+            labels(log_axis(10.0, 1.0, 9.0, 20)),
+            ["10", "100", "1000", "10000", "100000", "1000000", "1e7", "1e8", "1e9"]
+        );
+        // Within one decade: every digit.
+        assert_eq!(labels(log_axis(10.0, 3f64.log10(), 9f64.log10(), 20)), ["3", "4", "5", "6", "7", "8", "9"]);
+    }
+
+    #[test]
+    fn linear_y_starts_at_zero_with_nice_ticks() {
+        let spec = axis_spec(Axis::Linear, 50.0, 50_000.0, true, 10);
+        assert_eq!(spec.lo, 0.0);
+        assert!(spec.hi >= 50_000.0);
+        let labels: Vec<&str> = spec.ticks.iter().map(|(_, l)| l.as_str()).collect();
+        assert_eq!(labels, ["0", "10000", "20000", "30000", "40000", "50000"]);
+        let spec = axis_spec(Axis::Linear, 0.1, 0.9, true, 10);
+        let labels: Vec<&str> = spec.ticks.iter().map(|(_, l)| l.as_str()).collect();
+        assert_eq!(labels, ["0", "0.2", "0.4", "0.6", "0.8"]);
+    }
+
+    #[test]
+    fn bundled_font_metrics() {
+        let ts = Typesetter::new(typeface(Path::new("-")).expect("the bundled font parses"));
+        assert_eq!(ts.units_per_em, 2048.0);
+        // DejaVu Sans capitals are 1493 of 2048 units tall.
+        assert!((ts.cap_height - 1493.0 / 2048.0).abs() < 1e-3, "cap height {}", ts.cap_height);
+        // Kerning and advances: "AV" is narrower than "A" plus "V".
+        assert!(ts.width(20.0, "AV") < ts.width(20.0, "A") + ts.width(20.0, "V"));
+        assert!((ts.width(20.0, "0000") - 4.0 * ts.width(20.0, "0")).abs() < 1e-3);
+    }
+
+    #[test]
+    fn plain_number_formatting() {
+        for (v, s) in [(0.0, "0"), (8192.0, "8192"), (0.5, "0.5"), (0.125, "0.125"), (1.5e-7, "1.5e-7"), (-3.0, "-3")] {
+            assert_eq!(format_plain(v), s);
+        }
+    }
+
+    /// The realistic matmul ladder: 12 kernels and cuBLAS over N = 256..8192. Set `SUITE_PLOT_EXAMPLE=<file.png>`
+    /// to keep the image and look at it.
+    #[test]
+    fn realistic_ladder_renders() {
+        let names = [
+            "naive",
+            "accumulator",
+            "tiled M=4",
+            "tiled M=8",
+            "tiled M=16",
+            "tiled M=32",
+            "coalesced",
+            "regblock 1D",
+            "regblock 2D",
+            "vectorized",
+            "double-buffered",
+            "warptile",
+        ];
+        let sizes: Vec<f64> = (8..=13).map(|k| f64::from(1u32 << k)).collect();
+        let mut series: Vec<Series> = names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                let top = 50.0 * 1.8f64.powi(i as i32);
+                let pts = sizes.iter().map(|&n| (n, top * (1.0 - 0.6 / (n / 256.0)))).collect();
+                Series::line(*name, pts)
+            })
+            .collect();
+        series.push(Series::reference(
+            "cuBLAS",
+            sizes.iter().map(|&n| (n, 50_000.0 * (1.0 - 0.5 / (n / 256.0)))).collect(),
+        ));
+        let plot = LinePlot {
+            title: "SGEMM ladder on NVIDIA H100 SXM (sm_90, warp32), run 2024-05-01T12:00Z".to_owned(),
+            subtitle: Some("FP32, M = N = K, median of 20 timed runs after 3 warm-ups".to_owned()),
+            x_label: "matrix size N (M = N = K)".to_owned(),
+            y_label: "GFLOP/s".to_owned(),
+            x_axis: Axis::Log2,
+            y_axis: Axis::Linear,
+            series,
+            note: Some(
+                "cuBLAS SGEMM is the vendor reference (dashed). FP32 peak of the H100 SXM is 66.9 TFLOP/s without \
+                 tensor cores; these kernels use plain FMA."
+                    .to_owned(),
+            ),
+        };
+        let (w, h) = DEFAULT_SIZE;
+        let (bytes, _dir) = render(&plot, w, h);
+        assert_eq!(decode(&bytes).0, w);
+        if let Some(out) = std::env::var_os("SUITE_PLOT_EXAMPLE") {
+            std::fs::write(out, &bytes).expect("the example copy is written");
+        }
+    }
+}
