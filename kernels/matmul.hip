@@ -1,0 +1,637 @@
+// Matrix multiplication ladder: C = A·B in FP32, from the seed exercise's naive kernel to a register-blocked,
+// double-buffered kernel meant to come close to the vendor BLAS on plain FMA units.
+//
+// Conventions shared by every kernel here (the Rust VARIANTS table relies on them):
+// - Row-major FP32. A is M×K, B is K×N, C is M×N.
+// - Signature: (const float* A, const float* B, float* C, int M, int N, int K).
+// - 2-D grid: blockIdx.x walks the columns of C (N direction), blockIdx.y the rows (M direction), so
+//   grid = (ceil(N / BN), ceil(M / BM)) where BM×BN is the part of C one group computes.
+// - Group sizes and LDS are compile-time constants; no kernel uses dynamic LDS. All LDS is static and under
+//   48 KiB, so no opt-in is needed on NVIDIA.
+// - Nothing assumes 32 or 64 items per wave: where the layout of a wave matters it comes from GPU_WAVE_SIZE.
+// - Plain FP32 FMA only (no tensor/matrix cores, no vendor-only copy engines), so the comparison with the vendor
+//   BLAS is about how data is moved, not which arithmetic unit is used. (rocBLAS on gfx90a does use matrix cores.
+//   There the ceiling for these kernels is the vector FMA peak of a GCD: 23.9 TFLOP/s, or 47.9 where clang emits
+//   the packed v_pk_fma_f32, two FP32 FMAs per lane, as it does for the register-blocked kernels below.)
+// - Offsets are computed in int inside a tile and in size_t for row starts, so M·K, K·N and M·N may exceed 2^31.
+//
+// Measured once on an H100 SXM (sm_90, nvcc 13, M = N = K = 4096, TFLOP/s; cuBLAS SGEMM 51.3): naive 0.61,
+// accumulator 5.4, tiled_m4/m8/m16/m32 1.6/5.1/8.1/8.7, blocktile_1d 15.4, blocktile_2d 21.2, vectorized 33.8,
+// warptile ~38, double_buffer 47.5 (0.93× cuBLAS).
+#include "gpu.h"
+
+// Both NVIDIA shared memory and gfx90a LDS have 32 banks of 4 bytes; a 32-lane phase of an access is conflict-free
+// when its 32 addresses fall into 32 different banks (or repeat an address: a broadcast). This is the bank count,
+// not the wave size.
+#define LDS_BANKS 32
+
+// A float4 of global memory, or zeros when it lies outside the matrix (ok == false). Written as a guarded
+// assignment rather than `ok ? *p : zero`: clang turns that select into a select of two addresses (global vs a
+// private zero) and then has to issue a slow generic (flat) load through scratch on AMD.
+__device__ __forceinline__ float4 load_or_zero(const float* p, bool ok) {
+    float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (ok) v = *reinterpret_cast<const float4*>(p);
+    return v;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// 1. matmul_naive — seed step 0: the kernel as the exercise first writes it.
+//
+// Idea: one item per element C[i][j]; at every k it reads C from global memory, adds A[i][k]·B[k][j] and writes C
+// back, exactly like the seed's `matrix_c[i*N+j] += ...` inside the k loop.
+// Expected limit: memory traffic. Per FMA it moves 4 words (A, B, and a read and write of C); A[i][k] is the same
+// address for all items of a row of the group (a broadcast, one useful word per 64/128-byte transaction).
+// Launch: group (16, 16, 1), grid (ceil(N/16), ceil(M/16)). Any M, N, K. C MUST BE ZEROED before the launch,
+// because the kernel accumulates into it.
+//
+// The C access goes through a volatile pointer on purpose: A and B are __restrict__, so the compiler may prove
+// that C[i][j] cannot change behind its back and keep it in a register for the whole loop, silently turning this
+// kernel into matmul_accumulator. volatile keeps one global load and one global store per k, which is the point
+// of this step.
+// ---------------------------------------------------------------------------------------------------------------
+#define SIMPLE_GROUP 16
+
+GPU_KERNEL __launch_bounds__(SIMPLE_GROUP* SIMPLE_GROUP) void matmul_naive(const float* __restrict__ A,
+                                                                           const float* __restrict__ B,
+                                                                           float* __restrict__ C, int M, int N,
+                                                                           int K) {
+    const int i = blockIdx.y * SIMPLE_GROUP + threadIdx.y;  // row of C
+    const int j = blockIdx.x * SIMPLE_GROUP + threadIdx.x;  // column of C: consecutive items, consecutive addresses
+    if (i >= M || j >= N) return;
+    volatile float* c = C + (size_t)i * N + j;
+    const float* a = A + (size_t)i * K;
+    for (int k = 0; k < K; ++k) *c += a[k] * B[(size_t)k * N + j];
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// 2. matmul_accumulator — seed step 1: "eliminate the redundant memory accesses by using a local temporary".
+//
+// Idea: same mapping as matmul_naive, but the running sum lives in a register and C is written once.
+// Expected limit: still memory/cache bound: 2 loads per FMA, and every item re-reads a whole row of A and column
+// of B (reuse only through the caches). Roughly 2× the naive kernel where the naive one is bound by C traffic.
+// Launch: group (16, 16, 1), grid (ceil(N/16), ceil(M/16)). Any M, N, K. C need not be zeroed (overwritten).
+// ---------------------------------------------------------------------------------------------------------------
+GPU_KERNEL __launch_bounds__(SIMPLE_GROUP* SIMPLE_GROUP) void matmul_accumulator(const float* __restrict__ A,
+                                                                                 const float* __restrict__ B,
+                                                                                 float* __restrict__ C, int M,
+                                                                                 int N, int K) {
+    const int i = blockIdx.y * SIMPLE_GROUP + threadIdx.y;
+    const int j = blockIdx.x * SIMPLE_GROUP + threadIdx.x;
+    if (i >= M || j >= N) return;
+    const float* a = A + (size_t)i * K;
+    float sum = 0.0f;
+    for (int k = 0; k < K; ++k) sum += a[k] * B[(size_t)k * N + j];
+    C[(size_t)i * N + j] = sum;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// 3. matmul_tiled_m<TILE> — seed step 2: M×M tiles of A and B in LDS, two barriers per step.
+//
+// Idea: the group (TILE×TILE items) copies a TILE×TILE tile of A and of B into LDS with coalesced loads (consecutive
+// items read consecutive columns), then every item runs TILE FMAs out of LDS. Each global word is now read once
+// per group instead of once per item: global traffic drops by a factor TILE.
+// Expected limit: LDS bandwidth and barriers. Per FMA each item still does 2 LDS reads (one of them a broadcast),
+// and each step of TILE FMAs costs two barriers. Small TILE (4, 8) also means groups smaller than a wave (TILE=4 is
+// 16 items: part of the wave idles) or little reuse. The seed asks to test TILE in {4, 8, 16, 32} (32×32 = 1024 is
+// the largest group).
+// Launch: group (TILE, TILE, 1), grid (ceil(N/TILE), ceil(M/TILE)). Any M, N, K: loads outside the matrices read
+// as zero (they add nothing) and stores outside C are skipped. C need not be zeroed.
+//
+// Why two barriers: the first makes the freshly stored tile visible to every item before anyone reads it; the
+// second keeps fast items from overwriting the tile (next step's loads) while slow items still read it.
+// ---------------------------------------------------------------------------------------------------------------
+template <int TILE>
+__device__ __forceinline__ void tiled(const float* __restrict__ A, const float* __restrict__ B,
+                                      float* __restrict__ C, int M, int N, int K) {
+    __shared__ float As[TILE][TILE];
+    __shared__ float Bs[TILE][TILE];
+    const int x = threadIdx.x;  // column inside the tile
+    const int y = threadIdx.y;  // row inside the tile
+    const int row = blockIdx.y * TILE + y;
+    const int col = blockIdx.x * TILE + x;
+    const float* a = A + (size_t)row * K;  // only dereferenced when row < M
+    float sum = 0.0f;
+    for (int t = 0; t < K; t += TILE) {
+        As[y][x] = (row < M && t + x < K) ? a[t + x] : 0.0f;
+        Bs[y][x] = (t + y < K && col < N) ? B[(size_t)(t + y) * N + col] : 0.0f;
+        __syncthreads();  // tile complete before anyone reads it
+#pragma unroll
+        for (int k = 0; k < TILE; ++k) sum += As[y][k] * Bs[k][x];  // As: broadcast along x; Bs: consecutive banks
+        __syncthreads();  // everyone done reading before the next step overwrites the tile
+    }
+    if (row < M && col < N) C[(size_t)row * N + col] = sum;
+}
+
+GPU_KERNEL __launch_bounds__(4 * 4) void matmul_tiled_m4(const float* __restrict__ A, const float* __restrict__ B,
+                                                         float* __restrict__ C, int M, int N, int K) {
+    tiled<4>(A, B, C, M, N, K);
+}
+GPU_KERNEL __launch_bounds__(8 * 8) void matmul_tiled_m8(const float* __restrict__ A, const float* __restrict__ B,
+                                                         float* __restrict__ C, int M, int N, int K) {
+    tiled<8>(A, B, C, M, N, K);
+}
+GPU_KERNEL __launch_bounds__(16 * 16) void matmul_tiled_m16(const float* __restrict__ A,
+                                                            const float* __restrict__ B, float* __restrict__ C,
+                                                            int M, int N, int K) {
+    tiled<16>(A, B, C, M, N, K);
+}
+GPU_KERNEL __launch_bounds__(32 * 32) void matmul_tiled_m32(const float* __restrict__ A,
+                                                            const float* __restrict__ B, float* __restrict__ C,
+                                                            int M, int N, int K) {
+    tiled<32>(A, B, C, M, N, K);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// From here on: register blocking (beyond the seed, in the spirit of siboehm/SGEMM_CUDA kernels 4-10). Each item
+// computes several elements of C, so each value read from LDS feeds several FMAs held in registers. Groups are 1-D
+// (THREADS, 1, 1); the grid is still (ceil(N/BN), ceil(M/BM)).
+// ---------------------------------------------------------------------------------------------------------------
+
+// ---------------------------------------------------------------------------------------------------------------
+// 4. matmul_blocktile_1d — each item computes a column of TM = 8 results.
+//
+// Idea: the group computes a 64×64 block of C from 64×8 (A) and 8×64 (B) LDS tiles. Per k an item reads one B
+// value into a register and reuses it for TM FMAs; the TM A values are broadcasts (all items of a wave share the
+// same rows). LDS reads per FMA drop from 2 to ~1.1.
+// Expected limit: still LDS-issue bound (one LDS read per FMA for A) and two barriers per 8-deep step; the global
+// loads of the 64×8 A tile read only 32 contiguous bytes per row. Several times faster than matmul_tiled_m32.
+// Launch: group (512, 1, 1), grid (ceil(N/64), ceil(M/64)). Any M, N, K (scalar loads, zero-filled outside the
+// matrices; stores guarded). C need not be zeroed. LDS: 4 KiB.
+// ---------------------------------------------------------------------------------------------------------------
+#define BT1_BM 64
+#define BT1_BN 64
+#define BT1_BK 8
+#define BT1_TM 8
+#define BT1_THREADS (BT1_BM * BT1_BN / BT1_TM)  // 512
+
+GPU_KERNEL __launch_bounds__(BT1_THREADS) void matmul_blocktile_1d(const float* __restrict__ A,
+                                                                   const float* __restrict__ B,
+                                                                   float* __restrict__ C, int M, int N, int K) {
+    __shared__ float As[BT1_BM][BT1_BK];
+    __shared__ float Bs[BT1_BK][BT1_BN];
+    static_assert(BT1_BM * BT1_BK == BT1_THREADS && BT1_BK * BT1_BN == BT1_THREADS, "one load per item per tile");
+
+    const int t = threadIdx.x;
+    const int bm = blockIdx.y * BT1_BM;
+    const int bn = blockIdx.x * BT1_BN;
+    // Compute mapping: consecutive items take consecutive columns (coalesced C stores, conflict-free B reads);
+    // a wave shares one row band, so its A reads are broadcasts.
+    const int tcol = t % BT1_BN;
+    const int trow = t / BT1_BN;  // rows trow*TM .. trow*TM+TM-1 of the block
+    // Load mapping: one element of each tile per item, consecutive items on consecutive addresses.
+    const int a_row = t / BT1_BK, a_col = t % BT1_BK;
+    const int b_row = t / BT1_BN, b_col = t % BT1_BN;
+    const bool a_row_ok = bm + a_row < M;
+    const bool b_col_ok = bn + b_col < N;
+    const float* a_ptr = A + (size_t)(bm + a_row) * K + a_col;
+    const float* b_ptr = B + (size_t)b_row * N + bn + b_col;
+
+    float acc[BT1_TM] = {};
+    for (int kt = 0; kt < K; kt += BT1_BK) {
+        As[a_row][a_col] = (a_row_ok && kt + a_col < K) ? a_ptr[kt] : 0.0f;
+        Bs[b_row][b_col] = (kt + b_row < K && b_col_ok) ? b_ptr[(size_t)kt * N] : 0.0f;
+        __syncthreads();  // tiles complete before use
+#pragma unroll
+        for (int k = 0; k < BT1_BK; ++k) {
+            const float b = Bs[k][tcol];  // one LDS read, reused TM times from a register
+#pragma unroll
+            for (int i = 0; i < BT1_TM; ++i) acc[i] += As[trow * BT1_TM + i][k] * b;
+        }
+        __syncthreads();  // everyone done reading before the next step overwrites the tiles
+    }
+#pragma unroll
+    for (int i = 0; i < BT1_TM; ++i) {
+        const int row = bm + trow * BT1_TM + i;
+        if (row < M && bn + tcol < N) C[(size_t)row * N + bn + tcol] = acc[i];
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// 5. matmul_blocktile_2d — each item computes an 8×8 (TM×TN) block of C.
+//
+// Idea: a 128×128 block of C per group of 256 items, from 128×8 / 8×128 LDS tiles. Per k an item loads TM values
+// of A and TN values of B into registers and does TM·TN = 64 FMAs with them (outer product): 16 LDS words for 64
+// FMAs instead of 2 per FMA. 64 accumulators per item.
+// Expected limit: global loads are still scalar (4 of each tile per item per step); an item's TM values of A for
+// one k lie down a column of As (stride BK), and the two row bands of items in a 32-lane phase hit the same banks
+// (2-way conflict); two barriers per 8-deep step. Typically 1.3-2× matmul_blocktile_1d.
+// Launch: group (256, 1, 1), grid (ceil(N/128), ceil(M/128)). Any M, N, K. C need not be zeroed. LDS: 8 KiB.
+// ---------------------------------------------------------------------------------------------------------------
+#define BT2_BM 128
+#define BT2_BN 128
+#define BT2_BK 8
+#define BT2_TM 8
+#define BT2_TN 8
+#define BT2_THREADS (BT2_BM * BT2_BN / (BT2_TM * BT2_TN))  // 256
+
+GPU_KERNEL __launch_bounds__(BT2_THREADS) void matmul_blocktile_2d(const float* __restrict__ A,
+                                                                   const float* __restrict__ B,
+                                                                   float* __restrict__ C, int M, int N, int K) {
+    __shared__ float As[BT2_BM][BT2_BK];
+    __shared__ float Bs[BT2_BK][BT2_BN];
+    constexpr int A_LOADS = BT2_BM * BT2_BK / BT2_THREADS;  // 4 elements of the A tile per item per step
+    constexpr int B_LOADS = BT2_BK * BT2_BN / BT2_THREADS;  // 4 of the B tile
+    static_assert(A_LOADS * BT2_THREADS == BT2_BM * BT2_BK && B_LOADS * BT2_THREADS == BT2_BK * BT2_BN, "tiling");
+
+    const int t = threadIdx.x;
+    const int bm = blockIdx.y * BT2_BM;
+    const int bn = blockIdx.x * BT2_BN;
+    const int tc = t % (BT2_BN / BT2_TN);  // columns tc*TN .. +TN-1 of the block
+    const int tr = t / (BT2_BN / BT2_TN);  // rows tr*TM .. +TM-1
+
+    float acc[BT2_TM][BT2_TN] = {};
+    float ra[BT2_TM], rb[BT2_TN];
+    for (int kt = 0; kt < K; kt += BT2_BK) {
+        // Element e = t + l*THREADS of each tile: consecutive items on consecutive addresses.
+#pragma unroll
+        for (int l = 0; l < A_LOADS; ++l) {
+            const int e = t + l * BT2_THREADS;
+            const int r = e / BT2_BK, c = e % BT2_BK;
+            As[r][c] = (bm + r < M && kt + c < K) ? A[(size_t)(bm + r) * K + kt + c] : 0.0f;
+        }
+#pragma unroll
+        for (int l = 0; l < B_LOADS; ++l) {
+            const int e = t + l * BT2_THREADS;
+            const int r = e / BT2_BN, c = e % BT2_BN;
+            Bs[r][c] = (kt + r < K && bn + c < N) ? B[(size_t)(kt + r) * N + bn + c] : 0.0f;
+        }
+        __syncthreads();  // tiles complete before use
+#pragma unroll
+        for (int k = 0; k < BT2_BK; ++k) {
+#pragma unroll
+            for (int i = 0; i < BT2_TM; ++i) ra[i] = As[tr * BT2_TM + i][k];
+#pragma unroll
+            for (int j = 0; j < BT2_TN; ++j) rb[j] = Bs[k][tc * BT2_TN + j];
+#pragma unroll
+            for (int i = 0; i < BT2_TM; ++i)
+#pragma unroll
+                for (int j = 0; j < BT2_TN; ++j) acc[i][j] += ra[i] * rb[j];
+        }
+        __syncthreads();  // everyone done reading before the next step overwrites the tiles
+    }
+#pragma unroll
+    for (int i = 0; i < BT2_TM; ++i) {
+        const int row = bm + tr * BT2_TM + i;
+        if (row >= M) continue;
+#pragma unroll
+        for (int j = 0; j < BT2_TN; ++j) {
+            const int col = bn + tc * BT2_TN + j;
+            if (col < N) C[(size_t)row * N + col] = acc[i][j];
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// 6. matmul_vectorized — matmul_blocktile_2d with 16-byte memory accesses everywhere.
+//
+// Idea: global loads and C stores move float4s (one 16-byte instruction instead of four). The A tile is stored
+// transposed in LDS (As[k][m]) so that an item's TM values of A for one k are contiguous: the inner loop reads A
+// and B fragments as float4 from LDS (4 LDS.128 per 64 FMAs instead of 16 scalar reads).
+// Each row of As is padded by 4 floats (stride 132): the two float4s an A row contributes per step land in As
+// rows 4 apart, 4·132 ≡ 16 (mod 32 banks), so the transposing scalar stores of a 32-lane phase (16 A rows × 2
+// halves) hit 32 different banks. Without the pad they would collide 2-way. The pad keeps 16-byte alignment.
+// Expected limit: a B fragment read of a 32-lane phase is 16 distinct float4s 32 bytes apart (512 bytes spanned
+// for 256 bytes of data: twice the minimum LDS wavefronts), and two barriers per 8-deep step with no overlap of
+// global loads and compute. ~1.5× matmul_blocktile_2d.
+// Launch: group (256, 1, 1), grid (ceil(N/128), ceil(M/128)). REQUIRES N % 4 == 0 and K % 4 == 0 (so every float4
+// of A, B and C is 16-byte aligned and lies wholly inside or wholly outside the matrix) and 16-byte aligned base
+// pointers; M any. Ragged edges are zero-filled / guarded. C need not be zeroed. LDS: 8.1 KiB.
+// ---------------------------------------------------------------------------------------------------------------
+#define VEC_BM 128
+#define VEC_BN 128
+#define VEC_BK 8
+#define VEC_TM 8
+#define VEC_TN 8
+#define VEC_THREADS (VEC_BM * VEC_BN / (VEC_TM * VEC_TN))  // 256
+#define VEC_APAD 4
+
+GPU_KERNEL __launch_bounds__(VEC_THREADS) void matmul_vectorized(const float* __restrict__ A,
+                                                                 const float* __restrict__ B,
+                                                                 float* __restrict__ C, int M, int N, int K) {
+    __shared__ __align__(16) float As[VEC_BK][VEC_BM + VEC_APAD];  // transposed: As[k][m]
+    __shared__ __align__(16) float Bs[VEC_BK][VEC_BN];
+    static_assert(VEC_BM * VEC_BK / 4 == VEC_THREADS && VEC_BK * VEC_BN / 4 == VEC_THREADS, "one float4 each");
+
+    const int t = threadIdx.x;
+    const int bm = blockIdx.y * VEC_BM;
+    const int bn = blockIdx.x * VEC_BN;
+    const int tc = t % (VEC_BN / VEC_TN);
+    const int tr = t / (VEC_BN / VEC_TN);
+    // Load mapping: A tile: row t/2, k quad t%2 (a wave reads whole 32-byte row pieces); B tile: k row t/32,
+    // column quad t%32 (a wave reads 512 contiguous bytes).
+    const int a_row = t / (VEC_BK / 4), a_k = (t % (VEC_BK / 4)) * 4;
+    const int b_k = t / (VEC_BN / 4), b_col = (t % (VEC_BN / 4)) * 4;
+    const bool a_row_ok = bm + a_row < M;
+    const bool b_col_ok = bn + b_col < N;  // N % 4 == 0: the whole float4 is in or out
+    const float* a_ptr = A + (size_t)(bm + a_row) * K + a_k;
+    const float* b_ptr = B + (size_t)b_k * N + bn + b_col;
+
+    float acc[VEC_TM][VEC_TN] = {};
+    for (int kt = 0; kt < K; kt += VEC_BK) {
+        const float4 va = load_or_zero(a_ptr + kt, a_row_ok && kt + a_k < K);
+        const float4 vb = load_or_zero(b_ptr + (size_t)kt * N, kt + b_k < K && b_col_ok);
+        As[a_k + 0][a_row] = va.x;
+        As[a_k + 1][a_row] = va.y;
+        As[a_k + 2][a_row] = va.z;
+        As[a_k + 3][a_row] = va.w;
+        *reinterpret_cast<float4*>(&Bs[b_k][b_col]) = vb;
+        __syncthreads();  // tiles complete before use
+#pragma unroll
+        for (int k = 0; k < VEC_BK; ++k) {
+            float ra[VEC_TM], rb[VEC_TN];
+#pragma unroll
+            for (int q = 0; q < VEC_TM / 4; ++q) {
+                const float4 v = *reinterpret_cast<const float4*>(&As[k][tr * VEC_TM + q * 4]);
+                ra[q * 4 + 0] = v.x, ra[q * 4 + 1] = v.y, ra[q * 4 + 2] = v.z, ra[q * 4 + 3] = v.w;
+            }
+#pragma unroll
+            for (int q = 0; q < VEC_TN / 4; ++q) {
+                const float4 v = *reinterpret_cast<const float4*>(&Bs[k][tc * VEC_TN + q * 4]);
+                rb[q * 4 + 0] = v.x, rb[q * 4 + 1] = v.y, rb[q * 4 + 2] = v.z, rb[q * 4 + 3] = v.w;
+            }
+#pragma unroll
+            for (int i = 0; i < VEC_TM; ++i)
+#pragma unroll
+                for (int j = 0; j < VEC_TN; ++j) acc[i][j] += ra[i] * rb[j];
+        }
+        __syncthreads();  // everyone done reading before the next step overwrites the tiles
+    }
+#pragma unroll
+    for (int i = 0; i < VEC_TM; ++i) {
+        const int row = bm + tr * VEC_TM + i;
+        if (row >= M) continue;
+#pragma unroll
+        for (int q = 0; q < VEC_TN / 4; ++q) {
+            const int col = bn + tc * VEC_TN + q * 4;
+            if (col < N)
+                *reinterpret_cast<float4*>(&C[(size_t)row * N + col]) =
+                    make_float4(acc[i][q * 4 + 0], acc[i][q * 4 + 1], acc[i][q * 4 + 2], acc[i][q * 4 + 3]);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Shared machinery of the wave-tiled kernels (7 and 8).
+//
+// Block tile BM×BN of C per group of THREADS items, K consumed in slabs of BK. Each wave owns a WM×WN wave tile;
+// inside it, each item owns WMITER×WNITER sub-fragments of 4×4 elements of C (ACC = BM·BN/THREADS accumulators).
+// The lanes of a wave form a grid of LANES_M × LANES_N = (GPU_WAVE_SIZE/8) × 8; a sub-tile of the wave is
+// (LANES_M·4) × (LANES_N·4) = 16×32 (wave32) or 32×32 (wave64) and the wave steps over WMITER×WNITER of them.
+// So for ACC = 64 the wave tile is 32×64 on NVIDIA and 64×64 on gfx90a; the work per item is the same on both.
+//
+// Why sub-fragments of 4 instead of one 8×8 block per item (as in 5 and 6): for a given k, the 8 lanes along N read
+// 8 consecutive float4s of Bs (128 contiguous bytes: one LDS wavefront) and the LANES_M lanes along M read
+// consecutive float4s of As; the other lanes of the wave repeat those addresses (broadcast). With one 8×8 block
+// per item the float4s of neighbouring items are 32 bytes apart and the reads take twice as many wavefronts.
+// Per k an item issues WMITER + WNITER LDS.128 reads for 16·WMITER·WNITER FMAs: 4 per 64 FMAs for ACC = 64,
+// 6 per 128 FMAs for ACC = 128.
+//
+// LDS layout. B slab: Bs[k][n], row-major, float4 stores and reads. A slab transposed: element (k, m) at
+// k·BM + (k/4)·QPAD + m, i.e. a pad of QPAD floats after every 4 rows of As. A 32-lane phase of the transposing
+// scalar stores covers 32/KQ consecutive A rows × KQ quads of k (KQ = BK/4); quad q lands q·QPAD banks further
+// (BM is a multiple of 32), so with QPAD = 32/KQ the KQ quads fill 32 distinct banks: conflict-free. QPAD is a
+// multiple of 4, so every float4 read stays 16-byte aligned, and the pad is a compile-time offset per k (no
+// address arithmetic in the inner loop, unlike an XOR swizzle).
+//
+// Global loads: every load is a float4. A slab: float4 e = t + l·THREADS holds row e/KQ, k quad e%KQ (a wave reads
+// 32/KQ rows × BK·4 contiguous bytes); B slab: k row e/(BN/4), column quad e%(BN/4) (a wave reads 512 contiguous
+// bytes). Out-of-range float4s read as zero; with N % 4 == 0 and K % 4 == 0 a float4 is wholly in or out.
+// ---------------------------------------------------------------------------------------------------------------
+template <int BM, int BN, int BK, int THREADS>
+struct WaveTile {
+    static constexpr int WAVE = GPU_WAVE_SIZE;
+    static constexpr int LANES_N = 8;
+    static constexpr int LANES_M = WAVE / LANES_N;
+    static constexpr int ACC = BM * BN / THREADS;  // accumulators per item
+    static constexpr int WNITER = 2;
+    static constexpr int WMITER = ACC / (16 * WNITER);
+    static constexpr int WSUBM = LANES_M * 4, WSUBN = LANES_N * 4;
+    static constexpr int WM = WSUBM * WMITER, WN = WSUBN * WNITER;
+    static constexpr int WAVES_N = BN / WN;
+    static constexpr int KQ = BK / 4;             // float4s per row of the A slab
+    static constexpr int QPAD = LDS_BANKS / KQ;   // pad after every 4 rows of As (see above)
+    static constexpr int AS_SIZE = BK * BM + KQ * QPAD;  // floats in one A slab (incl. pad)
+    static constexpr int BS_SIZE = BK * BN;
+    static constexpr int A_LOADS = BM * BK / 4 / THREADS;  // float4s of the A slab per item
+    static constexpr int B_LOADS = BK * BN / 4 / THREADS;  // float4s of the B slab per item
+
+    static_assert(THREADS % WAVE == 0, "whole waves per group");
+    static_assert(WAVE % LANES_N == 0, "wave splits into rows of 8 lanes");
+    static_assert(WMITER >= 1 && WMITER * 16 * WNITER == ACC, "ACC must be a multiple of 32");
+    static_assert(BM % WM == 0 && BN % WN == 0 && (BM / WM) * (BN / WN) * WAVE == THREADS, "waves tile the block");
+    static_assert(BK % 4 == 0 && LDS_BANKS % KQ == 0 && QPAD % 4 == 0, "BK in {8, 16, 32}");
+    static_assert(BM % LDS_BANKS == 0, "quad pad analysis assumes BM is a multiple of the bank count");
+    static_assert(A_LOADS >= 1 && A_LOADS * THREADS * 4 == BM * BK, "A slab splits evenly into float4s");
+    static_assert(B_LOADS >= 1 && B_LOADS * THREADS * 4 == BK * BN, "B slab splits evenly into float4s");
+    static_assert((THREADS % KQ) == 0 && (THREADS % (BN / 4)) == 0, "load rows advance by whole rows per l");
+
+    // Per-item state fixed for the whole K loop.
+    int a_row[A_LOADS], a_k[A_LOADS];  // position inside the A slab
+    int b_k[B_LOADS], b_col[B_LOADS];  // position inside the B slab
+    const float* a_ptr;                // A row of the first A float4, column a_k[0]
+    const float* b_ptr;                // B at (b_k[0], bn + b_col[0])
+    bool a_ok[A_LOADS], b_ok[B_LOADS];  // row of A inside M / column of B inside N
+    int m0, n0;                         // first row / column of this item's fragment inside the block
+
+    __device__ __forceinline__ WaveTile(const float* A, const float* B, int M, int N, int K, int bm, int bn) {
+        const int t = threadIdx.x;
+#pragma unroll
+        for (int l = 0; l < A_LOADS; ++l) {
+            const int e = t + l * THREADS;
+            a_row[l] = e / KQ;
+            a_k[l] = (e % KQ) * 4;
+            a_ok[l] = bm + a_row[l] < M;
+        }
+#pragma unroll
+        for (int l = 0; l < B_LOADS; ++l) {
+            const int e = t + l * THREADS;
+            b_k[l] = e / (BN / 4);
+            b_col[l] = (e % (BN / 4)) * 4;
+            b_ok[l] = bn + b_col[l] < N;
+        }
+        a_ptr = A + (size_t)(bm + a_row[0]) * K + a_k[0];
+        b_ptr = B + (size_t)b_k[0] * N + bn + b_col[0];
+        const int wave = t / WAVE, lane = t % WAVE;
+        m0 = (wave / WAVES_N) * WM + (lane / LANES_N) * 4;
+        n0 = (wave % WAVES_N) * WN + (lane % LANES_N) * 4;
+    }
+
+    // Global → registers: the slab starting at column/row kt of A/B. (THREADS % KQ == 0, so float4 l of an item
+    // is in the same k quad as float4 0, l·THREADS/KQ rows further down; likewise for B.)
+    __device__ __forceinline__ void load(float4 (&ra)[A_LOADS], float4 (&rb)[B_LOADS], int kt, int K, int N) const {
+#pragma unroll
+        for (int l = 0; l < A_LOADS; ++l)
+            ra[l] = load_or_zero(a_ptr + (size_t)l * (THREADS / KQ) * K + kt, a_ok[l] && kt + a_k[l] < K);
+#pragma unroll
+        for (int l = 0; l < B_LOADS; ++l)
+            rb[l] = load_or_zero(b_ptr + (size_t)(kt + l * (THREADS / (BN / 4))) * N, kt + b_k[l] < K && b_ok[l]);
+    }
+
+    static __device__ __forceinline__ int as_index(int k, int m) { return k * BM + (k / 4) * QPAD + m; }
+
+    // Registers → LDS: A transposed with the quad pad, B as is.
+    __device__ __forceinline__ void store(float* As, float* Bs, const float4 (&ra)[A_LOADS],
+                                          const float4 (&rb)[B_LOADS]) const {
+#pragma unroll
+        for (int l = 0; l < A_LOADS; ++l) {
+            As[as_index(a_k[l] + 0, a_row[l])] = ra[l].x;
+            As[as_index(a_k[l] + 1, a_row[l])] = ra[l].y;
+            As[as_index(a_k[l] + 2, a_row[l])] = ra[l].z;
+            As[as_index(a_k[l] + 3, a_row[l])] = ra[l].w;
+        }
+#pragma unroll
+        for (int l = 0; l < B_LOADS; ++l) *reinterpret_cast<float4*>(&Bs[b_k[l] * BN + b_col[l]]) = rb[l];
+    }
+
+    // BK outer products out of one LDS slab into the accumulators.
+    __device__ __forceinline__ void compute(const float* As, const float* Bs, float (&acc)[WMITER * 4][WNITER * 4]) const {
+#pragma unroll
+        for (int k = 0; k < BK; ++k) {
+            float ra[WMITER * 4], rb[WNITER * 4];
+#pragma unroll
+            for (int wm = 0; wm < WMITER; ++wm) {
+                const float4 v = *reinterpret_cast<const float4*>(&As[as_index(k, m0 + wm * WSUBM)]);
+                ra[wm * 4 + 0] = v.x, ra[wm * 4 + 1] = v.y, ra[wm * 4 + 2] = v.z, ra[wm * 4 + 3] = v.w;
+            }
+#pragma unroll
+            for (int wn = 0; wn < WNITER; ++wn) {
+                const float4 v = *reinterpret_cast<const float4*>(&Bs[k * BN + n0 + wn * WSUBN]);
+                rb[wn * 4 + 0] = v.x, rb[wn * 4 + 1] = v.y, rb[wn * 4 + 2] = v.z, rb[wn * 4 + 3] = v.w;
+            }
+#pragma unroll
+            for (int i = 0; i < WMITER * 4; ++i)
+#pragma unroll
+                for (int j = 0; j < WNITER * 4; ++j) acc[i][j] += ra[i] * rb[j];
+        }
+    }
+
+    // Accumulators → C, one float4 per sub-fragment row: 8 lanes write 128 contiguous bytes.
+    __device__ __forceinline__ void store_c(float* C, const float (&acc)[WMITER * 4][WNITER * 4], int M, int N,
+                                            int bm, int bn) const {
+#pragma unroll
+        for (int wm = 0; wm < WMITER; ++wm)
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                const int row = bm + m0 + wm * WSUBM + i;
+                if (row >= M) continue;
+#pragma unroll
+                for (int wn = 0; wn < WNITER; ++wn) {
+                    const int col = bn + n0 + wn * WSUBN;
+                    const int r = wm * 4 + i, c = wn * 4;
+                    if (col < N)
+                        *reinterpret_cast<float4*>(&C[(size_t)row * N + col]) =
+                            make_float4(acc[r][c + 0], acc[r][c + 1], acc[r][c + 2], acc[r][c + 3]);
+                }
+            }
+    }
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// 7. matmul_warptile — wave tiling (siboehm kernel 10), one LDS buffer.
+//
+// Idea: matmul_vectorized's register blocking and block shape (128×128, BK = 8, 256 items, 64 accumulators per
+// item), with the item fragments arranged per wave (see WaveTile above) so LDS fragment reads take one wavefront
+// each, and with the transposing A stores bank-conflict-free (quad pad). Only the data layout changes from 6.
+// Expected limit: the two barriers per slab and the global-load latency that is not overlapped with compute
+// (items wait at the first barrier for their loads); other groups on the CU/SM hide part of it. Measured on an
+// H100 SXM at 4096³: ~38 TFLOP/s (matmul_vectorized ~34).
+// Launch: group (256, 1, 1), grid (ceil(N/128), ceil(M/128)). REQUIRES N % 4 == 0, K % 4 == 0, 16-byte aligned
+// base pointers; M any. C need not be zeroed. LDS: 8.1 KiB.
+// ---------------------------------------------------------------------------------------------------------------
+template <int BM, int BN, int BK, int THREADS>
+__device__ __forceinline__ void warptile(const float* __restrict__ A, const float* __restrict__ B,
+                                         float* __restrict__ C, int M, int N, int K) {
+    using W = WaveTile<BM, BN, BK, THREADS>;
+    __shared__ __align__(16) float As[W::AS_SIZE];
+    __shared__ __align__(16) float Bs[W::BS_SIZE];
+    const int bm = blockIdx.y * BM, bn = blockIdx.x * BN;
+    const W w(A, B, M, N, K, bm, bn);
+    float acc[W::WMITER * 4][W::WNITER * 4] = {};
+    float4 ra[W::A_LOADS], rb[W::B_LOADS];
+    for (int kt = 0; kt < K; kt += BK) {
+        w.load(ra, rb, kt, K, N);
+        w.store(As, Bs, ra, rb);
+        __syncthreads();  // slab complete before use
+        w.compute(As, Bs, acc);
+        __syncthreads();  // everyone done reading before the next slab overwrites it
+    }
+    w.store_c(C, acc, M, N, bm, bn);
+}
+
+GPU_KERNEL __launch_bounds__(256) void matmul_warptile(const float* __restrict__ A, const float* __restrict__ B,
+                                                       float* __restrict__ C, int M, int N, int K) {
+    warptile<128, 128, 8, 256>(A, B, C, M, N, K);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// 8. matmul_double_buffer[_<BM>x<BN>x<BK>_t<THREADS>] — wave tiling plus double buffering: the best kernel.
+//
+// Idea: two LDS buffers, and the global loads run two slabs ahead. During step s the group computes on slab s
+// (LDS buffer s%2) while slab s+1 sits in registers (loaded during step s-1) and is then stored into the other
+// buffer; slab s+2 is issued right before the barrier ending step s. Global-load latency thus hides behind a
+// whole slab of outer products, and one barrier per slab suffices:
+// - the barrier at the end of step s publishes buffer (s+1)%2 for step s+1;
+// - the buffer written during step s+1, i.e. s%2, was last read during step s, and every item has passed the
+//   barrier at the end of step s, so nobody still reads it.
+// Expected limit: FMA issue and registers. Per k an item does ACC FMAs (128 for the default) for 6 LDS.128 reads;
+// per slab the extra work is a few global loads, LDS stores, one barrier and loop overhead. FMA peak is ~67
+// TFLOP/s on H100 SXM and 23.9 TFLOP/s (47.9 with packed FMA, which clang does emit) per gfx90a GCD.
+// Measured on an H100 SXM (sm_90, cuBLAS SGEMM 51.3 TFLOP/s at 4096³): default 47.5 TFLOP/s = 0.93× cuBLAS at
+// 4096³ and 8192³, 0.95× at 4000³.
+// Launch: group (THREADS, 1, 1), grid (ceil(N/BN), ceil(M/BM)). REQUIRES N % 4 == 0, K % 4 == 0, 16-byte aligned
+// base pointers; M any. C need not be zeroed. LDS: 2 × (BK·BM + (BK/4)·QPAD + BK·BN) floats, listed below.
+//
+// Instances (autotuning sweep). ACC = accumulators per item; H100 = measured TFLOP/s at 4096³.
+//   matmul_double_buffer                   256×128×8,  256 items, ACC 128, LDS 24.3 KiB, H100 47.5 (the default)
+//   matmul_double_buffer_128x256x8_t256    128×256×8,  256 items, ACC 128, LDS 24.3 KiB, H100 45.4
+//   matmul_double_buffer_128x128x8_t256    128×128×8,  256 items, ACC  64, LDS 16.3 KiB, H100 41.5
+//   matmul_double_buffer_128x128x16_t256   128×128×16, 256 items, ACC  64, LDS 32.3 KiB, H100 41.6
+//   matmul_double_buffer_64x128x16_t128     64×128×16, 128 items, ACC  64, LDS 24.3 KiB, H100 43.7
+// On gfx90a the ACC = 128 instances take ~360 VGPRs (arch + acc: one wave per SIMD), the ACC = 64 ones 236 (two
+// waves per SIMD) to ~400; none spills (scratch 0). Which shape wins there is not known yet: sweep them all.
+// ---------------------------------------------------------------------------------------------------------------
+template <int BM, int BN, int BK, int THREADS>
+__device__ __forceinline__ void double_buffer(const float* __restrict__ A, const float* __restrict__ B,
+                                              float* __restrict__ C, int M, int N, int K) {
+    using W = WaveTile<BM, BN, BK, THREADS>;
+    __shared__ __align__(16) float As[2][W::AS_SIZE];
+    __shared__ __align__(16) float Bs[2][W::BS_SIZE];
+    const int bm = blockIdx.y * BM, bn = blockIdx.x * BN;
+    const W w(A, B, M, N, K, bm, bn);
+    float acc[W::WMITER * 4][W::WNITER * 4] = {};
+    float4 ra[W::A_LOADS], rb[W::B_LOADS];
+
+    // Prologue: slab 0 into buffer 0, slab 1 on its way into registers.
+    w.load(ra, rb, 0, K, N);
+    w.store(As[0], Bs[0], ra, rb);
+    w.load(ra, rb, BK, K, N);
+    __syncthreads();  // slab 0 visible to all
+
+    int cur = 0;
+    for (int kt = 0; kt < K; kt += BK) {
+        // Registers hold slab s+1 (issued before the previous barrier); LDS buffer `cur` holds slab s.
+        w.compute(As[cur], Bs[cur], acc);
+        w.store(As[cur ^ 1], Bs[cur ^ 1], ra, rb);  // buffer last read in step s-1: everyone passed that barrier
+        // Issue slab s+2 now, just before the barrier. The compilers may not move memory accesses across a
+        // barrier, so the loads are pinned here and their latency overlaps all of step s+1's compute. (Issued at
+        // the top of the step instead, nvcc is free to sink them next to their use when registers are tight,
+        // which serialises load latency and compute again: measured 35 instead of 47 TFLOP/s for one shape.)
+        // Past the end of K the guards turn every load into zeros without touching memory, so no branch.
+        w.load(ra, rb, kt + 2 * BK, K, N);
+        __syncthreads();  // the only barrier: publishes slab s+1 (see the header comment for why it suffices)
+        cur ^= 1;
+    }
+    w.store_c(C, acc, M, N, bm, bn);
+}
+
+#define DOUBLE_BUFFER_KERNEL(NAME, BM, BN, BK, THREADS)                                                         \
+    GPU_KERNEL __launch_bounds__(THREADS) void NAME(const float* __restrict__ A, const float* __restrict__ B,    \
+                                                    float* __restrict__ C, int M, int N, int K) {               \
+        double_buffer<BM, BN, BK, THREADS>(A, B, C, M, N, K);                                                   \
+    }
+
+DOUBLE_BUFFER_KERNEL(matmul_double_buffer, 256, 128, 8, 256)
+DOUBLE_BUFFER_KERNEL(matmul_double_buffer_128x256x8_t256, 128, 256, 8, 256)
+DOUBLE_BUFFER_KERNEL(matmul_double_buffer_128x128x8_t256, 128, 128, 8, 256)
+DOUBLE_BUFFER_KERNEL(matmul_double_buffer_128x128x16_t256, 128, 128, 16, 256)
+DOUBLE_BUFFER_KERNEL(matmul_double_buffer_64x128x16_t128, 64, 128, 16, 128)
