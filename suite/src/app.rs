@@ -2,11 +2,13 @@
 //! testable as a library.
 
 use std::fmt::Write as _;
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
 use crate::cli::{BenchCommand, Cli, Command, KernelsCommand, RunArgs, RunCommand};
 use crate::device::{self, Arch, LaunchConfig, Platform, Props};
+use crate::experiments::matmul::{self, MatmulSweep, Shape};
 use crate::experiments::{self, smoke::SmokeSweep, Error, Experiment, RunOptions};
 use crate::gpu::Gpu;
 use crate::kernels::{self, KernelStore};
@@ -62,7 +64,57 @@ pub fn run(cli: &Cli) -> Result<ExitCode, Error> {
                 SmokeSweep { sizes: options::parse_sizes("--sizes", sizes, &defaults.sizes)?, group_size: *group_size };
             run_experiment(cli, &sweep, run)
         }
+        Command::Run(RunCommand::Matmul { sweep, run }) => {
+            let defaults = MatmulSweep::default();
+            let shapes = if sweep.sizes.is_empty() {
+                defaults.shapes
+            } else {
+                sweep.sizes.iter().map(|s| Shape::parse(s)).collect::<Result<_, _>>()?
+            };
+            let kernels = matmul::select_kernels(&sweep.kernels, &sweep.tiles)?;
+            run_experiment(cli, &MatmulSweep { shapes, kernels, vendor: !sweep.no_vendor }, run)
+        }
         Command::Bench(BenchCommand::Launch { count, trials }) => bench_launch(cli, *count, *trials),
+        Command::Merge { dir } => {
+            let groups = crate::report::merge::shard_files(dir)?;
+            if groups.is_empty() {
+                return Err(Error::Options(format!("{}: no <experiment>.shard-<i>-of-<n>.csv files", dir.display())));
+            }
+            let mut text = String::new();
+            for (experiment, shards) in &groups {
+                let out = dir.join(experiments::csv_name(experiment, None));
+                let rows = crate::report::merge::merge(shards, &out)?;
+                outln!(text, "{}: {rows} rows from {} shards", out.display(), shards.len());
+                for path in experiments::render_plots(experiment_named(experiment)?.as_ref(), &out, dir)? {
+                    outln!(text, "{}", path.display());
+                }
+            }
+            emit(&text);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Plot { experiment, csv, out } => {
+            let exp = experiment_named(experiment)?;
+            let out_dir = out.clone().unwrap_or_else(|| csv.parent().map(Path::to_path_buf).unwrap_or_default());
+            let written = experiments::render_plots(exp.as_ref(), csv, &out_dir)?;
+            if written.is_empty() {
+                return Err(Error::Options(format!("{}: no verified rows to plot", csv.display())));
+            }
+            let mut text = String::new();
+            for path in written {
+                outln!(text, "{}", path.display());
+            }
+            emit(&text);
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// An experiment with its default sweep, by name (for commands that only read its CSV).
+fn experiment_named(name: &str) -> Result<Box<dyn Experiment>, Error> {
+    match name {
+        "matmul" => Ok(Box::new(MatmulSweep::default())),
+        "smoke" => Ok(Box::new(SmokeSweep::default())),
+        other => Err(Error::Options(format!("unknown experiment `{other}`; known: matmul, smoke"))),
     }
 }
 

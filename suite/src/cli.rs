@@ -65,6 +65,21 @@ pub enum Command {
     /// Micro-benchmarks of the suite itself.
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Join the CSVs of a sharded run (`--shard i/n`) in a results folder into one CSV per experiment, and plot it.
+    Merge {
+        /// Results folder holding `<experiment>.shard-<i>-of-<n>.csv` files.
+        dir: PathBuf,
+    },
+    /// Draw an experiment's plots again from its CSV (e.g. after `suite merge`, or on a laptop).
+    Plot {
+        /// Experiment whose plots to draw: matmul.
+        experiment: String,
+        /// The experiment's CSV.
+        csv: PathBuf,
+        /// Folder for the PNGs (default: the CSV's folder).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
 }
 
 /// `suite kernels ...`
@@ -132,6 +147,32 @@ pub enum RunCommand {
         #[command(flatten)]
         run: RunArgs,
     },
+    /// Matmul ladder (naive, accumulator, LDS tiles, register-blocked) vs the vendor BLAS: GFLOP/s per size.
+    Matmul {
+        /// What to sweep.
+        #[command(flatten)]
+        sweep: MatmulArgs,
+        /// Shared run options.
+        #[command(flatten)]
+        run: RunArgs,
+    },
+}
+
+/// `suite run matmul` options.
+#[derive(Debug, Args)]
+pub struct MatmulArgs {
+    /// Problem sizes, comma-separated: N for M = N = K, or MxNxK (default: 256 to 8192, doubling).
+    #[arg(long, value_delimiter = ',')]
+    pub sizes: Vec<String>,
+    /// Kernels by name or family, comma-separated (default: the whole ladder); `tiled` means every --tiles size.
+    #[arg(long, value_delimiter = ',')]
+    pub kernels: Vec<String>,
+    /// Tile sizes M of the tiled kernel (default: 4,8,16,32).
+    #[arg(long, value_delimiter = ',')]
+    pub tiles: Vec<u32>,
+    /// Skip the vendor BLAS (rocBLAS/cuBLAS) rows; it is still the reference where available.
+    #[arg(long)]
+    pub no_vendor: bool,
 }
 
 /// `suite bench ...`

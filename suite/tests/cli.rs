@@ -114,3 +114,65 @@ fn a_corrupt_prebuilt_object_is_refused_clearly() {
         .failure()
         .stderr(predicate::str::contains("smoke.gfx90a.hsaco").or(predicate::str::contains("not a GPU code object")));
 }
+
+/// `matmul-synthetic.csv` holds made-up values in the suite's CSV schema (not a measurement): it tests plotting.
+#[test]
+fn matmul_plots_render_from_a_csv() {
+    let cache = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let csv = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/matmul-synthetic.csv");
+    suite_without_gpu(cache.path())
+        .args(["plot", "matmul"])
+        .arg(&csv)
+        .arg("--out")
+        .arg(out.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("matmul-gflops-vs-size.png"));
+    for file in ["matmul-gflops-vs-size.png", "matmul-gflops-vs-tile.png", "matmul-percent-of-vendor.png"] {
+        let bytes = std::fs::read(out.path().join(file)).unwrap();
+        assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"), "{file} is not a PNG");
+        assert!(bytes.len() > 20_000, "{file} is suspiciously small ({} bytes)", bytes.len());
+    }
+}
+
+#[test]
+fn plotting_a_csv_without_verified_rows_or_of_an_unknown_experiment_fails_clearly() {
+    let cache = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("matmul.csv");
+    let synthetic = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/matmul-synthetic.csv");
+    let header = std::fs::read_to_string(synthetic).unwrap().lines().next().unwrap().to_string();
+    std::fs::write(&csv, header + "\n").unwrap();
+    suite_without_gpu(cache.path())
+        .args(["plot", "matmul"])
+        .arg(&csv)
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("no verified rows to plot"));
+    suite_without_gpu(cache.path())
+        .args(["plot", "occupancy"])
+        .arg(&csv)
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("unknown experiment `occupancy`"));
+}
+
+#[test]
+fn matmul_options_are_checked_before_any_gpu_work() {
+    let cache = tempfile::tempdir().unwrap();
+    for (args, message) in [
+        (vec!["--kernels", "naive,fastest"], "unknown kernel `fastest`; available: naive"),
+        (vec!["--tiles", "12"], "--tiles: no tiled kernel with M = 12"),
+        (vec!["--sizes", "1024x512"], "neither N (square) nor MxNxK"),
+        (vec!["--sizes", "0"], "--sizes: sizes must be at least 1"),
+        (vec!["--reps", "0"], "--reps: at least 1 timed repetition"),
+    ] {
+        suite_without_gpu(cache.path())
+            .args(["run", "matmul"])
+            .args(&args)
+            .assert()
+            .failure()
+            .stderr(predicate::str::contains(message));
+    }
+}

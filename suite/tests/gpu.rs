@@ -201,3 +201,63 @@ fn a_code_object_for_another_architecture_is_refused_by_the_runtime() {
     let err = gpu.device.load_module(&bytes).err().expect("a foreign-architecture object must not load");
     assert!(matches!(err, Error::BadCodeObject { .. }), "{err}");
 }
+
+#[test]
+#[ignore = "needs a GPU"]
+fn every_matmul_kernel_verifies_at_odd_sizes_and_bad_sizes_are_explained() {
+    use suite::experiments::matmul::{MatmulSweep, Shape, VARIANTS};
+    let gpu = gpu();
+    let dir = tempfile::tempdir().unwrap();
+    // 77×132×36: ragged against every tile, but N and K multiples of 4, so every kernel must run and verify.
+    // 1×4×4: one row. 129×257×65: odd N and K, so the 16-byte-load kernels must refuse it with a reason.
+    let shapes = vec![Shape { m: 77, n: 132, k: 36 }, Shape { m: 1, n: 4, k: 4 }, Shape { m: 129, n: 257, k: 65 }];
+    let sweep = MatmulSweep { shapes, kernels: VARIANTS.iter().collect(), vendor: true };
+    let opts = RunOptions {
+        out_dir: dir.path().to_path_buf(),
+        resume: false,
+        shard: None,
+        warmup: 1,
+        reps: 3,
+        time_budget_s: 0.5,
+    };
+    let summary = experiments::run(&gpu, &sweep, &opts).unwrap();
+    let rows = read_rows(&dir.path().join("matmul.csv")).unwrap();
+    assert_eq!(rows.len(), 3 * (VARIANTS.len() + 1));
+    for row in &rows {
+        let (kernel, n, status) = (&row["kernel"], &row["n"], &row["status"]);
+        let needs_aligned = VARIANTS.iter().any(|v| v.name == kernel && v.multiples.n == 4);
+        if n == "257" && needs_aligned {
+            assert_eq!(status, "invalid", "{row:?}");
+            assert!(row["message"].contains("N = 257 is not a multiple of 4"), "{row:?}");
+        } else {
+            assert_eq!(status, "ok", "{row:?}");
+            assert!(row["max_rel_err"].parse::<f64>().unwrap() <= row["tolerance"].parse::<f64>().unwrap());
+        }
+    }
+    assert_eq!(summary.fail + summary.error, 0);
+    assert!(summary.invalid > 0);
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn a_matmul_too_large_for_the_device_is_a_row_not_a_crash() {
+    use suite::experiments::matmul::{MatmulSweep, Shape, VARIANTS};
+    let gpu = gpu();
+    let dir = tempfile::tempdir().unwrap();
+    // 2^17 squared floats = 64 GiB per matrix: more than any current GPU holds four of.
+    let sweep =
+        MatmulSweep { shapes: vec![Shape::square(1 << 17)], kernels: VARIANTS.iter().take(1).collect(), vendor: true };
+    let opts = RunOptions {
+        out_dir: dir.path().to_path_buf(),
+        resume: false,
+        shard: None,
+        warmup: 1,
+        reps: 3,
+        time_budget_s: 0.5,
+    };
+    experiments::run(&gpu, &sweep, &opts).unwrap();
+    for row in read_rows(&dir.path().join("matmul.csv")).unwrap() {
+        assert_eq!(row["status"], "invalid", "{row:?}");
+        assert!(row["message"].contains("GiB"), "{row:?}");
+    }
+}

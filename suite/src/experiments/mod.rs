@@ -6,9 +6,11 @@
 //! resumed CSV already holds, verify before timing, warm up, time repetitions with device events, and append each
 //! row as it finishes.
 
+pub mod matmul;
 pub mod smoke;
 
-use std::path::PathBuf;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
@@ -16,7 +18,8 @@ use serde::Serialize;
 use crate::device;
 use crate::gpu::Gpu;
 use crate::measure::Stats;
-use crate::report::csv::{header, Context, CsvLog, Row, Status};
+use crate::report::csv::{header, read_rows, Context, CsvLog, Row, Status};
+use crate::report::plot::{render_png, LinePlot};
 use crate::report::run_json::{self, Invocation};
 use crate::verify::Verification;
 
@@ -38,6 +41,9 @@ pub enum Error {
     /// An option is out of range.
     #[error("{0}")]
     Options(String),
+    /// A plot could not be drawn.
+    #[error("plot: {0}")]
+    Plot(String),
 }
 
 /// One point of a sweep.
@@ -88,7 +94,33 @@ pub trait Experiment {
     fn points(&self, gpu: &Gpu) -> Vec<Point>;
     /// Allocates and initialises one point. Outputs are poisoned so unwritten elements fail verification.
     fn prepare<'g>(&self, gpu: &'g Gpu, point: &Point) -> Result<Box<dyn Case + 'g>, Error>;
+    /// The experiment's plots, made from all rows of its CSV (as column → value), as (file name, plot).
+    fn plots(&self, rows: &[BTreeMap<String, String>]) -> Vec<(String, LinePlot)> {
+        let _ = rows;
+        Vec::new()
+    }
 }
+
+/// Renders an experiment's plots from its CSV into `out_dir`; returns the files written.
+pub fn render_plots(exp: &dyn Experiment, csv_path: &Path, out_dir: &Path) -> Result<Vec<PathBuf>, Error> {
+    let rows = read_rows(csv_path)?;
+    std::fs::create_dir_all(out_dir).map_err(|source| crate::report::Error::Io {
+        action: "cannot create",
+        path: out_dir.to_path_buf(),
+        source,
+    })?;
+    let mut written = Vec::new();
+    for (file, plot) in exp.plots(&rows) {
+        let path = out_dir.join(file);
+        render_png(&plot, &path, PLOT_WIDTH, PLOT_HEIGHT).map_err(|e| Error::Plot(e.to_string()))?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+/// Plot size in pixels: large enough for a dozen legend entries beside the data.
+const PLOT_WIDTH: u32 = 1600;
+const PLOT_HEIGHT: u32 = 1000;
 
 /// Every `n`-th point starting at `index` (`--shard index/count`, 0-based), for one process per GPU under `srun`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -254,6 +286,13 @@ pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary
         bar.inc(1);
     }
     bar.finish_and_clear();
+    // Plots are drawn from the whole CSV, so a resumed run plots the earlier rows too; a shard's CSV holds only its
+    // points, so shards are plotted after `suite merge`.
+    if opts.shard.is_none() {
+        for path in render_plots(exp, &csv_path, &opts.out_dir)? {
+            eprintln!("plot: {}", path.display());
+        }
+    }
     Ok(summary)
 }
 

@@ -1,6 +1,8 @@
 //! Results on disk: one folder per run with `run.json` and one tidy CSV per experiment.
 
 pub mod csv;
+pub mod merge;
+pub mod plot;
 pub mod run_json;
 
 use std::path::PathBuf;

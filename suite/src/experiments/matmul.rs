@@ -1,0 +1,860 @@
+//! Matmul: the seed's ladder (naive → accumulator → LDS tiles M = 4..32) up to register-blocked kernels, against
+//! the vendor BLAS at every size (`kernels/matmul.hip`, FP32, row-major, C = A·B).
+//!
+//! Every kernel point is verified element by element against the vendor BLAS result for the same inputs (or, where
+//! no vendor BLAS is installed, against a host computation in f64 at sampled elements); the vendor result itself is
+//! checked against the host at sampled elements. GFLOP/s = 2·M·N·K / median time.
+//!
+//! Sizes: the ladder's first rungs (naive, accumulator, tiled) take any M, N, K: out-of-range loads read zero and
+//! stores are guarded. The register-blocked kernels state what they need in [`VARIANTS`] (typically N and K
+//! multiples of 4, for 16-byte loads); other sizes are `invalid` rows that say why.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::rc::Rc;
+
+use serde::Serialize;
+
+use super::{Case, Error, Experiment, Metric, Point};
+use crate::device::{Arg, Buffer, Kernel, LaunchConfig, Platform};
+use crate::gpu::Gpu;
+use crate::measure::matmul_flops;
+use crate::report::plot::{Axis, LinePlot, Series, SeriesKind};
+use crate::verify::{self, Verification, F32_EPS};
+
+/// What a kernel needs of the sizes: each of M, N, K must be a multiple of the given number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Multiples {
+    /// Rows of A and C.
+    pub m: u32,
+    /// Columns of B and C.
+    pub n: u32,
+    /// Columns of A, rows of B.
+    pub k: u32,
+}
+
+/// Any size.
+const ANY: Multiples = Multiples { m: 1, n: 1, k: 1 };
+
+/// One matmul kernel: its symbol, launch geometry and size requirements. CLI values, CSV rows, plots and tests all
+/// come from this table; the order is the ladder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Variant {
+    /// Name on the command line and in the CSV, e.g. `tiled_m16`.
+    pub name: &'static str,
+    /// Family, for `--kernels`: `tiled` selects every `tiled_m*` allowed by `--tiles`.
+    pub family: &'static str,
+    /// Kernel symbol in `kernels/matmul.hip`.
+    pub symbol: &'static str,
+    /// LDS tile size M of the seed's tiled kernel, where it has one.
+    pub tile_m: Option<u32>,
+    /// Items per group along x (columns of C) and y (rows of C).
+    pub group: [u32; 2],
+    /// Elements of C one group computes: columns (BN) and rows (BM).
+    pub block: [u32; 2],
+    /// Whether C must be zero before the launch (the naive kernel accumulates into it).
+    pub zero_c: bool,
+    /// Size requirements.
+    pub multiples: Multiples,
+}
+
+impl Variant {
+    /// Launch geometry for an M×N result: groups tile C, `x` along columns and `y` along rows.
+    pub fn launch_config(&self, shape: Shape) -> Option<LaunchConfig> {
+        let gx = u32::try_from(shape.n.div_ceil(self.block[0] as usize)).ok()?;
+        let gy = u32::try_from(shape.m.div_ceil(self.block[1] as usize)).ok()?;
+        Some(LaunchConfig { grid: [gx, gy, 1], group: [self.group[0], self.group[1], 1], dynamic_lds_bytes: 0 })
+    }
+
+    /// Why this kernel cannot compute `shape`, if it cannot.
+    pub fn check(&self, shape: Shape) -> Option<String> {
+        let req = self.multiples;
+        let bad: Vec<String> = [("M", shape.m, req.m), ("N", shape.n, req.n), ("K", shape.k, req.k)]
+            .iter()
+            .filter(|(_, size, multiple)| size % (*multiple as usize) != 0)
+            .map(|(dim, size, multiple)| format!("{dim} = {size} is not a multiple of {multiple}"))
+            .collect();
+        if bad.is_empty() {
+            None
+        } else {
+            Some(format!("{} needs {}: {}", self.name, req_text(req), bad.join(", ")))
+        }
+    }
+}
+
+fn req_text(r: Multiples) -> String {
+    format!("M % {} = 0, N % {} = 0, K % {} = 0", r.m, r.n, r.k)
+}
+
+/// The ladder, in order.
+pub const VARIANTS: &[Variant] = &[
+    Variant {
+        name: "naive",
+        family: "naive",
+        symbol: "matmul_naive",
+        tile_m: None,
+        group: [16, 16],
+        block: [16, 16],
+        zero_c: true,
+        multiples: ANY,
+    },
+    Variant {
+        name: "accumulator",
+        family: "accumulator",
+        symbol: "matmul_accumulator",
+        tile_m: None,
+        group: [16, 16],
+        block: [16, 16],
+        zero_c: false,
+        multiples: ANY,
+    },
+    tiled("tiled_m4", "matmul_tiled_m4", 4),
+    tiled("tiled_m8", "matmul_tiled_m8", 8),
+    tiled("tiled_m16", "matmul_tiled_m16", 16),
+    tiled("tiled_m32", "matmul_tiled_m32", 32),
+    regblock("blocktile_1d", "blocktile_1d", "matmul_blocktile_1d", 512, [64, 64], ANY),
+    regblock("blocktile_2d", "blocktile_2d", "matmul_blocktile_2d", 256, [128, 128], ANY),
+    regblock("vectorized", "vectorized", "matmul_vectorized", 256, [128, 128], ALIGNED_ROWS),
+    regblock("warptile", "warptile", "matmul_warptile", 256, [128, 128], ALIGNED_ROWS),
+    // The double-buffered kernel in the shape that was fastest on the H100 (BM = 256, BN = 128, BK = 8), then the
+    // other shapes of the autotuning sweep: the best shape differs between architectures.
+    regblock("double_buffer", "double_buffer", "matmul_double_buffer", 256, [128, 256], ALIGNED_ROWS),
+    regblock(
+        "double_buffer_128x256x8_t256",
+        "double_buffer",
+        "matmul_double_buffer_128x256x8_t256",
+        256,
+        [256, 128],
+        ALIGNED_ROWS,
+    ),
+    regblock(
+        "double_buffer_128x128x8_t256",
+        "double_buffer",
+        "matmul_double_buffer_128x128x8_t256",
+        256,
+        [128, 128],
+        ALIGNED_ROWS,
+    ),
+    regblock(
+        "double_buffer_128x128x16_t256",
+        "double_buffer",
+        "matmul_double_buffer_128x128x16_t256",
+        256,
+        [128, 128],
+        ALIGNED_ROWS,
+    ),
+    regblock(
+        "double_buffer_64x128x16_t128",
+        "double_buffer",
+        "matmul_double_buffer_64x128x16_t128",
+        128,
+        [128, 64],
+        ALIGNED_ROWS,
+    ),
+];
+
+/// 16-byte loads of rows of A and B: N and K multiples of 4 (so every row starts 16-byte aligned); M is free.
+const ALIGNED_ROWS: Multiples = Multiples { m: 1, n: 4, k: 4 };
+
+/// A register-blocked kernel: a 1-D group of `items` computing a `block` = [BN, BM] tile of C.
+const fn regblock(
+    name: &'static str,
+    family: &'static str,
+    symbol: &'static str,
+    items: u32,
+    block: [u32; 2],
+    multiples: Multiples,
+) -> Variant {
+    Variant { name, family, symbol, tile_m: None, group: [items, 1], block, zero_c: false, multiples }
+}
+
+const fn tiled(name: &'static str, symbol: &'static str, m: u32) -> Variant {
+    Variant {
+        name,
+        family: "tiled",
+        symbol,
+        tile_m: Some(m),
+        group: [m, m],
+        block: [m, m],
+        zero_c: false,
+        multiples: ANY,
+    }
+}
+
+/// A problem size: A is m×k, B is k×n, C is m×n.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct Shape {
+    /// Rows of A and C.
+    pub m: usize,
+    /// Columns of B and C.
+    pub n: usize,
+    /// Columns of A, rows of B.
+    pub k: usize,
+}
+
+impl Shape {
+    /// The square size N×N×N.
+    pub fn square(n: usize) -> Shape {
+        Shape { m: n, n, k: n }
+    }
+
+    /// Whether M = N = K.
+    pub fn is_square(&self) -> bool {
+        self.m == self.n && self.n == self.k
+    }
+
+    /// Parses `1024` (square) or `MxNxK`, e.g. `4096x1024x512`.
+    pub fn parse(text: &str) -> Result<Shape, crate::options::Error> {
+        let parts: Vec<&str> = text.trim().split('x').collect();
+        let size = |t: &str| crate::options::parse_size("--sizes", t);
+        match parts.as_slice() {
+            [n] => Ok(Shape::square(size(n)?)),
+            [m, n, k] => Ok(Shape { m: size(m)?, n: size(n)?, k: size(k)? }),
+            _ => Err(crate::options::Error {
+                flag: "--sizes",
+                problem: format!("`{text}` is neither N (square) nor MxNxK"),
+            }),
+        }
+    }
+
+    /// Device bytes a point needs: A, B, the kernel's C and the reference C.
+    pub fn bytes(&self) -> u64 {
+        4 * (self.m * self.k + self.k * self.n + 2 * self.m * self.n) as u64
+    }
+}
+
+impl fmt::Display for Shape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "m={},n={},k={}", self.m, self.n, self.k)
+    }
+}
+
+/// The sweep: sizes × kernels, with the vendor BLAS at every size. Each field is one flag of `suite run matmul`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MatmulSweep {
+    /// Problem sizes, in order.
+    pub shapes: Vec<Shape>,
+    /// Kernels, in ladder order.
+    pub kernels: Vec<&'static Variant>,
+    /// Whether to run the vendor BLAS at every size (it is also the reference when present).
+    pub vendor: bool,
+}
+
+impl Default for MatmulSweep {
+    /// 256 to 8192, doubling; every kernel of the ladder; the vendor BLAS.
+    fn default() -> Self {
+        MatmulSweep {
+            shapes: (8..=13).map(|p| Shape::square(1 << p)).collect(),
+            kernels: VARIANTS.iter().collect(),
+            vendor: true,
+        }
+    }
+}
+
+/// Selects kernels by name or family (`tiled` = every tile size in `tiles`), in ladder order.
+pub fn select_kernels(names: &[String], tiles: &[u32]) -> Result<Vec<&'static Variant>, crate::options::Error> {
+    for t in tiles {
+        if !VARIANTS.iter().any(|v| v.tile_m == Some(*t)) {
+            let have: Vec<String> = VARIANTS.iter().filter_map(|v| v.tile_m).map(|m| m.to_string()).collect();
+            return Err(crate::options::Error {
+                flag: "--tiles",
+                problem: format!(
+                    "no tiled kernel with M = {t} (M x M items per group); available: {}",
+                    have.join(", ")
+                ),
+            });
+        }
+    }
+    let tile_ok = |v: &Variant| v.tile_m.is_none_or(|m| tiles.is_empty() || tiles.contains(&m));
+    if names.is_empty() {
+        return Ok(VARIANTS.iter().filter(|v| tile_ok(v)).collect());
+    }
+    for name in names {
+        if !VARIANTS.iter().any(|v| v.name == name || v.family == name) {
+            let mut known: Vec<&str> = VARIANTS.iter().map(|v| v.name).collect();
+            known.extend(VARIANTS.iter().map(|v| v.family).filter(|f| !known.contains(f)).collect::<Vec<_>>());
+            return Err(crate::options::Error {
+                flag: "--kernels",
+                problem: format!("unknown kernel `{name}`; available: {}", known.join(", ")),
+            });
+        }
+    }
+    Ok(VARIANTS.iter().filter(|v| names.iter().any(|n| n == v.name || (n == v.family && tile_ok(v)))).collect())
+}
+
+/// The vendor BLAS's name on a platform.
+pub fn vendor_name(platform: Platform) -> &'static str {
+    match platform {
+        Platform::Amd => "rocblas",
+        Platform::Nvidia => "cublas",
+    }
+}
+
+/// Elements checked against the host in f64 when the vendor result is checked (or when there is no vendor BLAS).
+const HOST_SAMPLES: usize = 4096;
+
+/// Relative error allowed, against the largest |C| of the reference: FP32 rounding in a K-term dot product grows
+/// like √K·ε for random inputs, and two different summation orders (kernel, BLAS) each carry it; 8·√K·ε leaves a
+/// margin of several standard deviations over the largest of M·N elements, while a missing term or a TF32 product
+/// (10-bit mantissa, ~1e-3) lands far outside.
+pub fn tolerance(k: usize) -> f64 {
+    8.0 * (k as f64).sqrt() * F32_EPS
+}
+
+/// Inputs and references for one shape, shared by every point of that shape.
+struct Inputs {
+    shape: Shape,
+    a: Buffer<f32>,
+    b: Buffer<f32>,
+    /// The vendor BLAS result on the host, once computed and checked (the reference of every kernel at this shape).
+    vendor_c: RefCell<Option<Rc<Vec<f32>>>>,
+    /// Sampled elements of C computed on the host in f64: (row, column, value).
+    samples: Vec<(usize, usize, f64)>,
+}
+
+impl Inputs {
+    fn new(gpu: &Gpu, shape: Shape) -> Result<Inputs, Error> {
+        let dev = gpu.device.as_ref();
+        let (free, total) = dev.memory_info()?;
+        if shape.bytes() > free {
+            return Err(Error::Device(crate::device::Error::OutOfMemory { requested: shape.bytes(), free, total }));
+        }
+        // Fresh random inputs in [-1, 1) for every shape, so no kernel can pass by matching one fixed pattern.
+        let mut rng = fastrand::Rng::new();
+        let host_a: Vec<f32> = (0..shape.m * shape.k).map(|_| rng.f32() * 2.0 - 1.0).collect();
+        let host_b: Vec<f32> = (0..shape.k * shape.n).map(|_| rng.f32() * 2.0 - 1.0).collect();
+        let samples = (0..HOST_SAMPLES.min(shape.m * shape.n))
+            .map(|_| {
+                let (i, j) = (rng.usize(..shape.m), rng.usize(..shape.n));
+                let dot: f64 =
+                    (0..shape.k).map(|p| f64::from(host_a[i * shape.k + p]) * f64::from(host_b[p * shape.n + j])).sum();
+                (i, j, dot)
+            })
+            .collect();
+        let a = dev.upload(&host_a)?;
+        let b = dev.upload(&host_b)?;
+        Ok(Inputs { shape, a, b, vendor_c: RefCell::new(None), samples })
+    }
+
+    /// Checks `got` (all of C) at the sampled elements against the host's f64 values.
+    fn check_samples(&self, got: &[f32]) -> Verification {
+        let n = self.shape.n;
+        let got_s: Vec<f32> = self.samples.iter().map(|&(i, j, _)| got[i * n + j]).collect();
+        let want_s: Vec<f64> = self.samples.iter().map(|s| s.2).collect();
+        let scale = verify::max_abs(&want_s).max(f64::MIN_POSITIVE);
+        verify::compare(&got_s, &want_s, scale, tolerance(self.shape.k))
+    }
+}
+
+impl MatmulSweep {
+    /// The inputs for `shape`, made once per shape and kept until the sweep moves to the next one.
+    fn inputs(&self, gpu: &Gpu, cache: &RefCell<Option<Rc<Inputs>>>, shape: Shape) -> Result<Rc<Inputs>, Error> {
+        if let Some(inputs) = cache.borrow().as_ref().filter(|i| i.shape == shape) {
+            return Ok(inputs.clone());
+        }
+        // Free the previous shape's buffers before allocating the next.
+        *cache.borrow_mut() = None;
+        let inputs = Rc::new(Inputs::new(gpu, shape)?);
+        *cache.borrow_mut() = Some(inputs.clone());
+        Ok(inputs)
+    }
+}
+
+thread_local! {
+    /// The current shape's inputs. The runner prepares points one at a time on one thread.
+    static INPUTS: RefCell<Option<Rc<Inputs>>> = const { RefCell::new(None) };
+}
+
+/// The kernel (`None`: the vendor BLAS) and shape of point `index`: shapes in order, and at each shape the vendor
+/// BLAS first, then the kernels in ladder order.
+fn point_kernel(sweep: &MatmulSweep, index: usize) -> (Option<&'static Variant>, Shape) {
+    let per_shape = sweep.kernels.len() + usize::from(sweep.vendor);
+    let shape = sweep.shapes[index / per_shape];
+    let slot = index % per_shape;
+    if sweep.vendor && slot == 0 {
+        (None, shape)
+    } else {
+        (Some(sweep.kernels[slot - usize::from(sweep.vendor)]), shape)
+    }
+}
+
+impl Experiment for MatmulSweep {
+    fn name(&self) -> &'static str {
+        "matmul"
+    }
+
+    fn param_columns(&self) -> &'static [&'static str] {
+        &["kernel", "tile_m", "m", "n", "k", "group_x", "group_y", "reference"]
+    }
+
+    fn metric(&self) -> Metric {
+        Metric { column: "gflops", formula: "GFLOP/s = 2*M*N*K / median time / 1e9" }
+    }
+
+    fn options(&self) -> serde_json::Value {
+        serde_json::json!({
+            "shapes": self.shapes,
+            "kernels": self.kernels.iter().map(|v| v.name).collect::<Vec<_>>(),
+            "vendor": self.vendor,
+            "tolerance": "8*sqrt(K)*eps_f32, relative to max |C|",
+        })
+    }
+
+    fn sources(&self) -> &'static [&'static str] {
+        &["matmul"]
+    }
+
+    fn points(&self, gpu: &Gpu) -> Vec<Point> {
+        let props = gpu.device.props();
+        let vendor = vendor_name(props.platform);
+        let blas = gpu.device.blas();
+        let reference = if blas.is_ok() { vendor } else { "host" };
+        let per_shape = self.kernels.len() + usize::from(self.vendor);
+        (0..self.shapes.len() * per_shape)
+            .map(|index| {
+                let (variant, shape) = point_kernel(self, index);
+                let too_big = i32::try_from(shape.m.max(shape.n).max(shape.k)).is_err();
+                let mut invalid = if too_big {
+                    Some(format!("{shape} exceeds the kernels' 32-bit int sizes"))
+                } else if shape.bytes() > props.memory_bytes {
+                    Some(format!(
+                        "needs {:.1} GiB for A, B, C and the reference; the device has {:.1} GiB",
+                        shape.bytes() as f64 / f64::from(1 << 30),
+                        props.memory_bytes as f64 / f64::from(1 << 30)
+                    ))
+                } else {
+                    None
+                };
+                match variant {
+                    None => Point {
+                        invalid: invalid.or_else(|| {
+                            blas.as_ref()
+                                .err()
+                                .map(|e| format!("{e}; the kernels are verified against the host instead"))
+                        }),
+                        index,
+                        key: format!("{vendor}/{shape}"),
+                        params: vec![
+                            vendor.into(),
+                            String::new(),
+                            shape.m.to_string(),
+                            shape.n.to_string(),
+                            shape.k.to_string(),
+                            String::new(),
+                            String::new(),
+                            "host".into(),
+                        ],
+                    },
+                    Some(v) => {
+                        if invalid.is_none() {
+                            invalid = v.check(shape);
+                        }
+                        if invalid.is_none() && v.group[0] * v.group[1] > props.max_group_size {
+                            invalid = Some(format!(
+                                "{} uses groups of {} items; the device allows {}",
+                                v.name,
+                                v.group[0] * v.group[1],
+                                props.max_group_size
+                            ));
+                        }
+                        Point {
+                            index,
+                            key: format!("{}/{shape}", v.name),
+                            params: vec![
+                                v.name.into(),
+                                v.tile_m.map(|m| m.to_string()).unwrap_or_default(),
+                                shape.m.to_string(),
+                                shape.n.to_string(),
+                                shape.k.to_string(),
+                                v.group[0].to_string(),
+                                v.group[1].to_string(),
+                                reference.into(),
+                            ],
+                            invalid,
+                        }
+                    }
+                }
+            })
+            .collect()
+    }
+
+    fn prepare<'g>(&self, gpu: &'g Gpu, point: &Point) -> Result<Box<dyn Case + 'g>, Error> {
+        let (variant, shape) = point_kernel(self, point.index);
+        let inputs = INPUTS.with(|cache| self.inputs(gpu, cache, shape))?;
+        let dev = gpu.device.as_ref();
+        if dev.blas().is_ok() && inputs.vendor_c.borrow().is_none() {
+            // The vendor result is the reference of every kernel at this shape: compute and check it once.
+            let c = dev.alloc_buffer::<f32>(shape.m * shape.n)?;
+            dev.fill_bytes(c.raw(), 0xff)?;
+            dev.sgemm(shape.m, shape.n, shape.k, inputs.a.raw(), inputs.b.raw(), c.raw())?;
+            let host_c = dev.download(&c)?;
+            let check = inputs.check_samples(&host_c);
+            if !check.passed() {
+                return Err(Error::Options(format!(
+                    "the vendor BLAS result at {shape} does not match the host, so it cannot be the reference: {}",
+                    check.summary()
+                )));
+            }
+            *inputs.vendor_c.borrow_mut() = Some(Rc::new(host_c));
+        }
+        let c = dev.alloc_buffer::<f32>(shape.m * shape.n)?;
+        match variant {
+            None => {
+                dev.fill_bytes(c.raw(), 0xff)?;
+                Ok(Box::new(VendorCase { gpu, inputs, c }))
+            }
+            Some(v) => {
+                let kernel = gpu.kernel("matmul", v.symbol)?;
+                let config =
+                    v.launch_config(shape).ok_or_else(|| Error::Options(format!("{shape} needs too many groups")))?;
+                // All-ones bytes are NaN: an element the kernel does not write fails. The naive kernel adds into C,
+                // so it starts from zero instead.
+                dev.fill_bytes(c.raw(), if v.zero_c { 0 } else { 0xff })?;
+                Ok(Box::new(KernelCase { gpu, inputs, c, kernel, config }))
+            }
+        }
+    }
+
+    fn plots(&self, rows: &[BTreeMap<String, String>]) -> Vec<(String, LinePlot)> {
+        plots(rows)
+    }
+}
+
+/// The vendor BLAS at one shape, checked against the host at sampled elements.
+struct VendorCase<'g> {
+    gpu: &'g Gpu,
+    inputs: Rc<Inputs>,
+    c: Buffer<f32>,
+}
+
+impl Case for VendorCase<'_> {
+    fn launch(&mut self) -> crate::device::Result<()> {
+        let s = self.inputs.shape;
+        self.gpu.device.sgemm(s.m, s.n, s.k, self.inputs.a.raw(), self.inputs.b.raw(), self.c.raw())
+    }
+
+    fn verify(&mut self) -> Result<Verification, Error> {
+        let got = self.gpu.device.download(&self.c)?;
+        Ok(self.inputs.check_samples(&got))
+    }
+
+    fn work(&self) -> f64 {
+        let s = self.inputs.shape;
+        matmul_flops(s.m, s.n, s.k)
+    }
+}
+
+/// One kernel of the ladder at one shape, checked against the vendor result (all elements) or the host (samples).
+struct KernelCase<'g> {
+    gpu: &'g Gpu,
+    inputs: Rc<Inputs>,
+    c: Buffer<f32>,
+    kernel: Kernel,
+    config: LaunchConfig,
+}
+
+impl Case for KernelCase<'_> {
+    fn launch(&mut self) -> crate::device::Result<()> {
+        let s = self.inputs.shape;
+        // Sizes were checked against i32 when the points were made.
+        let dim = |x: usize| Arg::I32(x as i32);
+        let args = [self.inputs.a.arg(), self.inputs.b.arg(), self.c.arg(), dim(s.m), dim(s.n), dim(s.k)];
+        self.gpu.device.launch(&self.kernel, &self.config, &args)
+    }
+
+    fn verify(&mut self) -> Result<Verification, Error> {
+        let got = self.gpu.device.download(&self.c)?;
+        let reference = self.inputs.vendor_c.borrow().clone();
+        Ok(match reference {
+            Some(want) => verify::compare(&got, &want, verify::max_abs(&want), tolerance(self.inputs.shape.k)),
+            None => self.inputs.check_samples(&got),
+        })
+    }
+
+    fn work(&self) -> f64 {
+        let s = self.inputs.shape;
+        matmul_flops(s.m, s.n, s.k)
+    }
+}
+
+/// The three plots of a matmul CSV: GFLOP/s vs size, GFLOP/s vs tile M, % of the vendor BLAS vs size. Only `ok`
+/// rows of square shapes are drawn (the x axis is N for M = N = K).
+pub fn plots(rows: &[BTreeMap<String, String>]) -> Vec<(String, LinePlot)> {
+    let num = |r: &BTreeMap<String, String>, c: &str| r.get(c).and_then(|v| v.parse::<f64>().ok());
+    let ok: Vec<&BTreeMap<String, String>> = rows
+        .iter()
+        .filter(|r| r.get("status").map(String::as_str) == Some("ok"))
+        .filter(|r| r.get("m") == r.get("n") && r.get("n") == r.get("k"))
+        .collect();
+    let Some(first) = ok.first() else { return Vec::new() };
+    let get = |c: &str| first.get(c).cloned().unwrap_or_default();
+    let platform = get("platform");
+    let vendor = if platform == "amd" { "rocblas" } else { "cublas" };
+    let vendor_label = if platform == "amd" { "rocBLAS" } else { "cuBLAS" };
+    let wave = get("wave_size");
+    let title_device =
+        format!("{} ({}, {})", get("device"), get("arch"), if wave == "64" { "wave64" } else { "warp32" });
+    let note = (platform == "amd").then(|| {
+        "rocBLAS SGEMM runs on the FP32 matrix cores (MFMA) of CDNA; these kernels use plain (packed) FMA on the vector units"
+            .to_string()
+    });
+    // Kernels in ladder order, then anything else the CSV holds (e.g. from a newer suite) in name order.
+    let mut kernels: Vec<String> = VARIANTS.iter().map(|v| v.name.to_string()).collect();
+    for r in &ok {
+        let k = r.get("kernel").cloned().unwrap_or_default();
+        if k != vendor && !kernels.contains(&k) {
+            kernels.push(k);
+        }
+    }
+    let series_of = |kernel: &str, y: &dyn Fn(&BTreeMap<String, String>) -> Option<f64>| -> Vec<(f64, f64)> {
+        let mut pts: Vec<(f64, f64)> = ok
+            .iter()
+            .filter(|r| r.get("kernel").map(String::as_str) == Some(kernel))
+            .filter_map(|r| Some((num(r, "n")?, y(r)?)))
+            .collect();
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        pts
+    };
+    let gflops = |r: &BTreeMap<String, String>| num(r, "gflops");
+    let vendor_at = |n: f64| {
+        ok.iter()
+            .find(|r| r.get("kernel").map(String::as_str) == Some(vendor) && num(r, "n") == Some(n))
+            .and_then(|r| num(r, "gflops"))
+    };
+
+    let mut by_size: Vec<Series> = kernels
+        .iter()
+        .map(|k| Series { label: kernel_label(k), points: series_of(k, &gflops), kind: SeriesKind::Line })
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    let vendor_points = series_of(vendor, &gflops);
+    if !vendor_points.is_empty() {
+        by_size.push(Series { label: vendor_label.into(), points: vendor_points, kind: SeriesKind::Reference });
+    }
+
+    let mut sizes: Vec<f64> = ok.iter().filter_map(|r| num(r, "n")).collect();
+    sizes.sort_by(f64::total_cmp);
+    sizes.dedup();
+    let by_tile: Vec<Series> = sizes
+        .iter()
+        .map(|&n| {
+            let mut pts: Vec<(f64, f64)> = ok
+                .iter()
+                .filter(|r| num(r, "n") == Some(n))
+                .filter_map(|r| Some((num(r, "tile_m")?, num(r, "gflops")?)))
+                .collect();
+            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            Series { label: format!("N = {n}"), points: pts, kind: SeriesKind::Line }
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect();
+
+    let percent: Vec<Series> = kernels
+        .iter()
+        .map(|k| {
+            let pts = series_of(k, &|r| Some(100.0 * num(r, "gflops")? / vendor_at(num(r, "n")?)?));
+            Series { label: kernel_label(k), points: pts, kind: SeriesKind::Line }
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect();
+
+    let plot = |file: &str, what: &str, x_label: &str, axes: (Axis, Axis), y_label: &str, series: Vec<Series>| {
+        (
+            file.to_string(),
+            LinePlot {
+                title: format!("FP32 matmul {what} on {title_device}"),
+                subtitle: Some("C = A*B, row-major, M = N = K; median of timed launches; every point verified".into()),
+                x_label: x_label.into(),
+                y_label: y_label.into(),
+                x_axis: axes.0,
+                y_axis: axes.1,
+                series,
+                note: note.clone(),
+            },
+        )
+    };
+    let mut out = Vec::new();
+    let size_label = "matrix size N (M = N = K)";
+    if !by_size.is_empty() {
+        // The ladder spans three orders of magnitude (naive to vendor BLAS): a log y axis keeps every rung visible.
+        let axes = (Axis::Log2, Axis::Log10);
+        out.push(plot(
+            "matmul-gflops-vs-size.png",
+            "GFLOP/s vs size",
+            size_label,
+            axes,
+            "GFLOP/s (log scale)",
+            by_size,
+        ));
+    }
+    if !by_tile.is_empty() {
+        out.push(plot(
+            "matmul-gflops-vs-tile.png",
+            "tiled kernel vs tile size",
+            "tile size M (M x M items per group, M x M LDS tiles)",
+            (Axis::Log2, Axis::Linear),
+            "GFLOP/s",
+            by_tile,
+        ));
+    }
+    if !percent.is_empty() {
+        out.push(plot(
+            "matmul-percent-of-vendor.png",
+            &format!("% of {vendor_label}"),
+            size_label,
+            (Axis::Log2, Axis::Linear),
+            &format!("% of {vendor_label} GFLOP/s"),
+            percent,
+        ));
+    }
+    out
+}
+
+/// Legend label of a kernel: `tiled_m16` reads `tiled M=16`.
+fn kernel_label(name: &str) -> String {
+    match name.strip_prefix("tiled_m") {
+        Some(m) => format!("tiled M={m}"),
+        None => name.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_variant_has_a_symbol_named_after_it_and_a_sane_geometry() {
+        for v in VARIANTS {
+            assert_eq!(v.symbol, format!("matmul_{}", v.name));
+            let items = v.group[0] * v.group[1];
+            assert!((1..=1024).contains(&items), "{}", v.name);
+            // A group computes at least one element of C per item.
+            assert!(v.block[0] * v.block[1] >= items, "{}", v.name);
+        }
+        let names: Vec<&str> = VARIANTS.iter().map(|v| v.name).collect();
+        let mut unique = names.clone();
+        unique.dedup();
+        assert_eq!(names, unique);
+    }
+
+    #[test]
+    fn shapes_parse_square_and_rectangular() {
+        assert_eq!(Shape::parse("1000").unwrap(), Shape::square(1000));
+        assert_eq!(Shape::parse("2^10").unwrap(), Shape::square(1024));
+        assert_eq!(Shape::parse("64x32x16").unwrap(), Shape { m: 64, n: 32, k: 16 });
+        for bad in ["", "0", "1x2", "1x2x3x4", "axbxc", "12x0x3"] {
+            assert!(Shape::parse(bad).is_err(), "{bad}");
+        }
+        assert_eq!(Shape::square(2).bytes(), 4 * (4 + 4 + 8));
+    }
+
+    #[test]
+    fn launch_geometry_covers_ragged_edges() {
+        let v = VARIANTS.iter().find(|v| v.name == "tiled_m16").unwrap();
+        let cfg = v.launch_config(Shape { m: 33, n: 100, k: 7 }).unwrap();
+        assert_eq!(cfg.grid, [7, 3, 1]);
+        assert_eq!(cfg.group, [16, 16, 1]);
+    }
+
+    #[test]
+    fn size_requirements_are_checked_and_explained() {
+        let strict = Variant { multiples: Multiples { m: 128, n: 128, k: 4 }, ..VARIANTS[0] };
+        assert_eq!(strict.check(Shape::square(1024)), None);
+        let why = strict.check(Shape { m: 1000, n: 1024, k: 1002 }).unwrap();
+        assert!(why.contains("M = 1000 is not a multiple of 128"), "{why}");
+        assert!(why.contains("K = 1002 is not a multiple of 4"), "{why}");
+        assert!(!why.contains("N ="), "{why}");
+        for v in VARIANTS.iter().filter(|v| v.multiples == ANY) {
+            assert_eq!(v.check(Shape { m: 1, n: 3, k: 1001 }), None, "{}", v.name);
+        }
+    }
+
+    #[test]
+    fn kernels_are_selected_by_name_family_and_tile() {
+        let names = |v: Vec<&Variant>| v.iter().map(|v| v.name).collect::<Vec<_>>();
+        assert_eq!(names(select_kernels(&[], &[]).unwrap()).len(), VARIANTS.len());
+        assert_eq!(
+            names(select_kernels(&["tiled".into(), "naive".into()], &[8, 32]).unwrap()),
+            ["naive", "tiled_m8", "tiled_m32"]
+        );
+        assert_eq!(names(select_kernels(&["tiled_m4".into()], &[]).unwrap()), ["tiled_m4"]);
+        let err = select_kernels(&["fast".into()], &[]).unwrap_err();
+        assert!(err.to_string().contains("unknown kernel `fast`; available: naive"), "{err}");
+        let err = select_kernels(&[], &[12]).unwrap_err();
+        assert!(err.to_string().contains("--tiles: no tiled kernel with M = 12"), "{err}");
+    }
+
+    #[test]
+    fn tolerance_grows_with_the_square_root_of_k_and_excludes_tf32() {
+        assert!((tolerance(4096) / tolerance(1024) - 2.0).abs() < 1e-12);
+        // TF32 keeps 10 mantissa bits: its rounding alone is ~5e-4 relative, far above the tolerance at 8192.
+        assert!(tolerance(8192) < 1e-4);
+    }
+
+    #[test]
+    fn points_follow_shape_then_vendor_then_ladder() {
+        let sweep = MatmulSweep {
+            shapes: vec![Shape::square(256), Shape::square(512)],
+            kernels: VARIANTS.iter().take(2).collect(),
+            vendor: true,
+        };
+        let order: Vec<(Option<&str>, usize)> =
+            (0..6).map(|i| point_kernel(&sweep, i)).map(|(v, s)| (v.map(|v| v.name), s.n)).collect();
+        assert_eq!(
+            order,
+            [
+                (None, 256),
+                (Some("naive"), 256),
+                (Some("accumulator"), 256),
+                (None, 512),
+                (Some("naive"), 512),
+                (Some("accumulator"), 512)
+            ]
+        );
+    }
+
+    #[test]
+    fn plots_come_from_csv_rows() {
+        let row = |kernel: &str, tile: &str, n: u32, gflops: f64| {
+            let mut r = BTreeMap::new();
+            for (k, v) in [
+                ("platform", "nvidia".to_string()),
+                ("device", "Test GPU".into()),
+                ("arch", "sm_90".into()),
+                ("wave_size", "32".into()),
+                ("kernel", kernel.into()),
+                ("tile_m", tile.into()),
+                ("m", n.to_string()),
+                ("n", n.to_string()),
+                ("k", n.to_string()),
+                ("gflops", gflops.to_string()),
+                ("status", "ok".into()),
+            ] {
+                r.insert(k.to_string(), v);
+            }
+            r
+        };
+        let rows = vec![
+            row("cublas", "", 256, 1000.0),
+            row("naive", "", 256, 100.0),
+            row("tiled_m16", "16", 256, 400.0),
+            row("tiled_m32", "32", 256, 500.0),
+            row("cublas", "", 512, 2000.0),
+            row("naive", "", 512, 100.0),
+        ];
+        let plots = plots(&rows);
+        let files: Vec<&str> = plots.iter().map(|(f, _)| f.as_str()).collect();
+        assert_eq!(files, ["matmul-gflops-vs-size.png", "matmul-gflops-vs-tile.png", "matmul-percent-of-vendor.png"]);
+        let by_size = &plots[0].1;
+        assert!(by_size.title.contains("Test GPU (sm_90, warp32)"));
+        let cublas = by_size.series.iter().find(|s| s.label == "cuBLAS").unwrap();
+        assert_eq!(cublas.kind, SeriesKind::Reference);
+        assert_eq!(cublas.points, [(256.0, 1000.0), (512.0, 2000.0)]);
+        let percent = &plots[2].1;
+        let naive = percent.series.iter().find(|s| s.label == "naive").unwrap();
+        assert_eq!(naive.points, [(256.0, 10.0), (512.0, 5.0)]);
+        assert_eq!(plots[1].1.series[0].points, [(16.0, 400.0), (32.0, 500.0)]);
+        assert!(by_size.note.is_none());
+    }
+}
