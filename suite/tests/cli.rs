@@ -115,12 +115,12 @@ fn a_corrupt_prebuilt_object_is_refused_clearly() {
         .stderr(predicate::str::contains("smoke.gfx90a.hsaco").or(predicate::str::contains("not a GPU code object")));
 }
 
-/// `matmul-synthetic.csv` holds made-up values in the suite's CSV schema (not a measurement): it tests plotting.
+/// `matmul-h100.csv` is a copy of the H100 reference run in results/.
 #[test]
 fn matmul_plots_render_from_a_csv() {
     let cache = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
-    let csv = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/matmul-synthetic.csv");
+    let csv = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/matmul-h100.csv");
     suite_without_gpu(cache.path())
         .args(["plot", "matmul"])
         .arg(&csv)
@@ -141,8 +141,8 @@ fn plotting_a_csv_without_verified_rows_or_of_an_unknown_experiment_fails_clearl
     let cache = tempfile::tempdir().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("matmul.csv");
-    let synthetic = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/matmul-synthetic.csv");
-    let header = std::fs::read_to_string(synthetic).unwrap().lines().next().unwrap().to_string();
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/matmul-h100.csv");
+    let header = std::fs::read_to_string(fixture).unwrap().lines().next().unwrap().to_string();
     std::fs::write(&csv, header + "\n").unwrap();
     suite_without_gpu(cache.path())
         .args(["plot", "matmul"])

@@ -650,7 +650,7 @@ pub fn plots(rows: &[BTreeMap<String, String>]) -> Vec<(String, LinePlot)> {
         .filter(|s| !s.points.is_empty())
         .collect();
 
-    let percent: Vec<Series> = kernels
+    let mut percent: Vec<Series> = kernels
         .iter()
         .map(|k| {
             let pts = series_of(k, &|r| Some(100.0 * num(r, "gflops")? / vendor_at(num(r, "n")?)?));
@@ -658,6 +658,10 @@ pub fn plots(rows: &[BTreeMap<String, String>]) -> Vec<(String, LinePlot)> {
         })
         .filter(|s| !s.points.is_empty())
         .collect();
+    if let (false, Some(lo), Some(hi)) = (percent.is_empty(), sizes.first(), sizes.last()) {
+        let label = format!("{vendor_label} = 100%");
+        percent.push(Series { label, points: vec![(*lo, 100.0), (*hi, 100.0)], kind: SeriesKind::Reference });
+    }
 
     let plot = |file: &str, what: &str, x_label: &str, axes: (Axis, Axis), y_label: &str, series: Vec<Series>| {
         (
