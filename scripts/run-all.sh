@@ -9,3 +9,4 @@ suite=target/release/suite
 "$suite" "$@" info
 "$suite" run smoke --resume "$@"
 "$suite" run matmul --resume "$@"
+"$suite" run occupancy --resume "$@"

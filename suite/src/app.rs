@@ -9,6 +9,7 @@ use std::time::Instant;
 use crate::cli::{BenchCommand, Cli, Command, KernelsCommand, RunArgs, RunCommand};
 use crate::device::{self, Arch, LaunchConfig, Platform, Props};
 use crate::experiments::matmul::{self, MatmulSweep, Shape};
+use crate::experiments::occupancy::OccupancySweep;
 use crate::experiments::{self, smoke::SmokeSweep, Error, Experiment, RunOptions};
 use crate::gpu::Gpu;
 use crate::kernels::{self, KernelStore};
@@ -74,6 +75,24 @@ pub fn run(cli: &Cli) -> Result<ExitCode, Error> {
             let kernels = matmul::select_kernels(&sweep.kernels, &sweep.tiles)?;
             run_experiment(cli, &MatmulSweep { shapes, kernels, vendor: !sweep.no_vendor }, run)
         }
+        Command::Run(RunCommand::Occupancy { sweep, run }) => {
+            let mut exp = OccupancySweep::default();
+            if let Some(n) = &sweep.elements {
+                exp.elements = options::parse_size("--elements", n)?;
+            }
+            if !sweep.group_sizes.is_empty() {
+                exp.group_sizes = sweep.group_sizes.clone();
+            }
+            if !sweep.lds_bytes.is_empty() {
+                exp.lds_bytes = sweep.lds_bytes.clone();
+            }
+            exp.chunk = sweep.chunk.unwrap_or(exp.chunk);
+            exp.passes = sweep.passes.unwrap_or(exp.passes);
+            if exp.chunk == 0 || exp.passes == 0 || exp.group_sizes.contains(&0) {
+                return Err(Error::Options("--chunk, --passes and --group-sizes must be at least 1".into()));
+            }
+            run_experiment_with(cli, &mut exp, run, |exp, dir| exp.timeline_dir = Some(dir.to_path_buf()))
+        }
         Command::Bench(BenchCommand::Launch { count, trials }) => bench_launch(cli, *count, *trials),
         Command::Merge { dir } => {
             let groups = crate::report::merge::shard_files(dir)?;
@@ -114,7 +133,8 @@ fn experiment_named(name: &str) -> Result<Box<dyn Experiment>, Error> {
     match name {
         "matmul" => Ok(Box::new(MatmulSweep::default())),
         "smoke" => Ok(Box::new(SmokeSweep::default())),
-        other => Err(Error::Options(format!("unknown experiment `{other}`; known: matmul, smoke"))),
+        "occupancy" => Ok(Box::new(OccupancySweep::default())),
+        other => Err(Error::Options(format!("unknown experiment `{other}`; known: matmul, occupancy, smoke"))),
     }
 }
 
@@ -134,11 +154,40 @@ fn open_gpu(cli: &Cli) -> Result<Gpu, Error> {
 }
 
 fn run_experiment(cli: &Cli, exp: &dyn Experiment, args: &RunArgs) -> Result<ExitCode, Error> {
-    let reps = options::check_reps(args.reps)?;
+    run_experiment_inner(cli, exp, args, None)
+}
+
+/// Runs an experiment that wants to know its results folder before it starts (e.g. for side files).
+fn run_experiment_with<E: Experiment>(
+    cli: &Cli,
+    exp: &mut E,
+    args: &RunArgs,
+    set_dir: impl FnOnce(&mut E, &Path),
+) -> Result<ExitCode, Error> {
+    if let Some(dir) = &args.out {
+        set_dir(exp, dir);
+        return run_experiment_inner(cli, exp, args, None);
+    }
     let gpu = open_gpu(cli)?;
+    let dir = experiments::default_out_dir(&gpu);
+    set_dir(exp, &dir);
+    run_experiment_inner(cli, exp, args, Some((gpu, dir)))
+}
+
+fn run_experiment_inner(
+    cli: &Cli,
+    exp: &dyn Experiment,
+    args: &RunArgs,
+    opened: Option<(Gpu, std::path::PathBuf)>,
+) -> Result<ExitCode, Error> {
+    let reps = options::check_reps(args.reps)?;
+    let (gpu, default_dir) = match opened {
+        Some((gpu, dir)) => (gpu, Some(dir)),
+        None => (open_gpu(cli)?, None),
+    };
     let props = gpu.device.props();
     eprintln!("{} on {} ({}, wave {}), {}", exp.name(), props.name, props.arch, props.wave_size, props.runtime_version);
-    let out_dir = args.out.clone().unwrap_or_else(|| experiments::default_out_dir(&gpu));
+    let out_dir = args.out.clone().or(default_dir).unwrap_or_else(|| experiments::default_out_dir(&gpu));
     if args.time_budget.is_nan() || args.time_budget <= 0.0 {
         return Err(Error::Options(format!("--time-budget: {} is not a positive number of seconds", args.time_budget)));
     }

@@ -72,7 +72,7 @@ pub enum Command {
     },
     /// Draw an experiment's plots again from its CSV (e.g. after `suite merge`, or on a laptop).
     Plot {
-        /// Experiment whose plots to draw: matmul.
+        /// Experiment whose plots to draw: matmul, occupancy or smoke.
         experiment: String,
         /// The experiment's CSV.
         csv: PathBuf,
@@ -147,6 +147,16 @@ pub enum RunCommand {
         #[command(flatten)]
         run: RunArgs,
     },
+    /// Occupancy: group size, group count, barriers, LDS and registers vs time and bandwidth, with the theoretical
+    /// occupancy of every point and timelines of resident waves recorded inside the kernels.
+    Occupancy {
+        /// What to sweep.
+        #[command(flatten)]
+        sweep: OccupancyArgs,
+        /// Shared run options.
+        #[command(flatten)]
+        run: RunArgs,
+    },
     /// Matmul ladder (naive, accumulator, LDS tiles, register-blocked) vs the vendor BLAS: GFLOP/s per size.
     Matmul {
         /// What to sweep.
@@ -173,6 +183,26 @@ pub struct MatmulArgs {
     /// Skip the vendor BLAS (rocBLAS/cuBLAS) rows; it is still the reference where available.
     #[arg(long)]
     pub no_vendor: bool,
+}
+
+/// `suite run occupancy` options (defaults in `OccupancySweep::default`).
+#[derive(Debug, Args)]
+pub struct OccupancyArgs {
+    /// Elements per array for the copy, group-size, LDS and register sweeps (integer or 2^N).
+    #[arg(long)]
+    pub elements: Option<String>,
+    /// Group sizes of the group-size sweep, comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub group_sizes: Vec<u32>,
+    /// Elements each group adds per pass in the group-count and barrier sweeps.
+    #[arg(long)]
+    pub chunk: Option<u32>,
+    /// Passes each group makes over its chunk in the group-count and barrier sweeps.
+    #[arg(long)]
+    pub passes: Option<u32>,
+    /// Dynamic LDS per group of the LDS sweep, bytes, comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub lds_bytes: Vec<u32>,
 }
 
 /// `suite bench ...`

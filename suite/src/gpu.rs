@@ -72,6 +72,15 @@ impl Gpu {
         Ok(kernel)
     }
 
+    /// The AMD code-object metadata of kernel `name` in source `source` (registers as the compiler allocated them,
+    /// LDS, scratch), loading the source first if needed. `None` on NVIDIA, whose cubins carry no such note.
+    pub fn amd_kernel_meta(&self, source: &str, name: &str) -> Result<Option<kernels::AmdKernelMeta>, Error> {
+        self.module(source)?;
+        let modules = self.modules.lock().map_err(|_| Error::Options("kernel table lock poisoned".into()))?;
+        let loaded = modules.get(source).expect("module() inserted the source just above");
+        Ok(loaded.object.info.amd_kernels.iter().find(|k| k.name == name).cloned())
+    }
+
     /// Where each loaded code object came from and which compiler and flags built it, for `run.json`. A cached
     /// object was built by the compiler found now (the cache key holds its version); a prebuilt one by an unknown
     /// compiler.

@@ -151,11 +151,11 @@ fn plotting_a_csv_without_verified_rows_or_of_an_unknown_experiment_fails_clearl
         .failure()
         .stderr(predicate::str::contains("no verified rows to plot"));
     suite_without_gpu(cache.path())
-        .args(["plot", "occupancy"])
+        .args(["plot", "fusion"])
         .arg(&csv)
         .assert()
         .failure()
-        .stderr(predicate::str::contains("unknown experiment `occupancy`"));
+        .stderr(predicate::str::contains("unknown experiment `fusion`"));
 }
 
 #[test]

@@ -12,6 +12,7 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::path::Path;
 use std::rc::Rc;
 
 use serde::Serialize;
@@ -516,7 +517,7 @@ impl Experiment for MatmulSweep {
         }
     }
 
-    fn plots(&self, rows: &[BTreeMap<String, String>]) -> Vec<(String, LinePlot)> {
+    fn plots(&self, rows: &[BTreeMap<String, String>], _dir: &Path) -> Vec<(String, LinePlot)> {
         plots(rows)
     }
 }

@@ -7,6 +7,7 @@
 //! row as it finishes.
 
 pub mod matmul;
+pub mod occupancy;
 pub mod smoke;
 
 use std::collections::BTreeMap;
@@ -94,9 +95,10 @@ pub trait Experiment {
     fn points(&self, gpu: &Gpu) -> Vec<Point>;
     /// Allocates and initialises one point. Outputs are poisoned so unwritten elements fail verification.
     fn prepare<'g>(&self, gpu: &'g Gpu, point: &Point) -> Result<Box<dyn Case + 'g>, Error>;
-    /// The experiment's plots, made from all rows of its CSV (as column → value), as (file name, plot).
-    fn plots(&self, rows: &[BTreeMap<String, String>]) -> Vec<(String, LinePlot)> {
-        let _ = rows;
+    /// The experiment's plots, made from all rows of its CSV (as column → value) and any side files in the CSV's
+    /// folder `dir`, as (file name, plot).
+    fn plots(&self, rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, LinePlot)> {
+        let _ = (rows, dir);
         Vec::new()
     }
 }
@@ -110,7 +112,8 @@ pub fn render_plots(exp: &dyn Experiment, csv_path: &Path, out_dir: &Path) -> Re
         source,
     })?;
     let mut written = Vec::new();
-    for (file, plot) in exp.plots(&rows) {
+    let dir = csv_path.parent().unwrap_or(Path::new("."));
+    for (file, plot) in exp.plots(&rows, dir) {
         let path = out_dir.join(file);
         render_png(&plot, &path, PLOT_WIDTH, PLOT_HEIGHT).map_err(|e| Error::Plot(e.to_string()))?;
         written.push(path);

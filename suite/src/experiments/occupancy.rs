@@ -1,0 +1,988 @@
+//! Occupancy: how group size, group count, barriers, LDS and registers decide how many waves a CU holds, and what
+//! that does to time and bandwidth (`kernels/occupancy.hip`; the seed's VectorAdd1..4).
+//!
+//! Sweeps, each point with its theoretical occupancy next to its time and bandwidth:
+//! - `copy`: a device-to-device copy, the bandwidth reference of the run;
+//! - `group_size` (a): a one-element-per-item vector add, groups of 32..1024 items, including sizes that are not
+//!   multiples of the wave (48, 80, 96, 160) to show how a partial wave still takes a whole wave slot;
+//! - `group_count` (b): the seed's VectorAdd2/3, fixed-size groups each adding its own chunk `passes` times, from one
+//!   group to several times what the device holds at once: time is flat while every group is resident, then a
+//!   second, partial round of groups begins;
+//! - `barrier` (c): VectorAdd3 vs VectorAdd4 (a barrier at the start and the end), in configurations scaled to the
+//!   device, each also recorded as a timeline: every wave writes its CU and the device clock at start and end;
+//! - `lds` and `registers` (d): dynamic LDS per group, and kernels that keep more values live, lower the resident
+//!   groups step by step: the occupancy cliffs and what they cost.
+//!
+//! Bandwidth: GB/s = bytes the kernel reads and writes (12 per vector-add element and pass) / median time. For
+//! `group_count` and `barrier` the passes after the first hit the cache, so that figure is not DRAM bandwidth.
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::{Case, Error, Experiment, Metric, Point};
+use crate::device::{Arg, Buffer, Kernel, LaunchConfig, Props};
+use crate::gpu::Gpu;
+use crate::occupancy::{self, Resources};
+use crate::report::plot::{Axis, LinePlot, Series, SeriesKind};
+use crate::verify::{self, Verification, F32_EPS};
+
+/// Kernel source of the experiment.
+const SOURCE: &str = "occupancy";
+
+/// The sweeps' settings. Each field is one flag of `suite run occupancy`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OccupancySweep {
+    /// Elements per array for the DRAM-bound sweeps (copy, group size, LDS, registers).
+    pub elements: usize,
+    /// Group sizes of sweep (a).
+    pub group_sizes: Vec<u32>,
+    /// Items per group of sweep (b), the seed's 512.
+    pub count_group_size: u32,
+    /// Elements each group adds per pass in sweeps (b) and (c).
+    pub chunk: u32,
+    /// Passes over its chunk each group makes in sweeps (b) and (c): enough work that groups stay resident long.
+    pub passes: u32,
+    /// Dynamic LDS per group of sweep (d), bytes (sizes the device cannot give a group become invalid rows).
+    pub lds_bytes: Vec<u32>,
+    /// Live values per item of the register-pressure kernels of sweep (d).
+    pub register_values: Vec<u32>,
+    /// Rounds of FMAs over the live values in the register-pressure kernels.
+    pub register_rounds: u32,
+    /// Folder where the barrier sweep writes its raw timelines (the run's results folder); none: not written.
+    #[serde(skip)]
+    pub timeline_dir: Option<PathBuf>,
+}
+
+impl Default for OccupancySweep {
+    fn default() -> Self {
+        OccupancySweep {
+            elements: 1 << 26,
+            group_sizes: vec![32, 48, 64, 80, 96, 128, 160, 192, 256, 320, 384, 512, 640, 768, 896, 1024],
+            count_group_size: 512,
+            chunk: 512 * 16,
+            passes: 64,
+            lds_bytes: vec![0, 2048, 4096, 8192, 12288, 16384, 24576, 32768, 49152, 65536, 98304, 131072, 229376],
+            register_values: vec![16, 32, 64, 96, 128, 192],
+            register_rounds: 8,
+            timeline_dir: None,
+        }
+    }
+}
+
+/// One point of the sweeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Spec {
+    /// Device-to-device copy of `elements` floats.
+    Copy,
+    /// (a) Vector add with groups of `group` items.
+    GroupSize { group: u32 },
+    /// (b) `groups` groups of the chunked vector add.
+    GroupCount { groups: u32 },
+    /// (c) A scaled seed configuration, with or without barriers; recorded as a timeline.
+    Barrier { config: usize, barrier: bool },
+    /// (d) Vector add through LDS with `bytes` of dynamic LDS per group.
+    Lds { bytes: u32 },
+    /// (d) The register-pressure kernel keeping `values` live per item.
+    Registers { values: u32 },
+}
+
+/// A scaled version of the seed's VectorAdd3/4 runs (there: 8 groups of 320 and 24 groups of 224 on a GPU of 6
+/// Xe-cores): groups per CU and group size chosen so groups do not fill CUs evenly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct BarrierConfig {
+    /// Name in the CSV and plots.
+    pub name: &'static str,
+    /// Groups as a multiple of the CU count, in quarters (6 = 1.5 groups per CU).
+    pub groups_per_cu_quarters: u32,
+    /// Items per group.
+    pub group: u32,
+}
+
+/// The seed's two configurations, scaled: 8 groups on 6 cores is 1.33 per core with groups of 320 items; 24 on 6 is
+/// 4 per core with groups of 224.
+pub const BARRIER_CONFIGS: [BarrierConfig; 2] = [
+    BarrierConfig { name: "seed_8x320", groups_per_cu_quarters: 6, group: 320 },
+    BarrierConfig { name: "seed_24x224", groups_per_cu_quarters: 16, group: 224 },
+];
+
+/// One `u64` record per wave in a timeline: CU, group, start and end ticks of the device clock.
+pub const RECORD_WORDS: usize = 4;
+
+impl OccupancySweep {
+    fn specs(&self, props: &Props, resident_groups_512: Option<u32>) -> Vec<Spec> {
+        let mut specs = vec![Spec::Copy];
+        specs.extend(self.group_sizes.iter().map(|&group| Spec::GroupSize { group }));
+        specs.extend(
+            group_counts(props.cu_count, resident_groups_512).into_iter().map(|groups| Spec::GroupCount { groups }),
+        );
+        for config in 0..BARRIER_CONFIGS.len() {
+            specs.push(Spec::Barrier { config, barrier: false });
+            specs.push(Spec::Barrier { config, barrier: true });
+        }
+        specs.extend(self.lds_bytes.iter().map(|&bytes| Spec::Lds { bytes }));
+        specs.extend(self.register_values.iter().map(|&values| Spec::Registers { values }));
+        specs
+    }
+
+    fn spec(&self, gpu: &Gpu, index: usize) -> Spec {
+        let props = gpu.device.props();
+        self.specs(props, resident_groups(gpu, "occupancy_chunks", self.count_group_size, 0)).remove(index)
+    }
+}
+
+/// Group counts for sweep (b): powers of two up to the CU count, then steps of half the CU count up to four times
+/// the resident capacity, and the capacity and one past it exactly (where the partial round begins), twice.
+pub fn group_counts(cus: u32, resident_per_cu: Option<u32>) -> Vec<u32> {
+    let capacity = cus * resident_per_cu.unwrap_or(1).max(1);
+    let mut counts: Vec<u32> = (0..).map(|p| 1u32 << p).take_while(|&g| g < cus).collect();
+    let step = (cus / 2).max(1);
+    let mut g = cus;
+    while g <= 4 * capacity {
+        counts.push(g);
+        g += step;
+    }
+    counts.extend([capacity, capacity + 1, 2 * capacity, 2 * capacity + 1]);
+    counts.sort_unstable();
+    counts.dedup();
+    counts
+}
+
+/// Registers, static LDS and the group size of a kernel as the occupancy calculator wants them. AMD: VGPRs from
+/// the code-object metadata (the unified VGPR+AGPR count on gfx90a); NVIDIA: the driver's registers per thread.
+fn resources(gpu: &Gpu, kernel: &Kernel, group_size: u32, dynamic_lds: u32) -> Resources {
+    let meta = gpu.amd_kernel_meta(SOURCE, &kernel.name).ok().flatten();
+    let registers_per_item = meta.as_ref().map(|m| m.vgpr_count).unwrap_or(kernel.attrs.registers_per_item);
+    let static_lds = meta.as_ref().map(|m| m.lds_bytes).unwrap_or(kernel.attrs.static_lds_bytes);
+    Resources { group_size, registers_per_item, lds_bytes_per_group: static_lds + dynamic_lds }
+}
+
+/// Resident groups per CU of `name` at `group_size`, from the calculator; `None` if the kernel is not there.
+fn resident_groups(gpu: &Gpu, name: &str, group_size: u32, dynamic_lds: u32) -> Option<u32> {
+    let kernel = gpu.kernel(SOURCE, name).ok()?;
+    let occ = occupancy::theoretical(gpu.device.props(), resources(gpu, &kernel, group_size, dynamic_lds));
+    Some(occ.groups_per_cu)
+}
+
+/// The kernel symbol of a spec.
+fn symbol(spec: Spec) -> String {
+    match spec {
+        Spec::Copy => "device_copy".into(),
+        Spec::GroupSize { .. } => "occupancy_vector_add".into(),
+        Spec::GroupCount { .. } | Spec::Barrier { barrier: false, .. } => "occupancy_chunks".into(),
+        Spec::Barrier { barrier: true, .. } => "occupancy_chunks_barrier".into(),
+        Spec::Lds { .. } => "occupancy_lds".into(),
+        Spec::Registers { values } => format!("occupancy_registers_r{values}"),
+    }
+}
+
+/// Launch geometry of a spec: (groups, items per group, dynamic LDS bytes).
+fn geometry(sweep: &OccupancySweep, props: &Props, spec: Spec) -> (u64, u32, u32) {
+    let per_element = |group: u32| (sweep.elements as u64).div_ceil(u64::from(group));
+    match spec {
+        Spec::Copy => (0, 0, 0),
+        Spec::GroupSize { group } => (per_element(group), group, 0),
+        Spec::GroupCount { groups } => (u64::from(groups), sweep.count_group_size, 0),
+        Spec::Barrier { config, .. } => {
+            let c = BARRIER_CONFIGS[config];
+            ((u64::from(props.cu_count) * u64::from(c.groups_per_cu_quarters)).div_ceil(4), c.group, 0)
+        }
+        Spec::Lds { bytes } => (per_element(256), 256, bytes),
+        Spec::Registers { .. } => (per_element(256), 256, 0),
+    }
+}
+
+fn sweep_name(spec: Spec) -> &'static str {
+    match spec {
+        Spec::Copy => "copy",
+        Spec::GroupSize { .. } => "group_size",
+        Spec::GroupCount { .. } => "group_count",
+        Spec::Barrier { .. } => "barrier",
+        Spec::Lds { .. } => "lds",
+        Spec::Registers { .. } => "registers",
+    }
+}
+
+impl Experiment for OccupancySweep {
+    fn name(&self) -> &'static str {
+        "occupancy"
+    }
+
+    fn param_columns(&self) -> &'static [&'static str] {
+        &[
+            "sweep",
+            "config",
+            "kernel",
+            "group_size",
+            "groups",
+            "dynamic_lds_bytes",
+            "registers_per_item",
+            "elements",
+            "bytes",
+            "groups_per_cu",
+            "waves_per_cu",
+            "occupancy_pct",
+            "limiter",
+            "rounds",
+        ]
+    }
+
+    fn metric(&self) -> Metric {
+        Metric {
+            column: "gbps",
+            formula: "GB/s = bytes read + written by the kernel (vector add: 12 per element and pass; copy: 8 per \
+                      element) / median time / 1e9",
+        }
+    }
+
+    fn options(&self) -> serde_json::Value {
+        serde_json::json!({ "sweep": self, "barrier_configs": BARRIER_CONFIGS })
+    }
+
+    fn sources(&self) -> &'static [&'static str] {
+        &[SOURCE]
+    }
+
+    fn points(&self, gpu: &Gpu) -> Vec<Point> {
+        let props = gpu.device.props();
+        let specs = self.specs(props, resident_groups(gpu, "occupancy_chunks", self.count_group_size, 0));
+        specs
+            .into_iter()
+            .enumerate()
+            .map(|(index, spec)| {
+                let (groups, group, dynamic_lds) = geometry(self, props, spec);
+                let name = symbol(spec);
+                let config = match spec {
+                    Spec::Barrier { config, .. } => BARRIER_CONFIGS[config].name.to_string(),
+                    _ => String::new(),
+                };
+                let elements = elements_of(self, props, spec);
+                let mut invalid = None;
+                let mut occ_cols = vec![String::new(); 6];
+                let mut registers = String::new();
+                if spec != Spec::Copy {
+                    match gpu.kernel(SOURCE, &name) {
+                        Ok(kernel) => {
+                            let res = resources(gpu, &kernel, group, dynamic_lds);
+                            registers = res.registers_per_item.to_string();
+                            let total_lds = u64::from(res.lds_bytes_per_group);
+                            if group > kernel.attrs.max_group_size.max(1) || group > props.max_group_size {
+                                invalid =
+                                    Some(format!("{name} allows groups of at most {}", kernel.attrs.max_group_size));
+                            } else if total_lds > props.lds_bytes_per_group_optin {
+                                invalid = Some(format!(
+                                    "{total_lds} bytes of LDS per group; the device allows {}",
+                                    props.lds_bytes_per_group_optin
+                                ));
+                            } else if groups > u64::from(u32::MAX) {
+                                invalid = Some(format!("{groups} groups exceed the grid limit"));
+                            } else {
+                                let occ = occupancy::theoretical(props, res);
+                                let capacity = u64::from(occ.groups_per_cu) * u64::from(props.cu_count);
+                                occ_cols = vec![
+                                    occ.groups_per_cu.to_string(),
+                                    occ.waves_per_cu.to_string(),
+                                    format!("{:.1}", occ.percent(props)),
+                                    format!("{:?}", occ.limiter).to_lowercase(),
+                                    if capacity == 0 {
+                                        String::new()
+                                    } else {
+                                        format!("{:.3}", groups as f64 / capacity as f64)
+                                    },
+                                    String::new(),
+                                ];
+                            }
+                        }
+                        Err(e) => invalid = Some(e.to_string()),
+                    }
+                }
+                let bytes = bytes_of(self, spec, elements);
+                let key = match spec {
+                    Spec::Copy => format!("copy/n={}", self.elements),
+                    Spec::GroupSize { group } => format!("group_size/g={group},n={}", self.elements),
+                    Spec::GroupCount { groups } => format!(
+                        "group_count/groups={groups},g={},chunk={},passes={}",
+                        self.count_group_size, self.chunk, self.passes
+                    ),
+                    Spec::Barrier { config, barrier } => format!(
+                        "barrier/{}/{}/chunk={},passes={}",
+                        BARRIER_CONFIGS[config].name,
+                        if barrier { "barrier" } else { "none" },
+                        self.chunk,
+                        self.passes
+                    ),
+                    Spec::Lds { bytes } => format!("lds/bytes={bytes},n={}", self.elements),
+                    Spec::Registers { values } => {
+                        format!("registers/values={values},rounds={},n={}", self.register_rounds, self.elements)
+                    }
+                };
+                Point {
+                    index,
+                    key,
+                    params: vec![
+                        sweep_name(spec).into(),
+                        config,
+                        name,
+                        if spec == Spec::Copy { String::new() } else { group.to_string() },
+                        if spec == Spec::Copy { String::new() } else { groups.to_string() },
+                        dynamic_lds.to_string(),
+                        registers,
+                        elements.to_string(),
+                        bytes.to_string(),
+                        occ_cols[0].clone(),
+                        occ_cols[1].clone(),
+                        occ_cols[2].clone(),
+                        occ_cols[3].clone(),
+                        occ_cols[4].clone(),
+                    ],
+                    invalid,
+                }
+            })
+            .collect()
+    }
+
+    fn prepare<'g>(&self, gpu: &'g Gpu, point: &Point) -> Result<Box<dyn Case + 'g>, Error> {
+        let spec = self.spec(gpu, point.index);
+        let props = gpu.device.props();
+        let dev = gpu.device.as_ref();
+        let elements = elements_of(self, props, spec);
+        let bytes = bytes_of(self, spec, elements) as f64;
+        let mut rng = fastrand::Rng::new();
+        let a: Vec<f32> = (0..elements).map(|_| rng.f32() * 2.0 - 1.0).collect();
+        if spec == Spec::Copy {
+            let src = dev.upload(&a)?;
+            let dst = dev.alloc_buffer::<f32>(elements)?;
+            dev.fill_bytes(dst.raw(), 0xff)?;
+            return Ok(Box::new(CopyCase { gpu, src, dst, host: a, bytes }));
+        }
+        let (groups, group, dynamic_lds) = geometry(self, props, spec);
+        let groups = u32::try_from(groups).map_err(|_| Error::Options(format!("{groups} groups")))?;
+        let config = LaunchConfig { grid: [groups, 1, 1], group: [group, 1, 1], dynamic_lds_bytes: dynamic_lds };
+        let kernel = gpu.kernel(SOURCE, &symbol(spec))?;
+        let a_buf = dev.upload(&a)?;
+        let out = dev.alloc_buffer::<f32>(elements)?;
+        dev.fill_bytes(out.raw(), 0xff)?;
+        let kind = match spec {
+            Spec::Registers { values } => Kind::Registers { values, rounds: self.register_rounds },
+            _ => {
+                let b: Vec<f32> = (0..elements).map(|_| rng.f32() * 2.0 - 1.0).collect();
+                let b_buf = dev.upload(&b)?;
+                let timeline = match spec {
+                    Spec::Barrier { config: c, barrier } => {
+                        let waves = u64::from(groups) * u64::from(props.wave_size.waves_for(group));
+                        let words = usize::try_from(waves).unwrap_or(usize::MAX) * RECORD_WORDS;
+                        let buf = dev.alloc_buffer::<u64>(words)?;
+                        dev.fill_bytes(buf.raw(), 0xff)?;
+                        let file = self.timeline_dir.as_ref().map(|d| {
+                            d.join(timeline_file(BARRIER_CONFIGS[c].name, if barrier { "barrier" } else { "none" }))
+                        });
+                        let slots = props.max_items_per_cu / props.wave_size.0;
+                        Some(Timeline {
+                            buf,
+                            file,
+                            recorded: false,
+                            clock_hz: clock_rate(gpu)?,
+                            device_wave_slots: u64::from(slots) * u64::from(props.cu_count),
+                        })
+                    }
+                    _ => None,
+                };
+                match spec {
+                    Spec::Lds { .. } => Kind::Lds { b: b_buf, host_b: b },
+                    Spec::GroupCount { .. } | Spec::Barrier { .. } => {
+                        Kind::Chunks { b: b_buf, host_b: b, chunk: self.chunk, passes: self.passes, timeline }
+                    }
+                    _ => Kind::VectorAdd { b: b_buf, host_b: b },
+                }
+            }
+        };
+        Ok(Box::new(KernelCase { gpu, kernel, config, a: a_buf, host_a: a, out, kind, bytes, launches: 0 }))
+    }
+
+    fn plots(&self, rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, LinePlot)> {
+        plots(rows, dir)
+    }
+}
+
+/// Elements a spec's kernel touches: the chunked sweeps cover `groups · chunk`, the others the whole arrays.
+fn elements_of(sweep: &OccupancySweep, props: &Props, spec: Spec) -> usize {
+    match spec {
+        Spec::GroupCount { .. } | Spec::Barrier { .. } => {
+            let (groups, _, _) = geometry(sweep, props, spec);
+            groups as usize * sweep.chunk as usize
+        }
+        _ => sweep.elements,
+    }
+}
+
+/// Bytes read and written by one launch.
+fn bytes_of(sweep: &OccupancySweep, spec: Spec, elements: usize) -> u64 {
+    let e = elements as u64;
+    match spec {
+        Spec::Copy => 8 * e,
+        Spec::GroupCount { .. } | Spec::Barrier { .. } => 12 * e * u64::from(sweep.passes),
+        Spec::Registers { .. } => 8 * e,
+        _ => 12 * e,
+    }
+}
+
+/// The file holding a recorded timeline.
+pub fn timeline_file(config: &str, variant: &str) -> String {
+    format!("occupancy-timeline-{config}-{variant}.csv")
+}
+
+struct CopyCase<'g> {
+    gpu: &'g Gpu,
+    src: Buffer<f32>,
+    dst: Buffer<f32>,
+    host: Vec<f32>,
+    bytes: f64,
+}
+
+impl Case for CopyCase<'_> {
+    fn launch(&mut self) -> crate::device::Result<()> {
+        self.gpu.device.copy_on_device(self.src.raw(), self.dst.raw(), self.src.bytes())
+    }
+
+    fn verify(&mut self) -> Result<Verification, Error> {
+        let got = self.gpu.device.download(&self.dst)?;
+        Ok(verify::compare(&got, &self.host, 1.0, 0.0))
+    }
+
+    fn work(&self) -> f64 {
+        self.bytes
+    }
+}
+
+/// A recorded timeline: one record per wave, written on the first (verification) launch.
+struct Timeline {
+    buf: Buffer<u64>,
+    file: Option<PathBuf>,
+    recorded: bool,
+    /// Ticks per second of the device clock the records use.
+    clock_hz: f64,
+    /// Wave slots of the whole device, to express resident waves as occupancy.
+    device_wave_slots: u64,
+}
+
+enum Kind {
+    VectorAdd { b: Buffer<f32>, host_b: Vec<f32> },
+    Lds { b: Buffer<f32>, host_b: Vec<f32> },
+    Chunks { b: Buffer<f32>, host_b: Vec<f32>, chunk: u32, passes: u32, timeline: Option<Timeline> },
+    Registers { values: u32, rounds: u32 },
+}
+
+struct KernelCase<'g> {
+    gpu: &'g Gpu,
+    kernel: Kernel,
+    config: LaunchConfig,
+    a: Buffer<f32>,
+    host_a: Vec<f32>,
+    out: Buffer<f32>,
+    kind: Kind,
+    bytes: f64,
+    launches: u32,
+}
+
+impl Case for KernelCase<'_> {
+    fn launch(&mut self) -> crate::device::Result<()> {
+        let n = Arg::U32(self.host_a.len() as u32);
+        let args: Vec<Arg> = match &self.kind {
+            Kind::VectorAdd { b, .. } | Kind::Lds { b, .. } => vec![self.a.arg(), b.arg(), self.out.arg(), n],
+            Kind::Chunks { b, chunk, passes, timeline, .. } => {
+                // Only the first launch (the one verified) records; timed launches pass null.
+                let record = match timeline {
+                    Some(t) if self.launches == 0 => t.buf.arg(),
+                    _ => Arg::Ptr(0),
+                };
+                vec![self.a.arg(), b.arg(), self.out.arg(), Arg::U32(*chunk), Arg::U32(*passes), record]
+            }
+            Kind::Registers { rounds, .. } => vec![self.a.arg(), self.out.arg(), n, Arg::U32(*rounds)],
+        };
+        self.launches += 1;
+        self.gpu.device.launch(&self.kernel, &self.config, &args)
+    }
+
+    fn verify(&mut self) -> Result<Verification, Error> {
+        let dev = self.gpu.device.as_ref();
+        let got = dev.download(&self.out)?;
+        let a = &self.host_a;
+        let check = match &mut self.kind {
+            Kind::VectorAdd { host_b, .. } | Kind::Chunks { host_b, .. } => {
+                // a + b rounds once in FP32 on both sides: exact agreement.
+                let want: Vec<f32> = a.iter().zip(host_b.iter()).map(|(x, y)| x + y).collect();
+                verify::compare(&got, &want, 1.0, 0.0)
+            }
+            Kind::Lds { host_b, .. } => {
+                let want = lds_expected(a, host_b, self.config.group[0] as usize);
+                verify::compare(&got, &want, 1.0, 0.0)
+            }
+            Kind::Registers { values, rounds } => {
+                let want = registers_expected(a, *values as usize, *rounds as usize);
+                let scale = verify::max_abs(&want);
+                // R values through `rounds` dependent FMAs each, summed: FP32 rounding of O(R·rounds) operations.
+                let tol = 4.0 * f64::from(*values * (*rounds + 1)) * F32_EPS;
+                verify::compare(&got, &want, scale, tol)
+            }
+        };
+        if let Kind::Chunks { timeline: Some(t), .. } = &mut self.kind {
+            if !t.recorded {
+                t.recorded = true;
+                let raw = dev.download(&t.buf)?;
+                let records = parse_records(&raw).map_err(Error::Options)?;
+                if let Some(path) = &t.file {
+                    write_records(path, &records, t.clock_hz, t.device_wave_slots)?;
+                }
+            }
+        }
+        Ok(check)
+    }
+
+    fn work(&self) -> f64 {
+        self.bytes
+    }
+}
+
+/// What `occupancy_lds` writes (see `kernels/occupancy.hip`).
+pub fn lds_expected(a: &[f32], b: &[f32], group: usize) -> Vec<f32> {
+    // Each group stages a+b in LDS and item t reads back slot group-1-t of its own group (partial last group:
+    // the slots of its own items, mirrored within them).
+    let n = a.len();
+    (0..n)
+        .map(|i| {
+            let base = i - i % group;
+            let len = group.min(n - base);
+            let j = base + (len - 1 - (i - base));
+            a[j] + b[j]
+        })
+        .collect()
+}
+
+/// What `occupancy_registers_r<R>` writes (see `kernels/occupancy.hip`), computed in f64.
+pub fn registers_expected(a: &[f32], values: usize, rounds: usize) -> Vec<f64> {
+    let n = a.len();
+    (0..n)
+        .map(|i| {
+            let mut v: Vec<f64> = (0..values).map(|j| f64::from(a[(i + j * 4099) % n])).collect();
+            for _ in 0..rounds {
+                for j in 0..values {
+                    let next = v[(j + 1) % values];
+                    v[j] = v[j] * 0.5 + next * 0.25;
+                }
+            }
+            v.iter().sum()
+        })
+        .collect()
+}
+
+/// One wave's record from a timeline: the CU it ran on, its group, and its start and end on the device clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WaveRecord {
+    /// CU (SM) id.
+    pub cu: u64,
+    /// Group index.
+    pub group: u64,
+    /// Start, device clock ticks.
+    pub start: u64,
+    /// End, device clock ticks.
+    pub end: u64,
+}
+
+/// Reads records from the kernel's buffer; every record must have been written (the buffer was poisoned with
+/// all-ones) and end no earlier than it started.
+pub fn parse_records(raw: &[u64]) -> Result<Vec<WaveRecord>, String> {
+    if raw.len() % RECORD_WORDS != 0 {
+        return Err(format!("timeline of {} words is not whole records of {RECORD_WORDS}", raw.len()));
+    }
+    raw.chunks(RECORD_WORDS)
+        .enumerate()
+        .map(|(i, r)| {
+            let rec = WaveRecord { cu: r[0], group: r[1], start: r[2], end: r[3] };
+            if r.contains(&u64::MAX) {
+                Err(format!("timeline record {i} was not written: a wave did not record itself"))
+            } else if rec.end < rec.start {
+                Err(format!("timeline record {i} ends ({}) before it starts ({})", rec.end, rec.start))
+            } else {
+                Ok(rec)
+            }
+        })
+        .collect()
+}
+
+/// Columns of a timeline file: one row per wave, raw ticks and the clock rate that turns them into time.
+pub const TIMELINE_HEADER: &str = "cu,group,start_ticks,end_ticks,clock_hz,device_wave_slots";
+
+fn write_records(path: &Path, records: &[WaveRecord], clock_hz: f64, slots: u64) -> Result<(), Error> {
+    let io = |source| crate::report::Error::Io { action: "cannot write", path: path.to_path_buf(), source };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(io)?;
+    }
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).map_err(io)?);
+    writeln!(f, "{TIMELINE_HEADER}").map_err(io)?;
+    for r in records {
+        writeln!(f, "{},{},{},{},{clock_hz},{slots}", r.cu, r.group, r.start, r.end).map_err(io)?;
+    }
+    f.flush().map_err(io)?;
+    Ok(())
+}
+
+/// A timeline file: its records, clock rate (Hz) and device wave slots.
+pub fn read_timeline(path: &Path) -> Option<(Vec<WaveRecord>, f64, u64)> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let mut lines = text.lines();
+    if lines.next()? != TIMELINE_HEADER {
+        return None;
+    }
+    let mut records = Vec::new();
+    let (mut hz, mut slots) = (0.0, 0);
+    for line in lines {
+        let v: Vec<&str> = line.split(',').collect();
+        if v.len() != 6 {
+            return None;
+        }
+        let n = |i: usize| v[i].parse::<u64>().ok();
+        records.push(WaveRecord { cu: n(0)?, group: n(1)?, start: n(2)?, end: n(3)? });
+        hz = v[4].parse().ok()?;
+        slots = n(5)?;
+    }
+    Some((records, hz, slots))
+}
+
+thread_local! {
+    /// The device clock's measured rate, once per process.
+    static CLOCK_HZ: std::cell::Cell<Option<f64>> = const { std::cell::Cell::new(None) };
+}
+
+/// The rate of the device-wide clock the kernels read (`gpu_wall_clock()`), measured: two one-item launches read
+/// it 200 ms apart on the host. The same on both vendors, needing no runtime attribute (HIP 5.2 has none for it);
+/// on NVIDIA the answer must be 1 GHz (`%globaltimer` counts nanoseconds), which checks the method.
+fn clock_rate(gpu: &Gpu) -> Result<f64, Error> {
+    if let Some(hz) = CLOCK_HZ.with(|c| c.get()) {
+        return Ok(hz);
+    }
+    let dev = gpu.device.as_ref();
+    let kernel = gpu.kernel(SOURCE, "occupancy_clock")?;
+    let out = dev.alloc_buffer::<u64>(1)?;
+    let read = || -> Result<(u64, std::time::Instant), Error> {
+        dev.launch(&kernel, &LaunchConfig::linear(1, 1), &[out.arg()])?;
+        dev.synchronize()?;
+        let at = std::time::Instant::now();
+        Ok((dev.download(&out)?[0], at))
+    };
+    let (t0, h0) = read()?;
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let (t1, h1) = read()?;
+    let hz = (t1.wrapping_sub(t0)) as f64 / h1.duration_since(h0).as_secs_f64();
+    if !(hz.is_finite() && hz > 1e5) {
+        return Err(Error::Options(format!("the device clock did not advance as expected ({t0} then {t1})")));
+    }
+    CLOCK_HZ.with(|c| c.set(Some(hz)));
+    Ok(hz)
+}
+
+/// Resident waves and groups at one instant of a timeline.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Step {
+    /// Time since the first wave started, in the clock's ticks.
+    pub t: u64,
+    /// Waves resident from `t` on.
+    pub waves: u32,
+    /// Groups resident from `t` on (a group is resident from its first wave's start to its last wave's end).
+    pub groups: u32,
+}
+
+/// Resident waves and groups over time, device-wide or for one CU (`cu`), as a step function.
+pub fn resident_over_time(records: &[WaveRecord], cu: Option<u64>) -> Vec<Step> {
+    let recs: Vec<&WaveRecord> = records.iter().filter(|r| cu.is_none_or(|c| r.cu == c)).collect();
+    let Some(t0) = recs.iter().map(|r| r.start).min() else { return Vec::new() };
+    let mut groups: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
+    for r in &recs {
+        let e = groups.entry(r.group).or_insert((r.start, r.end));
+        e.0 = e.0.min(r.start);
+        e.1 = e.1.max(r.end);
+    }
+    // Events: +1 at a start, -1 at an end; ends before starts at the same tick (a slot freed and refilled).
+    let mut events: Vec<(u64, i32, i32)> = Vec::new();
+    for r in &recs {
+        events.push((r.start, 1, 0));
+        events.push((r.end, -1, 0));
+    }
+    for (s, e) in groups.values() {
+        events.push((*s, 0, 1));
+        events.push((*e, 0, -1));
+    }
+    events.sort_by_key(|&(t, w, g)| (t, w + g));
+    let mut steps: Vec<Step> = Vec::new();
+    let (mut waves, mut grps) = (0i64, 0i64);
+    for (t, w, g) in events {
+        waves += i64::from(w);
+        grps += i64::from(g);
+        let step = Step { t: t - t0, waves: waves.max(0) as u32, groups: grps.max(0) as u32 };
+        match steps.last_mut() {
+            Some(last) if last.t == step.t => *last = step,
+            _ => steps.push(step),
+        }
+    }
+    steps
+}
+
+/// A stretch of time at one level of resident waves.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Phase {
+    /// Start, ticks since the first wave started.
+    pub start: u64,
+    /// End, ticks.
+    pub end: u64,
+    /// Resident waves (the time-weighted mean over the phase, rounded).
+    pub waves: u32,
+}
+
+/// The phases of a timeline: maximal stretches where the resident waves stay within `tolerance` (a fraction of
+/// the peak) of the stretch's first level, at least `min_fraction` of the whole duration long. Short transitions
+/// in between (waves starting and ending one by one) are not phases.
+pub fn phases(steps: &[Step], tolerance: f64, min_fraction: f64) -> Vec<Phase> {
+    let Some(total) = steps.last().map(|s| s.t).filter(|&t| t > 0) else { return Vec::new() };
+    let peak = steps.iter().map(|s| s.waves).max().unwrap_or(0).max(1);
+    let band = (tolerance * f64::from(peak)).max(0.5);
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i + 1 < steps.len() {
+        let level = f64::from(steps[i].waves);
+        let mut j = i;
+        let mut weighted = 0.0;
+        while j + 1 < steps.len() && (f64::from(steps[j].waves) - level).abs() <= band {
+            weighted += f64::from(steps[j].waves) * (steps[j + 1].t - steps[j].t) as f64;
+            j += 1;
+        }
+        let (start, end) = (steps[i].t, steps[j].t);
+        if end > start && (end - start) as f64 >= min_fraction * total as f64 && level > 0.0 {
+            out.push(Phase { start, end, waves: (weighted / (end - start) as f64).round() as u32 });
+        }
+        i = j.max(i + 1);
+    }
+    out
+}
+
+/// Plots of an occupancy CSV, plus the timelines found beside it.
+pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, LinePlot)> {
+    let num = |r: &BTreeMap<String, String>, c: &str| r.get(c).and_then(|v| v.parse::<f64>().ok());
+    let ok: Vec<&BTreeMap<String, String>> =
+        rows.iter().filter(|r| r.get("status").map(String::as_str) == Some("ok")).collect();
+    let Some(first) = ok.first() else { return Vec::new() };
+    let get = |c: &str| first.get(c).cloned().unwrap_or_default();
+    let wave = get("wave_size");
+    let device = format!("{} ({}, {})", get("device"), get("arch"), if wave == "64" { "wave64" } else { "warp32" });
+    let copy = ok.iter().find(|r| r.get("sweep").map(String::as_str) == Some("copy")).and_then(|r| num(r, "gbps"));
+    let of = |sweep: &str| -> Vec<&&BTreeMap<String, String>> {
+        ok.iter().filter(|r| r.get("sweep").map(String::as_str) == Some(sweep)).collect()
+    };
+    let series =
+        |rows: &[&&BTreeMap<String, String>], x: &str, y: &dyn Fn(&BTreeMap<String, String>) -> Option<f64>| {
+            let mut pts: Vec<(f64, f64)> = rows.iter().filter_map(|r| Some((num(r, x)?, y(r)?))).collect();
+            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            pts
+        };
+    let mut out = Vec::new();
+    let percent_plot =
+        |file: &str, what: &str, rows: Vec<&&BTreeMap<String, String>>, x: &str, x_label: &str, x_axis| {
+            let mut s = vec![Series {
+                label: "theoretical occupancy (% of wave slots)".into(),
+                points: series(&rows, x, &|r| num(r, "occupancy_pct")),
+                kind: SeriesKind::Line,
+            }];
+            if let Some(copy) = copy {
+                s.push(Series {
+                    label: format!("bandwidth (% of the {copy:.0} GB/s device copy)"),
+                    points: series(&rows, x, &|r| Some(100.0 * num(r, "gbps")? / copy)),
+                    kind: SeriesKind::Line,
+                });
+            }
+            s.retain(|s| !s.points.is_empty());
+            (!s.is_empty()).then(|| {
+                (
+                    file.to_string(),
+                    LinePlot {
+                        title: format!("Occupancy: {what} on {device}"),
+                        subtitle: Some("theoretical occupancy from the suite's calculator; bandwidth measured".into()),
+                        x_label: x_label.into(),
+                        y_label: "%".into(),
+                        x_axis,
+                        y_axis: Axis::Linear,
+                        series: s,
+                        note: None,
+                    },
+                )
+            })
+        };
+    out.extend(percent_plot(
+        "occupancy-group-size.png",
+        "vector add vs group size",
+        of("group_size"),
+        "group_size",
+        "items per group",
+        Axis::Linear,
+    ));
+    out.extend(percent_plot(
+        "occupancy-lds.png",
+        "vector add vs LDS per group",
+        of("lds"),
+        "dynamic_lds_bytes",
+        "dynamic LDS per group (bytes)",
+        Axis::Linear,
+    ));
+    out.extend(percent_plot(
+        "occupancy-registers.png",
+        "register pressure",
+        of("registers"),
+        "registers_per_item",
+        "registers per item (as allocated by the compiler)",
+        Axis::Linear,
+    ));
+    let counts = of("group_count");
+    let times = series(&counts, "groups", &|r| num(r, "time_ms_median"));
+    if !times.is_empty() {
+        let mut s =
+            vec![Series { label: "time per launch (ms)".into(), points: times.clone(), kind: SeriesKind::Line }];
+        let capacity = counts.iter().find_map(|r| {
+            let groups_per_cu = num(r, "groups_per_cu")?;
+            let rounds = num(r, "rounds")?;
+            Some((num(r, "groups")? / rounds).round().max(groups_per_cu))
+        });
+        if let Some(cap) = capacity {
+            let top = times.iter().map(|p| p.1).fold(0.0, f64::max);
+            s.push(Series {
+                label: format!("all groups resident up to {cap:.0}"),
+                points: vec![(cap, 0.0), (cap, top)],
+                kind: SeriesKind::Reference,
+            });
+        }
+        out.push((
+            "occupancy-group-count.png".into(),
+            LinePlot {
+                title: format!("Occupancy: fixed work per group vs group count on {device}"),
+                subtitle: Some(format!("groups of {} items (the seed's VectorAdd2/3)", get_group(&counts))),
+                x_label: "groups in the grid".into(),
+                y_label: "median time per launch (ms)".into(),
+                x_axis: Axis::Log2,
+                y_axis: Axis::Linear,
+                series: s,
+                note: None,
+            },
+        ));
+    }
+    {
+        for config in BARRIER_CONFIGS {
+            let mut series = Vec::new();
+            let mut slots_seen = 0;
+            for (variant, label) in [("none", "no barrier (VectorAdd3)"), ("barrier", "barriers (VectorAdd4)")] {
+                let Some((records, hz, slots)) = read_timeline(&dir.join(timeline_file(config.name, variant))) else {
+                    continue;
+                };
+                slots_seen = slots;
+                let cus = records.iter().map(|r| r.cu).collect::<std::collections::BTreeSet<_>>().len();
+                let mut pts = Vec::new();
+                let mut prev = 0.0;
+                for s in resident_over_time(&records, None) {
+                    let t = s.t as f64 / hz * 1e6;
+                    pts.push((t, prev));
+                    prev = 100.0 * f64::from(s.waves) / slots.max(1) as f64;
+                    pts.push((t, prev));
+                }
+                series.push(Series { label: format!("{label}, {cus} CUs used"), points: pts, kind: SeriesKind::Line });
+            }
+            if !series.is_empty() {
+                out.push((
+                    format!("occupancy-timeline-{}.png", config.name),
+                    LinePlot {
+                        title: format!("Occupancy over time: {} on {device}", config.name),
+                        subtitle: Some(format!(
+                            "{} groups per CU of {} items; every wave records its CU and the device clock; \
+                             100% = {slots_seen} wave slots",
+                            f64::from(config.groups_per_cu_quarters) / 4.0,
+                            config.group
+                        )),
+                        x_label: "time since the first wave started (us)".into(),
+                        y_label: "resident waves (% of the device's wave slots)".into(),
+                        x_axis: Axis::Linear,
+                        y_axis: Axis::Linear,
+                        series,
+                        note: None,
+                    },
+                ));
+            }
+        }
+    }
+    out
+}
+
+fn get_group(rows: &[&&BTreeMap<String, String>]) -> String {
+    rows.first().and_then(|r| r.get("group_size").cloned()).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(cu: u64, group: u64, start: u64, end: u64) -> WaveRecord {
+        WaveRecord { cu, group, start, end }
+    }
+
+    #[test]
+    fn group_counts_cross_the_capacity_exactly() {
+        let counts = group_counts(132, Some(4));
+        assert_eq!(&counts[..8], &[1, 2, 4, 8, 16, 32, 64, 128]);
+        for must in [132, 528, 529, 1056, 1057] {
+            assert!(counts.contains(&must), "{must} missing from {counts:?}");
+        }
+        assert_eq!(*counts.last().unwrap(), 2112);
+        assert!(counts.len() < 50, "{} points", counts.len());
+        assert!(counts.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn records_must_all_be_written_and_ordered() {
+        let raw = [1, 0, 10, 20, 2, 1, 15, 30];
+        assert_eq!(parse_records(&raw).unwrap(), vec![rec(1, 0, 10, 20), rec(2, 1, 15, 30)]);
+        assert!(parse_records(&[1, 0, 10, u64::MAX]).unwrap_err().contains("not written"));
+        assert!(parse_records(&[1, 0, 30, 20]).unwrap_err().contains("before it starts"));
+        assert!(parse_records(&[1, 2, 3]).is_err());
+    }
+
+    #[test]
+    fn resident_waves_and_groups_step_with_starts_and_ends() {
+        // Group 0: two waves 0..100 on CU 1; group 1: one wave 50..150 on CU 2; group 2 starts as group 0 ends.
+        let records = [rec(1, 0, 0, 100), rec(1, 0, 0, 100), rec(2, 1, 50, 150), rec(1, 2, 100, 200)];
+        let steps = resident_over_time(&records, None);
+        let compact: Vec<(u64, u32, u32)> = steps.iter().map(|s| (s.t, s.waves, s.groups)).collect();
+        assert_eq!(compact, [(0, 2, 1), (50, 3, 2), (100, 2, 2), (150, 1, 1), (200, 0, 0)]);
+        let cu1: Vec<(u64, u32)> = resident_over_time(&records, Some(1)).iter().map(|s| (s.t, s.waves)).collect();
+        assert_eq!(cu1, [(0, 2), (100, 1), (200, 0)]);
+    }
+
+    #[test]
+    fn phases_find_the_plateaus_not_the_ramps() {
+        // 100 waves for 1000 ticks, a ramp, then 30 waves for 500 ticks.
+        let mut steps = vec![Step { t: 0, waves: 100, groups: 10 }];
+        for (i, w) in [90, 70, 50].iter().enumerate() {
+            steps.push(Step { t: 1000 + 5 * i as u64, waves: *w, groups: 5 });
+        }
+        steps.push(Step { t: 1015, waves: 30, groups: 3 });
+        steps.push(Step { t: 1515, waves: 0, groups: 0 });
+        let p = phases(&steps, 0.05, 0.1);
+        assert_eq!(p.len(), 2, "{p:?}");
+        assert_eq!((p[0].start, p[0].end, p[0].waves), (0, 1000, 100));
+        assert_eq!((p[1].start, p[1].end, p[1].waves), (1015, 1515, 30));
+    }
+
+    #[test]
+    fn lds_and_register_formulas_on_small_cases() {
+        let a = [1.0f32, 2.0, 3.0, 4.0, 5.0];
+        let b = [10.0f32, 20.0, 30.0, 40.0, 50.0];
+        // Groups of 2: [0,1] mirrored, [2,3] mirrored, [4] alone.
+        assert_eq!(lds_expected(&a, &b, 2), vec![22.0, 11.0, 44.0, 33.0, 55.0]);
+        let one = registers_expected(&[1.0], 1, 1);
+        assert_eq!(one, vec![0.75]);
+    }
+}
