@@ -27,7 +27,7 @@ use crate::device::{Arg, Buffer, Kernel, LaunchConfig, Props};
 use crate::gpu::Gpu;
 use crate::occupancy::{self, Resources};
 use crate::report::plot::{Axis, LinePlot, Series, SeriesKind};
-use crate::verify::{self, Verification, F32_EPS};
+use crate::verify::{self, Verification};
 
 /// Kernel source of the experiment.
 const SOURCE: &str = "occupancy";
@@ -45,7 +45,8 @@ pub struct OccupancySweep {
     pub chunk: u32,
     /// Passes over its chunk each group makes in sweeps (b) and (c): enough work that groups stay resident long.
     pub passes: u32,
-    /// Dynamic LDS per group of sweep (d), bytes (sizes the device cannot give a group become invalid rows).
+    /// Dynamic LDS per group of sweep (d), bytes, at least 4 per item (sizes the device cannot give a group become
+    /// invalid rows).
     pub lds_bytes: Vec<u32>,
     /// Live values per item of the register-pressure kernels of sweep (d).
     pub register_values: Vec<u32>,
@@ -64,7 +65,7 @@ impl Default for OccupancySweep {
             count_group_size: 512,
             chunk: 512 * 16,
             passes: 64,
-            lds_bytes: vec![0, 2048, 4096, 8192, 12288, 16384, 24576, 32768, 49152, 65536, 98304, 131072, 229376],
+            lds_bytes: vec![1024, 2048, 4096, 8192, 12288, 16384, 24576, 32768, 49152, 65536, 98304, 131072, 229376],
             register_values: vec![16, 32, 64, 96, 128, 192],
             register_rounds: 8,
             timeline_dir: None,
@@ -276,6 +277,11 @@ impl Experiment for OccupancySweep {
                                     "{total_lds} bytes of LDS per group; the device allows {}",
                                     props.lds_bytes_per_group_optin
                                 ));
+                            } else if matches!(spec, Spec::Lds { .. }) && dynamic_lds < 4 * group {
+                                invalid = Some(format!(
+                                    "{name} stages one float per item in LDS: groups of {group} need at least {} bytes",
+                                    4 * group
+                                ));
                             } else if groups > u64::from(u32::MAX) {
                                 invalid = Some(format!("{groups} groups exceed the grid limit"));
                             } else {
@@ -350,7 +356,11 @@ impl Experiment for OccupancySweep {
         let elements = elements_of(self, props, spec);
         let bytes = bytes_of(self, spec, elements) as f64;
         let mut rng = fastrand::Rng::new();
-        let a: Vec<f32> = (0..elements).map(|_| rng.f32() * 2.0 - 1.0).collect();
+        // The register kernels need inputs in [1, 2], where their updates (v = 3 - v) are exact.
+        let a: Vec<f32> = match spec {
+            Spec::Registers { .. } => (0..elements).map(|_| 1.0 + rng.f32()).collect(),
+            _ => (0..elements).map(|_| rng.f32() * 2.0 - 1.0).collect(),
+        };
         if spec == Spec::Copy {
             let src = dev.upload(&a)?;
             let dst = dev.alloc_buffer::<f32>(elements)?;
@@ -521,10 +531,7 @@ impl Case for KernelCase<'_> {
             }
             Kind::Registers { values, rounds } => {
                 let want = registers_expected(a, *values as usize, *rounds as usize);
-                let scale = verify::max_abs(&want);
-                // R values through `rounds` dependent FMAs each, summed: FP32 rounding of O(R·rounds) operations.
-                let tol = 4.0 * f64::from(*values * (*rounds + 1)) * F32_EPS;
-                verify::compare(&got, &want, scale, tol)
+                verify::compare(&got, &want, 1.0, 0.0)
             }
         };
         if let Kind::Chunks { timeline: Some(t), .. } = &mut self.kind {
@@ -545,34 +552,36 @@ impl Case for KernelCase<'_> {
     }
 }
 
-/// What `occupancy_lds` writes (see `kernels/occupancy.hip`).
+/// What `occupancy_lds` writes (`kernels/occupancy.hip`): item t of group g takes the value of its mirror item
+/// m = g·B + (B − 1 − t) in the same group, a[m] + b[m], or 0 where the mirror lies past the end. Exact in FP32.
 pub fn lds_expected(a: &[f32], b: &[f32], group: usize) -> Vec<f32> {
-    // Each group stages a+b in LDS and item t reads back slot group-1-t of its own group (partial last group:
-    // the slots of its own items, mirrored within them).
     let n = a.len();
     (0..n)
         .map(|i| {
-            let base = i - i % group;
-            let len = group.min(n - base);
-            let j = base + (len - 1 - (i - base));
-            a[j] + b[j]
+            let m = (i / group) * group + (group - 1 - i % group);
+            if m < n {
+                a[m] + b[m]
+            } else {
+                0.0
+            }
         })
         .collect()
 }
 
-/// What `occupancy_registers_r<R>` writes (see `kernels/occupancy.hip`), computed in f64.
-pub fn registers_expected(a: &[f32], values: usize, rounds: usize) -> Vec<f64> {
+/// What `occupancy_registers_r<R>` writes (`kernels/occupancy.hip`), replayed in FP32 in the kernel's order:
+/// R values from a window of `a` starting at min(i, n − R), each updated `rounds` times by v = 3 − v (exact for
+/// inputs in [1, 2]), then summed in order. The result is exact, so the comparison allows no error.
+pub fn registers_expected(a: &[f32], values: usize, rounds: usize) -> Vec<f32> {
     let n = a.len();
     (0..n)
         .map(|i| {
-            let mut v: Vec<f64> = (0..values).map(|j| f64::from(a[(i + j * 4099) % n])).collect();
-            for _ in 0..rounds {
-                for j in 0..values {
-                    let next = v[(j + 1) % values];
-                    v[j] = v[j] * 0.5 + next * 0.25;
-                }
+            let mut sum = 0.0f32;
+            for j in 0..values {
+                let x = if n >= values { a[i.min(n - values) + j] } else { a[i] };
+                let w = if rounds % 2 == 0 { x } else { 3.0 - x };
+                sum += w;
             }
-            v.iter().sum()
+            sum
         })
         .collect()
 }
@@ -980,9 +989,13 @@ mod tests {
     fn lds_and_register_formulas_on_small_cases() {
         let a = [1.0f32, 2.0, 3.0, 4.0, 5.0];
         let b = [10.0f32, 20.0, 30.0, 40.0, 50.0];
-        // Groups of 2: [0,1] mirrored, [2,3] mirrored, [4] alone.
-        assert_eq!(lds_expected(&a, &b, 2), vec![22.0, 11.0, 44.0, 33.0, 55.0]);
-        let one = registers_expected(&[1.0], 1, 1);
-        assert_eq!(one, vec![0.75]);
+        // Groups of 2: [0,1] mirrored, [2,3] mirrored; item 4's mirror (5) is past the end.
+        assert_eq!(lds_expected(&a, &b, 2), vec![22.0, 11.0, 44.0, 33.0, 0.0]);
+        // Windows of 2 starting at min(i, n - 2); odd rounds flip each value to 3 - v.
+        let a = [1.0f32, 1.5, 2.0];
+        assert_eq!(registers_expected(&a, 2, 2), vec![2.5, 3.5, 3.5]);
+        assert_eq!(registers_expected(&a, 2, 1), vec![3.5, 2.5, 2.5]);
+        // Fewer elements than values: every value is a[i].
+        assert_eq!(registers_expected(&a[..1], 2, 0), vec![2.0]);
     }
 }
