@@ -152,7 +152,7 @@ pub enum RunCommand {
     Occupancy {
         /// What to sweep.
         #[command(flatten)]
-        sweep: OccupancyArgs,
+        sweep: OccupancySweepArgs,
         /// Shared run options.
         #[command(flatten)]
         run: RunArgs,
@@ -187,7 +187,7 @@ pub struct MatmulArgs {
 
 /// `suite run occupancy` options (defaults in `OccupancySweep::default`).
 #[derive(Debug, Args)]
-pub struct OccupancyArgs {
+pub struct OccupancySweepArgs {
     /// Elements per array for the copy, group-size, LDS and register sweeps (integer or 2^N).
     #[arg(long)]
     pub elements: Option<String>,
