@@ -6,13 +6,14 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use crate::cli::{BenchCommand, Cli, Command, KernelsCommand, RunArgs, RunCommand};
+use crate::cli::{BenchCommand, Cli, Command, KernelsCommand, OccupancyArgs, OccupancyCommand, RunArgs, RunCommand};
 use crate::device::{self, Arch, LaunchConfig, Platform, Props};
 use crate::experiments::matmul::{self, MatmulSweep, Shape};
 use crate::experiments::{self, smoke::SmokeSweep, Error, Experiment, RunOptions};
 use crate::gpu::Gpu;
 use crate::kernels::{self, KernelStore};
 use crate::measure::Stats;
+use crate::occupancy::{self, Input, Limiter, Profile, Resources};
 use crate::options;
 use crate::report::run_json::GIT_COMMIT;
 
@@ -75,6 +76,7 @@ pub fn run(cli: &Cli) -> Result<ExitCode, Error> {
             run_experiment(cli, &MatmulSweep { shapes, kernels, vendor: !sweep.no_vendor }, run)
         }
         Command::Bench(BenchCommand::Launch { count, trials }) => bench_launch(cli, *count, *trials),
+        Command::Occupancy(OccupancyCommand::Calc(args)) => occupancy_calc(args),
         Command::Merge { dir } => {
             let groups = crate::report::merge::shard_files(dir)?;
             if groups.is_empty() {
@@ -354,6 +356,58 @@ fn inspect(cli: &Cli, arch: Option<&str>, sources: &[&'static kernels::Source]) 
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// `suite occupancy calc`: the occupancy, then what each resource allows on its own.
+fn occupancy_calc(args: &OccupancyArgs) -> Result<ExitCode, Error> {
+    let wave = args.wave.map(device::WaveSize);
+    let profile = Profile::find(&args.arch, wave).map_err(|e| occupancy_flag_error(e, "--vgprs"))?;
+    let regs_flag = if profile.platform == Platform::Nvidia { "--regs" } else { "--vgprs" };
+    let flagged = |e| occupancy_flag_error(e, regs_flag);
+    let res = Resources {
+        group_size: args.wg,
+        registers_per_item: profile.unified_vgprs(args.vgprs, args.agprs).map_err(flagged)?,
+        sgprs: args.sgprs,
+        lds_bytes_per_group: args.lds,
+    };
+    let occ = profile.occupancy(&res).map_err(flagged)?;
+    let mut out = String::new();
+    outln!(out, "profile        {} ({}, wave{})", profile.name, profile.platform, profile.wave_size);
+    let plural = if occ.waves_per_group == 1 { "" } else { "s" };
+    outln!(out, "group          {} items, {} wave{plural}", res.group_size, occ.waves_per_group);
+    outln!(out, "groups_per_cu  {}", occ.groups_per_cu);
+    outln!(out, "waves_per_cu   {} of {}", occ.waves_per_cu, occ.wave_slots_per_cu);
+    outln!(out, "occupancy      {:.1}%", occ.percent);
+    outln!(out, "limiter        {}\n\nlimit          groups_per_cu", occ.limiter);
+    for limiter in Limiter::ALL {
+        let groups = occ.limits.get(limiter).map_or_else(|| "-".to_string(), |n| n.to_string());
+        let binds = if limiter == occ.limiter { "  <- binds" } else { "" };
+        outln!(out, "{:<14} {groups:>13}{binds}", limiter.name());
+    }
+    outln!(out, "(-: does not limit)");
+    emit(&out);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// An occupancy error as an option error naming the flag to fix (`regs_flag`: `--vgprs` or `--regs`).
+fn occupancy_flag_error(e: occupancy::Error, regs_flag: &str) -> Error {
+    use occupancy::Error as E;
+    let flag = match &e {
+        E::UnknownArch { .. } => "--arch",
+        E::NoWaveSize { .. } => "--wave",
+        E::TooLarge { input, .. } | E::Unsupported { input, .. } => match input {
+            Input::GroupSize => "--wg",
+            Input::Registers => regs_flag,
+            Input::Agprs => "--agprs",
+            Input::Sgprs => "--sgprs",
+            Input::Lds => "--lds",
+        },
+        E::DoesNotFit { limiter: Limiter::Registers, .. } => regs_flag,
+        E::DoesNotFit { limiter: Limiter::Sgprs, .. } => "--sgprs",
+        E::DoesNotFit { limiter: Limiter::Lds, .. } => "--lds",
+        E::EmptyGroup | E::DoesNotFit { .. } => "--wg",
+    };
+    Error::Options(format!("{flag}: {e}"))
 }
 
 /// `suite bench launch`: host time per launch of an empty kernel, `count` launches per trial, median of trials.

@@ -259,7 +259,7 @@ pub enum Error {
         input: Input,
     },
     /// Each input is within bounds, but together they leave no room for one group.
-    #[error("not even one group fits on a {profile} CU: {detail}")]
+    #[error("not even one group fits on one {profile} CU: {detail}")]
     DoesNotFit {
         /// The profile.
         profile: &'static str,
@@ -283,6 +283,23 @@ impl Profile {
     /// The profile called `name` (`gfx90a`, `gfx1100-wave64`, `sm_90`).
     pub fn by_name(name: &str) -> Option<&'static Profile> {
         PROFILES.iter().find(|p| p.name == name)
+    }
+
+    /// The profile named by `text`, a profile name (`gfx1100-wave64`) or an architecture (`gfx1100`, `sm_90a`), with
+    /// `wave` items per wave where given.
+    pub fn find(text: &str, wave: Option<WaveSize>) -> Result<&'static Profile, Error> {
+        match Profile::by_name(text.trim()) {
+            Some(p) => match wave {
+                Some(w) if w != p.wave_size => {
+                    Err(Error::NoWaveSize { arch: p.name.to_string(), wave: w.0, available: p.wave_size.to_string() })
+                }
+                _ => Ok(p),
+            },
+            None => {
+                let arch = Arch::parse(text).map_err(|_| Error::UnknownArch { arch: text.to_string() })?;
+                Profile::for_arch(&arch, wave)
+            }
+        }
     }
 
     /// The profile for `arch` with `wave` items per wave; without a wave size, the architecture's default (its
@@ -792,6 +809,12 @@ pub(crate) mod tests {
         assert_eq!(find("sm_90a", None), Ok("sm_90"));
         assert_eq!(find("sm_80", Some(32)), Ok("sm_80"));
         assert!(matches!(find("gfx90a", Some(32)), Err(Error::NoWaveSize { wave: 32, .. })));
+        // By profile name or architecture, as `suite occupancy calc --arch` takes them.
+        assert_eq!(Profile::find("gfx1100-wave64", None).map(|p| p.name), Ok("gfx1100-wave64"));
+        assert_eq!(Profile::find("gfx1100", Some(WaveSize(64))).map(|p| p.name), Ok("gfx1100-wave64"));
+        assert_eq!(Profile::find("sm_90a", None).map(|p| p.name), Ok("sm_90"));
+        assert!(matches!(Profile::find("gfx1100-wave64", Some(WaveSize(32))), Err(Error::NoWaveSize { .. })));
+        assert!(matches!(Profile::find("cuda", None), Err(Error::UnknownArch { .. })));
         let err = find("gfx908", None).unwrap_err();
         assert_eq!(
             err.to_string(),
