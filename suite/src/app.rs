@@ -13,7 +13,7 @@ use crate::experiments::{self, smoke::SmokeSweep, Error, Experiment, RunOptions}
 use crate::gpu::Gpu;
 use crate::kernels::{self, KernelStore};
 use crate::measure::Stats;
-use crate::occupancy::{self, Input, Limiter, Profile, Resources};
+use crate::occupancy::{self, Input, Limiter, Occupancy, Profile, Resources};
 use crate::options;
 use crate::report::run_json::GIT_COMMIT;
 
@@ -275,6 +275,7 @@ pub fn describe_device(p: &Props) -> String {
 fn inspect(cli: &Cli, arch: Option<&str>, sources: &[&'static kernels::Source]) -> Result<ExitCode, Error> {
     let store = KernelStore::new(cli.kernels_dir.clone());
     let mut out = String::new();
+    let mut notes = Vec::new();
     let arch = match arch {
         Some(a) => Arch::parse(a).map_err(|e| Error::Options(format!("--arch: {e}")))?,
         None => open_gpu(cli)?.device.props().arch.clone(),
@@ -283,7 +284,7 @@ fn inspect(cli: &Cli, arch: Option<&str>, sources: &[&'static kernels::Source]) 
         Platform::Amd => {
             outln!(
                 out,
-                "{:<10} {:<28} {:>5} {:>5} {:>5} {:>9} {:>9} {:>5} {:>9} {:>7}",
+                "{:<10} {:<28} {:>5} {:>5} {:>5} {:>9} {:>9} {:>5} {:>9} {:>7} {OCCUPANCY_HEADER}",
                 "source",
                 "kernel",
                 "vgpr",
@@ -298,9 +299,12 @@ fn inspect(cli: &Cli, arch: Option<&str>, sources: &[&'static kernels::Source]) 
             for source in sources {
                 let object = store.code_object(source, &arch)?;
                 for k in &object.info.amd_kernels {
+                    // Statically, for groups of the kernel's largest size, on the profile for its wave size.
+                    let occ = Profile::for_arch(&arch, Some(k.wave_size))
+                        .and_then(|p| p.occupancy(&Resources::from_amd_kernel(k)));
                     outln!(
                         out,
-                        "{:<10} {:<28} {:>5} {:>5} {:>5} {:>9} {:>9} {:>5} {:>9} {:>7}",
+                        "{:<10} {:<28} {:>5} {:>5} {:>5} {:>9} {:>9} {:>5} {:>9} {:>7} {}",
                         source.name,
                         k.name,
                         k.vgpr_count,
@@ -310,10 +314,12 @@ fn inspect(cli: &Cli, arch: Option<&str>, sources: &[&'static kernels::Source]) 
                         k.scratch_bytes,
                         k.wave_size.0,
                         k.max_group_size,
-                        k.vgpr_spill_count.unwrap_or(0) + k.sgpr_spill_count.unwrap_or(0)
+                        k.vgpr_spill_count.unwrap_or(0) + k.sgpr_spill_count.unwrap_or(0),
+                        occupancy_columns(k.max_group_size, occ, &mut notes)
                     );
                 }
             }
+            out.extend(notes);
             emit(&out);
             Ok(ExitCode::SUCCESS)
         }
@@ -328,7 +334,7 @@ fn inspect(cli: &Cli, arch: Option<&str>, sources: &[&'static kernels::Source]) 
             }
             outln!(
                 out,
-                "{:<10} {:<28} {:>9} {:>9} {:>13} {:>9}",
+                "{:<10} {:<28} {:>9} {:>9} {:>13} {:>9} {OCCUPANCY_HEADER}",
                 "source",
                 "kernel",
                 "registers",
@@ -340,18 +346,23 @@ fn inspect(cli: &Cli, arch: Option<&str>, sources: &[&'static kernels::Source]) 
                 let object = store.code_object(source, &arch)?;
                 for name in kernels::cubin_kernel_names(&object.bytes)? {
                     let k = gpu.kernel(source.name, &name)?;
+                    let group = k.attrs.max_group_size;
+                    let occ = Profile::for_arch(&arch, None)
+                        .and_then(|p| p.occupancy(&Resources::from_attrs(&k.attrs, group, 0)));
                     outln!(
                         out,
-                        "{:<10} {:<28} {:>9} {:>9} {:>13} {:>9}",
+                        "{:<10} {:<28} {:>9} {:>9} {:>13} {:>9} {}",
                         source.name,
                         k.name,
                         k.attrs.registers_per_item,
                         k.attrs.static_lds_bytes,
                         k.attrs.scratch_bytes_per_item,
-                        k.attrs.max_group_size
+                        k.attrs.max_group_size,
+                        occupancy_columns(group, occ, &mut notes)
                     );
                 }
             }
+            out.extend(notes);
             emit(&out);
             Ok(ExitCode::SUCCESS)
         }
@@ -408,6 +419,28 @@ fn occupancy_flag_error(e: occupancy::Error, regs_flag: &str) -> Error {
         E::EmptyGroup | E::DoesNotFit { .. } => "--wg",
     };
     Error::Options(format!("{flag}: {e}"))
+}
+
+/// Header of the occupancy columns of `suite kernels inspect`.
+const OCCUPANCY_HEADER: &str = "occ_group groups_per_cu occupancy_% limiter";
+
+/// The occupancy columns of `suite kernels inspect` for groups of `group` items; an error leaves `-` (0 where no
+/// group fits, with the binding resource) and its message, once, in `notes`.
+fn occupancy_columns(group: u32, occ: Result<Occupancy, occupancy::Error>, notes: &mut Vec<String>) -> String {
+    match occ {
+        Ok(o) => format!("{group:>9} {:>13} {:>11.1} {}", o.groups_per_cu, o.percent, o.limiter),
+        Err(e) => {
+            let (groups, limiter) = match &e {
+                occupancy::Error::DoesNotFit { limiter, .. } => ("0", limiter.name()),
+                _ => ("-", "-"),
+            };
+            let note = format!("note: occupancy: {e}\n");
+            if !notes.contains(&note) {
+                notes.push(note);
+            }
+            format!("{group:>9} {groups:>13} {groups:>11} {limiter}")
+        }
+    }
 }
 
 /// `suite bench launch`: host time per launch of an empty kernel, `count` launches per trial, median of trials.

@@ -98,7 +98,10 @@ fn kernels_build_and_inspect_for_gfx90a_without_a_gpu() {
         .success()
         .stdout(predicate::str::contains("smoke_triad"))
         .stdout(predicate::str::contains("smoke_empty"))
-        .stdout(predicate::str::contains("vgpr"));
+        .stdout(predicate::str::contains("vgpr"))
+        // Occupancy at the kernel's largest group (1024 items without launch bounds = 16 waves of the 32 slots).
+        .stdout(predicate::str::contains("occ_group groups_per_cu occupancy_% limiter"))
+        .stdout(predicate::str::is_match(r"smoke_triad .* 1024 +2 +100\.0 waves\n").unwrap());
 }
 
 #[test]
