@@ -114,7 +114,9 @@ const GFX90A: Profile = Profile {
     // [llvm getTotalNumVGPRs 512, getVGPRAllocGranule 8 for FeatureGFX90AInsts]; [rocm 512 KiB = 4 × 512 × 64 × 4 B]
     registers: RegisterFile::PerLane { per_lane: 512, granule: 8, unified_agprs: true },
     max_registers_per_item: 512, // [llvm getAddressableNumVGPRs: 512 for FeatureGFX90AInsts (256 arch + 256 acc)]
-    // [llvm getTotalNumSGPRs 800, getSGPRAllocGranule 16 on gfx8-9]; [hip: the runtime's occupancy uses the same]
+    // [llvm getTotalNumSGPRs 800, getSGPRAllocGranule 16 on gfx8-9, as getMaxNumSGPRs applies them]; [hip: the
+    // runtime's occupancy uses the same]. LLVM's getOccupancyWithNumSGPRs table (<= 100 SGPRs: 8 waves) is looser
+    // than the granule for 97..100 SGPRs (7 waves here); the granule is what the allocator and HIP use.
     sgprs: Some(SgprFile { per_simd: 800, granule: 16 }),
     max_sgprs_per_wave: Some(112), // [llvm getMaxNumSGPRs: 112 on gfx8-9 counting VCC, FLAT_SCRATCH, XNACK_MASK]
     lds_bytes_per_cu: 64 * 1024,   // [llvm FeatureLocalMemorySize65536]; [rocm]
