@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use crate::cli::{BenchCommand, Cli, Command, KernelsCommand, RunArgs, RunCommand};
+use crate::cli::{BenchCommand, Cli, Command, KernelsCommand, OccupancyArgs, OccupancyCommand, RunArgs, RunCommand};
 use crate::device::{self, Arch, LaunchConfig, Platform, Props};
 use crate::experiments::matmul::{self, MatmulSweep, Shape};
 use crate::experiments::occupancy::OccupancySweep;
@@ -14,6 +14,7 @@ use crate::experiments::{self, smoke::SmokeSweep, Error, Experiment, RunOptions}
 use crate::gpu::Gpu;
 use crate::kernels::{self, KernelStore};
 use crate::measure::Stats;
+use crate::occupancy::{self, Input, Limiter, Occupancy, Profile, Resources};
 use crate::options;
 use crate::report::run_json::GIT_COMMIT;
 
@@ -94,6 +95,7 @@ pub fn run(cli: &Cli) -> Result<ExitCode, Error> {
             run_experiment_with(cli, &mut exp, run, |exp, dir| exp.timeline_dir = Some(dir.to_path_buf()))
         }
         Command::Bench(BenchCommand::Launch { count, trials }) => bench_launch(cli, *count, *trials),
+        Command::Occupancy(OccupancyCommand::Calc(args)) => occupancy_calc(args),
         Command::Merge { dir } => {
             let groups = crate::report::merge::shard_files(dir)?;
             if groups.is_empty() {
@@ -322,6 +324,7 @@ pub fn describe_device(p: &Props) -> String {
 fn inspect(cli: &Cli, arch: Option<&str>, sources: &[&'static kernels::Source]) -> Result<ExitCode, Error> {
     let store = KernelStore::new(cli.kernels_dir.clone());
     let mut out = String::new();
+    let mut notes = Vec::new();
     let arch = match arch {
         Some(a) => Arch::parse(a).map_err(|e| Error::Options(format!("--arch: {e}")))?,
         None => open_gpu(cli)?.device.props().arch.clone(),
@@ -330,7 +333,7 @@ fn inspect(cli: &Cli, arch: Option<&str>, sources: &[&'static kernels::Source]) 
         Platform::Amd => {
             outln!(
                 out,
-                "{:<10} {:<28} {:>5} {:>5} {:>5} {:>9} {:>9} {:>5} {:>9} {:>7}",
+                "{:<10} {:<28} {:>5} {:>5} {:>5} {:>9} {:>9} {:>5} {:>9} {:>7} {OCCUPANCY_HEADER}",
                 "source",
                 "kernel",
                 "vgpr",
@@ -345,9 +348,12 @@ fn inspect(cli: &Cli, arch: Option<&str>, sources: &[&'static kernels::Source]) 
             for source in sources {
                 let object = store.code_object(source, &arch)?;
                 for k in &object.info.amd_kernels {
+                    // Statically, for groups of the kernel's largest size, on the profile for its wave size.
+                    let occ = Profile::for_arch(&arch, Some(k.wave_size))
+                        .and_then(|p| p.occupancy(&Resources::from_amd_kernel(k)));
                     outln!(
                         out,
-                        "{:<10} {:<28} {:>5} {:>5} {:>5} {:>9} {:>9} {:>5} {:>9} {:>7}",
+                        "{:<10} {:<28} {:>5} {:>5} {:>5} {:>9} {:>9} {:>5} {:>9} {:>7} {}",
                         source.name,
                         k.name,
                         k.vgpr_count,
@@ -357,10 +363,12 @@ fn inspect(cli: &Cli, arch: Option<&str>, sources: &[&'static kernels::Source]) 
                         k.scratch_bytes,
                         k.wave_size.0,
                         k.max_group_size,
-                        k.vgpr_spill_count.unwrap_or(0) + k.sgpr_spill_count.unwrap_or(0)
+                        k.vgpr_spill_count.unwrap_or(0) + k.sgpr_spill_count.unwrap_or(0),
+                        occupancy_columns(k.max_group_size, occ, &mut notes)
                     );
                 }
             }
+            out.extend(notes);
             emit(&out);
             Ok(ExitCode::SUCCESS)
         }
@@ -375,7 +383,7 @@ fn inspect(cli: &Cli, arch: Option<&str>, sources: &[&'static kernels::Source]) 
             }
             outln!(
                 out,
-                "{:<10} {:<28} {:>9} {:>9} {:>13} {:>9}",
+                "{:<10} {:<28} {:>9} {:>9} {:>13} {:>9} {OCCUPANCY_HEADER}",
                 "source",
                 "kernel",
                 "registers",
@@ -387,20 +395,99 @@ fn inspect(cli: &Cli, arch: Option<&str>, sources: &[&'static kernels::Source]) 
                 let object = store.code_object(source, &arch)?;
                 for name in kernels::cubin_kernel_names(&object.bytes)? {
                     let k = gpu.kernel(source.name, &name)?;
+                    let group = k.attrs.max_group_size;
+                    let occ = Profile::for_arch(&arch, None)
+                        .and_then(|p| p.occupancy(&Resources::from_attrs(&k.attrs, group, 0)));
                     outln!(
                         out,
-                        "{:<10} {:<28} {:>9} {:>9} {:>13} {:>9}",
+                        "{:<10} {:<28} {:>9} {:>9} {:>13} {:>9} {}",
                         source.name,
                         k.name,
                         k.attrs.registers_per_item,
                         k.attrs.static_lds_bytes,
                         k.attrs.scratch_bytes_per_item,
-                        k.attrs.max_group_size
+                        k.attrs.max_group_size,
+                        occupancy_columns(group, occ, &mut notes)
                     );
                 }
             }
+            out.extend(notes);
             emit(&out);
             Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// `suite occupancy calc`: the occupancy, then what each resource allows on its own.
+fn occupancy_calc(args: &OccupancyArgs) -> Result<ExitCode, Error> {
+    let wave = args.wave.map(device::WaveSize);
+    let profile = Profile::find(&args.arch, wave).map_err(|e| occupancy_flag_error(e, "--vgprs"))?;
+    let regs_flag = if profile.platform == Platform::Nvidia { "--regs" } else { "--vgprs" };
+    let flagged = |e| occupancy_flag_error(e, regs_flag);
+    let res = Resources {
+        group_size: args.wg,
+        registers_per_item: profile.unified_vgprs(args.vgprs, args.agprs).map_err(flagged)?,
+        sgprs: args.sgprs,
+        lds_bytes_per_group: args.lds,
+    };
+    let occ = profile.occupancy(&res).map_err(flagged)?;
+    let mut out = String::new();
+    outln!(out, "profile        {} ({}, wave{})", profile.name, profile.platform, profile.wave_size);
+    let plural = if occ.waves_per_group == 1 { "" } else { "s" };
+    outln!(out, "group          {} items, {} wave{plural}", res.group_size, occ.waves_per_group);
+    outln!(out, "groups_per_cu  {}", occ.groups_per_cu);
+    outln!(out, "waves_per_cu   {} of {}", occ.waves_per_cu, occ.wave_slots_per_cu);
+    outln!(out, "occupancy      {:.1}%", occ.percent);
+    outln!(out, "limiter        {}\n\nlimit          groups_per_cu", occ.limiter);
+    for limiter in Limiter::ALL {
+        let groups = occ.limits.get(limiter).map_or_else(|| "-".to_string(), |n| n.to_string());
+        let binds = if limiter == occ.limiter { "  <- binds" } else { "" };
+        outln!(out, "{:<14} {groups:>13}{binds}", limiter.name());
+    }
+    outln!(out, "(-: does not limit)");
+    emit(&out);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// An occupancy error as an option error naming the flag to fix (`regs_flag`: `--vgprs` or `--regs`).
+fn occupancy_flag_error(e: occupancy::Error, regs_flag: &str) -> Error {
+    use occupancy::Error as E;
+    let flag = match &e {
+        E::UnknownArch { .. } => "--arch",
+        E::NoWaveSize { .. } => "--wave",
+        E::TooLarge { input, .. } | E::Unsupported { input, .. } => match input {
+            Input::GroupSize => "--wg",
+            Input::Registers => regs_flag,
+            Input::Agprs => "--agprs",
+            Input::Sgprs => "--sgprs",
+            Input::Lds => "--lds",
+        },
+        E::DoesNotFit { limiter: Limiter::Registers, .. } => regs_flag,
+        E::DoesNotFit { limiter: Limiter::Sgprs, .. } => "--sgprs",
+        E::DoesNotFit { limiter: Limiter::Lds, .. } => "--lds",
+        E::EmptyGroup | E::DoesNotFit { .. } => "--wg",
+    };
+    Error::Options(format!("{flag}: {e}"))
+}
+
+/// Header of the occupancy columns of `suite kernels inspect`.
+const OCCUPANCY_HEADER: &str = "occ_group groups_per_cu occupancy_% limiter";
+
+/// The occupancy columns of `suite kernels inspect` for groups of `group` items; an error leaves `-` (0 where no
+/// group fits, with the binding resource) and its message, once, in `notes`.
+fn occupancy_columns(group: u32, occ: Result<Occupancy, occupancy::Error>, notes: &mut Vec<String>) -> String {
+    match occ {
+        Ok(o) => format!("{group:>9} {:>13} {:>11.1} {}", o.groups_per_cu, o.percent, o.limiter),
+        Err(e) => {
+            let (groups, limiter) = match &e {
+                occupancy::Error::DoesNotFit { limiter, .. } => ("0", limiter.name()),
+                _ => ("-", "-"),
+            };
+            let note = format!("note: occupancy: {e}\n");
+            if !notes.contains(&note) {
+                notes.push(note);
+            }
+            format!("{group:>9} {groups:>13} {groups:>11} {limiter}")
         }
     }
 }

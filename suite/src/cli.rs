@@ -65,6 +65,9 @@ pub enum Command {
     /// Micro-benchmarks of the suite itself.
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Theoretical occupancy from a kernel's resources and an architecture profile (no GPU needed).
+    #[command(subcommand)]
+    Occupancy(OccupancyCommand),
     /// Join the CSVs of a sharded run (`--shard i/n`) in a results folder into one CSV per experiment, and plot it.
     Merge {
         /// Results folder holding `<experiment>.shard-<i>-of-<n>.csv` files.
@@ -203,6 +206,39 @@ pub struct OccupancySweepArgs {
     /// Dynamic LDS per group of the LDS sweep, bytes, comma-separated.
     #[arg(long, value_delimiter = ',')]
     pub lds_bytes: Vec<u32>,
+}
+
+/// `suite occupancy ...`
+#[derive(Debug, Subcommand)]
+pub enum OccupancyCommand {
+    /// Groups and waves per CU/SM, occupancy, the binding resource, and how many groups each resource allows.
+    Calc(OccupancyArgs),
+}
+
+/// `suite occupancy calc` options.
+#[derive(Debug, Args)]
+pub struct OccupancyArgs {
+    /// Architecture: gfx90a, gfx942, gfx1100 (see --wave), sm_80, sm_90; or a profile name such as gfx1100-wave64.
+    #[arg(long)]
+    pub arch: String,
+    /// Items per group (work-group or block size).
+    #[arg(long)]
+    pub wg: u32,
+    /// VGPRs per item (AMD; the architectural ones when --agprs is given); as --regs, registers per thread (NVIDIA).
+    #[arg(long, visible_alias = "regs")]
+    pub vgprs: u32,
+    /// AGPRs per item (gfx90a, gfx942: they share the VGPR file).
+    #[arg(long, default_value_t = 0)]
+    pub agprs: u32,
+    /// SGPRs per wave (AMD; they limit on gfx9 only).
+    #[arg(long)]
+    pub sgprs: Option<u32>,
+    /// LDS (shared memory) per group in bytes, static plus dynamic.
+    #[arg(long, default_value_t = 0)]
+    pub lds: u32,
+    /// Items per wave, where the architecture has two wave sizes (gfx1100: 32, the default, or 64).
+    #[arg(long)]
+    pub wave: Option<u32>,
 }
 
 /// `suite bench ...`

@@ -98,7 +98,74 @@ fn kernels_build_and_inspect_for_gfx90a_without_a_gpu() {
         .success()
         .stdout(predicate::str::contains("smoke_triad"))
         .stdout(predicate::str::contains("smoke_empty"))
-        .stdout(predicate::str::contains("vgpr"));
+        .stdout(predicate::str::contains("vgpr"))
+        // Occupancy at the kernel's largest group (1024 items without launch bounds = 16 waves of the 32 slots).
+        .stdout(predicate::str::contains("occ_group groups_per_cu occupancy_% limiter"))
+        .stdout(predicate::str::is_match(r"smoke_triad .* 1024 +2 +100\.0 waves\n").unwrap());
+}
+
+#[test]
+fn occupancy_calc_prints_the_occupancy_and_what_each_resource_allows() {
+    let cache = tempfile::tempdir().unwrap();
+    // 256 items = 4 waves; 64 VGPRs allow 8 waves per SIMD (8 groups); 16 KiB of the 64 KiB LDS allow 4 groups.
+    suite_without_gpu(cache.path())
+        .args(["occupancy", "calc", "--arch", "gfx90a", "--wg", "256", "--vgprs", "64", "--lds", "16384"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("groups_per_cu  4\n"))
+        .stdout(predicate::str::contains("waves_per_cu   16 of 32\n"))
+        .stdout(predicate::str::contains("occupancy      50.0%\n"))
+        .stdout(predicate::str::contains("limiter        lds\n"))
+        .stdout(predicate::str::is_match(r"\nwaves +8\nregisters +8\nsgprs +-\nlds +4  <- binds\n").unwrap())
+        .stdout(predicate::str::is_match(r"\ngroup_slots +-\nbarriers +16\n").unwrap());
+    // (arguments, expected lines): NVIDIA's spelling, AGPRs in the unified file, SGPRs, RDNA3 wave64.
+    let cases: [(&[&str], &[&str]); 4] = [
+        (&["--arch", "sm_90", "--wg", "256", "--regs", "64"], &["groups_per_cu  4\n", "limiter        registers\n"]),
+        (&["--arch", "gfx942", "--wg", "64", "--vgprs", "60", "--agprs", "8"], &["groups_per_cu  28\n"]),
+        (&["--arch", "gfx90a", "--wg", "64", "--vgprs", "16", "--sgprs", "102"], &["limiter        sgprs\n"]),
+        (
+            &["--arch", "gfx1100", "--wave", "64", "--wg", "256", "--vgprs", "49"],
+            &["profile        gfx1100-wave64", "groups_per_cu  6\n", "occupancy      75.0%\n"],
+        ),
+    ];
+    for (args, lines) in cases {
+        let mut assert = suite_without_gpu(cache.path()).args(["occupancy", "calc"]).args(args).assert().success();
+        for line in lines {
+            assert = assert.stdout(predicate::str::contains(*line));
+        }
+    }
+}
+
+#[test]
+fn occupancy_calc_names_the_flag_to_fix() {
+    let cache = tempfile::tempdir().unwrap();
+    let cases: [(&[&str], &str); 11] = [
+        (
+            &["--arch", "gfx908", "--wg", "64", "--vgprs", "8"],
+            "--arch: no occupancy profile for `gfx908`; known: gfx90a",
+        ),
+        (&["--arch", "gfx90a", "--wg", "0", "--vgprs", "8"], "--wg: a group needs at least 1 item"),
+        (&["--arch", "gfx90a", "--wg", "2048", "--vgprs", "8"], "--wg: 2048 items per group is 1024 above gfx90a's"),
+        (&["--arch", "gfx90a", "--wg", "64", "--vgprs", "600"], "--vgprs: 600 registers per item is 88 above"),
+        (&["--arch", "sm_90", "--wg", "64", "--regs", "300"], "--regs: 300 registers per item is 45 above sm_90's"),
+        (&["--arch", "gfx90a", "--wg", "64", "--vgprs", "8", "--lds", "70000"], "--lds: 70000 LDS bytes per group"),
+        (&["--arch", "gfx90a", "--wave", "32", "--wg", "64", "--vgprs", "8"], "--wave: gfx90a has no wave32 profile"),
+        (&["--arch", "gfx1100", "--wg", "64", "--vgprs", "8", "--agprs", "4"], "--agprs: gfx1100-wave32 has no AGPRs"),
+        (&["--arch", "sm_80", "--wg", "64", "--regs", "8", "--sgprs", "4"], "--sgprs: sm_80 has no SGPRs"),
+        (&["--arch", "gfx90a", "--wg", "1024", "--vgprs", "129"], "--vgprs: not even one group fits"),
+        (&["--arch", "sm_90", "--wg", "1024", "--regs", "65"], "at most 64 registers per item fit"),
+    ];
+    for (args, message) in cases {
+        suite_without_gpu(cache.path())
+            .args(["occupancy", "calc"])
+            .args(args)
+            .assert()
+            .failure()
+            .code(1)
+            .stderr(predicate::str::contains(message));
+    }
+    // Registers are required: clap refuses the command line.
+    suite_without_gpu(cache.path()).args(["occupancy", "calc", "--arch", "gfx90a", "--wg", "64"]).assert().code(2);
 }
 
 #[test]

@@ -4,7 +4,7 @@
 use suite::device::{Arg, Error, LaunchConfig, Platform};
 use suite::experiments::{self, smoke::SmokeSweep, RunOptions};
 use suite::gpu::Gpu;
-use suite::occupancy::{self, Resources};
+use suite::occupancy::{Profile, Resources};
 use suite::report::csv::read_rows;
 use suite::verify;
 
@@ -88,35 +88,68 @@ fn verification_catches_elements_the_kernel_did_not_write() {
 
 #[test]
 #[ignore = "needs a GPU"]
-fn runtime_occupancy_matches_the_suite_for_the_smoke_kernel() {
+fn runtime_occupancy_matches_the_suite_over_kernels_group_sizes_and_lds() {
     let gpu = gpu();
     let props = gpu.device.props().clone();
-    let kernel = gpu.kernel("smoke", "smoke_triad").unwrap();
+    let profile = Profile::from_props(&props).unwrap();
+    // Kernels from few registers and no LDS (smoke) to many registers and LDS tiles (the matmul ladder).
+    let kernels = [
+        ("smoke", "smoke_empty"),
+        ("smoke", "smoke_triad"),
+        ("matmul", "matmul_accumulator"),
+        ("matmul", "matmul_blocktile_2d"),
+        ("matmul", "matmul_double_buffer"),
+    ];
+    // Partial waves (48, 160, 1000) and LDS off the granules (1000 bytes) included.
+    let group_sizes = [32, 48, 64, 96, 128, 160, 192, 256, 384, 512, 640, 768, 1000, 1024];
+    let dynamic_lds = [0u32, 1000, 1024, 8 << 10, 20 << 10, 40 << 10, 64 << 10, 100 << 10, 160 << 10, 200 << 10];
     let mut configs = 0;
     let mut disagreements = Vec::new();
-    for group_size in [32, 48, 64, 96, 128, 160, 256, 512, 768, 1024] {
-        for dynamic_lds in [0u32, 1024, 8 * 1024, 40 * 1024, 64 * 1024] {
-            if u64::from(dynamic_lds + kernel.attrs.static_lds_bytes) > props.lds_bytes_per_group_optin {
-                continue;
-            }
-            configs += 1;
-            let runtime = gpu.device.occupancy_groups_per_cu(&kernel, group_size, dynamic_lds).unwrap();
-            let suite = occupancy::theoretical(
-                &props,
-                Resources {
-                    group_size,
-                    registers_per_item: kernel.attrs.registers_per_item,
-                    lds_bytes_per_group: kernel.attrs.static_lds_bytes + dynamic_lds,
-                },
-            );
-            if runtime != suite.groups_per_cu {
-                disagreements
-                    .push(format!("group {group_size}, lds {dynamic_lds}: runtime {runtime}, suite {suite:?}"));
+    for (source, name) in kernels {
+        let kernel = gpu.kernel(source, name).unwrap();
+        let attrs = kernel.attrs;
+        let max_group = if attrs.max_group_size == 0 { props.max_group_size } else { attrs.max_group_size };
+        eprintln!(
+            "{name}: {} registers per item, {} static LDS bytes, groups up to {max_group}",
+            attrs.registers_per_item, attrs.static_lds_bytes
+        );
+        for group_size in group_sizes.into_iter().filter(|&g| g <= max_group.min(props.max_group_size)) {
+            for dynamic in dynamic_lds {
+                if u64::from(dynamic + attrs.static_lds_bytes) > props.lds_bytes_per_group_optin {
+                    continue;
+                }
+                configs += 1;
+                let runtime = gpu.device.occupancy_groups_per_cu(&kernel, group_size, dynamic).unwrap();
+                let suite = profile.occupancy(&Resources::from_attrs(&attrs, group_size, dynamic));
+                // Resources the suite says cannot run at all agree with a runtime answer of 0.
+                let agree = match &suite {
+                    Ok(o) => o.groups_per_cu == runtime,
+                    Err(_) => runtime == 0,
+                };
+                if !agree {
+                    let said = match &suite {
+                        Ok(o) => format!("{} ({} binds; {:?})", o.groups_per_cu, o.limiter, o.limits),
+                        Err(e) => e.to_string(),
+                    };
+                    disagreements.push(format!(
+                        "{name}, group {group_size}, dynamic LDS {dynamic}: runtime {runtime}, suite {said}"
+                    ));
+                }
             }
         }
     }
     eprintln!("occupancy: {} of {configs} configurations agree", configs - disagreements.len());
-    assert!(disagreements.is_empty(), "{}", disagreements.join("\n"));
+    for d in &disagreements {
+        eprintln!("  {d}");
+    }
+    assert!(configs >= 100, "only {configs} configurations: the grid lost its kernels");
+    match props.platform {
+        Platform::Nvidia => assert!(disagreements.is_empty(), "{}", disagreements.join("\n")),
+        // HIP's hipOccupancyMaxActiveBlocksPerMultiprocessor is a simpler model than the hardware's (ROCm clr
+        // hip_platform.cpp): it does not round LDS to the 512-byte granule or count the 16 barriers per CU, and it
+        // counts SGPRs, which KernelAttrs does not carry. Differences are listed, not failed.
+        Platform::Amd => eprintln!("(AMD: differences from HIP's simpler occupancy model are listed, not asserted)"),
+    }
 }
 
 #[test]

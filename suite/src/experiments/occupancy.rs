@@ -157,13 +157,18 @@ fn resources(gpu: &Gpu, kernel: &Kernel, group_size: u32, dynamic_lds: u32) -> R
     let meta = gpu.amd_kernel_meta(SOURCE, &kernel.name).ok().flatten();
     let registers_per_item = meta.as_ref().map(|m| m.vgpr_count).unwrap_or(kernel.attrs.registers_per_item);
     let static_lds = meta.as_ref().map(|m| m.lds_bytes).unwrap_or(kernel.attrs.static_lds_bytes);
-    Resources { group_size, registers_per_item, lds_bytes_per_group: static_lds + dynamic_lds }
+    Resources {
+        group_size,
+        registers_per_item,
+        sgprs: meta.as_ref().map(|m| m.sgpr_count),
+        lds_bytes_per_group: static_lds + dynamic_lds,
+    }
 }
 
 /// Resident groups per CU of `name` at `group_size`, from the calculator; `None` if the kernel is not there.
 fn resident_groups(gpu: &Gpu, name: &str, group_size: u32, dynamic_lds: u32) -> Option<u32> {
     let kernel = gpu.kernel(SOURCE, name).ok()?;
-    let occ = occupancy::theoretical(gpu.device.props(), resources(gpu, &kernel, group_size, dynamic_lds));
+    let occ = occupancy::theoretical(gpu.device.props(), resources(gpu, &kernel, group_size, dynamic_lds)).ok()?;
     Some(occ.groups_per_cu)
 }
 
@@ -285,20 +290,24 @@ impl Experiment for OccupancySweep {
                             } else if groups > u64::from(u32::MAX) {
                                 invalid = Some(format!("{groups} groups exceed the grid limit"));
                             } else {
-                                let occ = occupancy::theoretical(props, res);
-                                let capacity = u64::from(occ.groups_per_cu) * u64::from(props.cu_count);
-                                occ_cols = vec![
-                                    occ.groups_per_cu.to_string(),
-                                    occ.waves_per_cu.to_string(),
-                                    format!("{:.1}", occ.percent(props)),
-                                    format!("{:?}", occ.limiter).to_lowercase(),
-                                    if capacity == 0 {
-                                        String::new()
-                                    } else {
-                                        format!("{:.3}", groups as f64 / capacity as f64)
-                                    },
-                                    String::new(),
-                                ];
+                                match occupancy::theoretical(props, res) {
+                                    Err(e) => invalid = Some(e.to_string()),
+                                    Ok(occ) => {
+                                        let capacity = u64::from(occ.groups_per_cu) * u64::from(props.cu_count);
+                                        occ_cols = vec![
+                                            occ.groups_per_cu.to_string(),
+                                            occ.waves_per_cu.to_string(),
+                                            format!("{:.1}", occ.percent),
+                                            occ.limiter.to_string(),
+                                            if capacity == 0 {
+                                                String::new()
+                                            } else {
+                                                format!("{:.3}", groups as f64 / capacity as f64)
+                                            },
+                                            String::new(),
+                                        ];
+                                    }
+                                }
                             }
                         }
                         Err(e) => invalid = Some(e.to_string()),
