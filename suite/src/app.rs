@@ -333,7 +333,7 @@ fn inspect(cli: &Cli, arch: Option<&str>, sources: &[&'static kernels::Source]) 
         Platform::Amd => {
             outln!(
                 out,
-                "{:<10} {:<28} {:>5} {:>5} {:>5} {:>9} {:>9} {:>5} {:>9} {:>7} {OCCUPANCY_HEADER}",
+                "{:<10} {:<38} {:>5} {:>5} {:>5} {:>9} {:>9} {:>5} {:>9} {:>7} {OCCUPANCY_HEADER}",
                 "source",
                 "kernel",
                 "vgpr",
@@ -353,7 +353,7 @@ fn inspect(cli: &Cli, arch: Option<&str>, sources: &[&'static kernels::Source]) 
                         .and_then(|p| p.occupancy(&Resources::from_amd_kernel(k)));
                     outln!(
                         out,
-                        "{:<10} {:<28} {:>5} {:>5} {:>5} {:>9} {:>9} {:>5} {:>9} {:>7} {}",
+                        "{:<10} {:<38} {:>5} {:>5} {:>5} {:>9} {:>9} {:>5} {:>9} {:>7} {}",
                         source.name,
                         k.name,
                         k.vgpr_count,
@@ -383,7 +383,7 @@ fn inspect(cli: &Cli, arch: Option<&str>, sources: &[&'static kernels::Source]) 
             }
             outln!(
                 out,
-                "{:<10} {:<28} {:>9} {:>9} {:>13} {:>9} {OCCUPANCY_HEADER}",
+                "{:<10} {:<38} {:>9} {:>9} {:>13} {:>9} {OCCUPANCY_HEADER}",
                 "source",
                 "kernel",
                 "registers",
@@ -400,7 +400,7 @@ fn inspect(cli: &Cli, arch: Option<&str>, sources: &[&'static kernels::Source]) 
                         .and_then(|p| p.occupancy(&Resources::from_attrs(&k.attrs, group, 0)));
                     outln!(
                         out,
-                        "{:<10} {:<28} {:>9} {:>9} {:>13} {:>9} {}",
+                        "{:<10} {:<38} {:>9} {:>9} {:>13} {:>9} {}",
                         source.name,
                         k.name,
                         k.attrs.registers_per_item,
