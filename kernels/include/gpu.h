@@ -14,8 +14,39 @@
 #else
 #define GPU_WAVE_SIZE 64
 #endif
-// 64-bit counter of a constant-rate clock, comparable across CUs (for occupancy timelines).
+// 64-bit counter of a constant-rate clock, comparable across CUs (for occupancy timelines). Its rate in kHz is
+// hipDeviceAttributeWallClockRate (100 MHz on MI200, i.e. 10 ns per tick).
 __device__ inline unsigned long long gpu_wall_clock() { return wall_clock64(); }
+
+// Encodes s_getreg_b32's operand: hardware register `reg`, `size` bits from bit `offset` (LLVM's hwreg syntax).
+#define GPU_HWREG(reg, offset, size) ((((size)-1) << 11) | ((offset) << 6) | (reg))
+
+// Id of the compute unit the calling wave runs on: unique within the device, but sparse (the host maps the values
+// it sees onto 0..CUs-1). A wave never moves to another CU, so one read per wave is enough.
+__device__ inline unsigned gpu_cu_id() {
+#if defined(__GFX9__)
+    // HW_REG_HW_ID (hwreg 4) on gfx9/CDNA: CU_ID in bits 11:8, SH_ID in 12, SE_ID from bit 13 up. HIP's __smid()
+    // reads only SE bits 14:13 and no SH_ID, so two CUs can share its value; ROCR's CU-masking test reads the 8
+    // bits 15:8 on gfx908/gfx90a/gfx940 (CDNA has up to 8 SEs), and so do we: CU | SH << 4 | SE << 5.
+    unsigned id = __builtin_amdgcn_s_getreg(GPU_HWREG(4, 8, 8));
+#if defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__) || defined(__gfx950__)
+    // MI300: the same (SE, SH, CU) repeats on every XCC (chiplet); HW_REG_XCC_ID (hwreg 20) bits 3:0 tell them apart.
+    id |= __builtin_amdgcn_s_getreg(GPU_HWREG(20, 0, 4)) << 8;
+#endif
+    return id;
+#elif defined(__GFX10__) || defined(__GFX11__) || defined(__GFX12__)
+    // RDNA has no HW_ID; HW_REG_HW_ID1 (hwreg 23) holds WGP_ID 13:10, SA_ID 16, SE_ID 20:18. This names a work-group
+    // processor (two CUs), the unit a work-group is placed on in the default WGP mode.
+    const unsigned r = __builtin_amdgcn_s_getreg(GPU_HWREG(23, 0, 32));
+    return ((r >> 18) & 7u) << 5 | ((r >> 16) & 1u) << 4 | ((r >> 10) & 15u);
+#else
+    return __smid();  // other architectures (and hipcc's host pass, which parses but never runs this)
+#endif
+}
+
+// Waits until every item of the calling wave has reached this point. A wave runs in lockstep on AMD, so this only
+// stops the compiler from moving code across it.
+__device__ inline void gpu_wave_sync() { __builtin_amdgcn_wave_barrier(); }
 
 #elif defined(__CUDACC__)
 #define GPU_PLATFORM_NVIDIA 1
@@ -36,6 +67,25 @@ __device__ inline unsigned long long gpu_wall_clock() {
     unsigned long long t;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
     return t;
+}
+// Id of the SM the calling warp runs on (%smid): unique within the device, but the PTX manual does not promise the
+// values are contiguous, so the host maps the values it sees onto 0..SMs-1. volatile: the value is read, not
+// computed, and must not be merged with another read.
+__device__ inline unsigned gpu_cu_id() {
+    unsigned id;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+    return id;
+}
+// Waits until every item of the calling warp has reached this point. Since Volta the lanes of a warp are scheduled
+// independently and may run apart after divergent code, so this is a real __syncwarp over the lanes that exist: a
+// group whose size is not a multiple of 32 has a last warp with fewer lanes, and a full mask would name lanes that
+// never arrive. Every existing lane of the warp must call it.
+__device__ inline void gpu_wave_sync() {
+    const unsigned size = blockDim.x * blockDim.y * blockDim.z;
+    const unsigned linear = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const unsigned first = linear - linear % GPU_WAVE_SIZE;  // linear id of lane 0 of this warp
+    const unsigned lanes = size - first < GPU_WAVE_SIZE ? size - first : GPU_WAVE_SIZE;
+    __syncwarp(lanes == GPU_WAVE_SIZE ? 0xffffffffu : (1u << lanes) - 1u);
 }
 #else
 #error "kernels must be compiled by hipcc/clang -x hip (AMD) or nvcc (NVIDIA)"
