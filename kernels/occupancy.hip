@@ -256,3 +256,15 @@ OCCUPANCY_REGISTERS(64)
 OCCUPANCY_REGISTERS(96)
 OCCUPANCY_REGISTERS(128)
 OCCUPANCY_REGISTERS(192)
+
+// ---------------------------------------------------------------------------------------------------------------
+// 6. occupancy_clock — one read of the device-wide clock, for calibrating its rate.
+//
+// The timelines record gpu_wall_clock() ticks. Their rate differs by platform (NVIDIA %globaltimer counts
+// nanoseconds; AMD wall_clock64 runs at a constant rate the runtime reports only from ROCm 5.3 on), so the host
+// measures it: two launches of this kernel, some 200 ms apart on the host clock.
+// Launch: one group of one item. *out receives the clock.
+// ---------------------------------------------------------------------------------------------------------------
+GPU_KERNEL void occupancy_clock(unsigned long long* out) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) *out = gpu_wall_clock();
+}

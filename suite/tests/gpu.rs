@@ -294,3 +294,56 @@ fn a_matmul_too_large_for_the_device_is_a_row_not_a_crash() {
         assert!(row["message"].contains("GiB"), "{row:?}");
     }
 }
+
+#[test]
+#[ignore = "needs a GPU"]
+fn occupancy_sweeps_verify_and_record_timelines_of_every_wave() {
+    use suite::experiments::occupancy::{
+        read_timeline, resident_over_time, timeline_file, OccupancySweep, BARRIER_CONFIGS,
+    };
+    let gpu = gpu();
+    let dir = tempfile::tempdir().unwrap();
+    // Small and odd sizes: partial groups everywhere.
+    let sweep = OccupancySweep {
+        elements: (1 << 20) + 77,
+        group_sizes: vec![48, 96, 1000],
+        chunk: 1000,
+        passes: 3,
+        lds_bytes: vec![1024, 40 * 1024],
+        register_values: vec![16, 96],
+        register_rounds: 3,
+        timeline_dir: Some(dir.path().to_path_buf()),
+        ..OccupancySweep::default()
+    };
+    let opts = RunOptions {
+        out_dir: dir.path().to_path_buf(),
+        resume: false,
+        shard: None,
+        warmup: 1,
+        reps: 3,
+        time_budget_s: 0.5,
+    };
+    let summary = experiments::run(&gpu, &sweep, &opts).unwrap();
+    assert_eq!((summary.fail, summary.error), (0, 0), "{summary:?}");
+    let rows = read_rows(&dir.path().join("occupancy.csv")).unwrap();
+    for row in &rows {
+        assert_eq!(row["status"], "ok", "{row:?}");
+        if row["sweep"] != "copy" {
+            let pct: f64 = row["occupancy_pct"].parse().unwrap();
+            assert!(pct > 0.0 && pct <= 100.0, "{row:?}");
+        }
+    }
+    let props = gpu.device.props();
+    for config in BARRIER_CONFIGS {
+        for variant in ["none", "barrier"] {
+            let (records, hz, slots) = read_timeline(&dir.path().join(timeline_file(config.name, variant))).unwrap();
+            let groups = (props.cu_count * config.groups_per_cu_quarters).div_ceil(4);
+            assert_eq!(records.len() as u32, groups * props.wave_size.waves_for(config.group), "{}", config.name);
+            assert!(hz > 1e6, "clock {hz} Hz");
+            assert_eq!(slots, u64::from(props.max_items_per_cu / props.wave_size.0 * props.cu_count));
+            let steps = resident_over_time(&records, None);
+            assert_eq!(steps.last().unwrap().waves, 0);
+            assert!(steps.iter().map(|s| u64::from(s.waves)).max().unwrap() <= slots);
+        }
+    }
+}
