@@ -268,3 +268,28 @@ OCCUPANCY_REGISTERS(192)
 GPU_KERNEL void occupancy_clock(unsigned long long* out) {
     if (blockIdx.x == 0 && threadIdx.x == 0) *out = gpu_wall_clock();
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// 7. occupancy_spin — residency alone: every wave holds its slot for `ticks` of the device clock.
+//
+// Idea: the chunked vector add shares each CU's load/store pipe among its groups, so its time grows with the groups
+// per CU long before the CU is full and the second round of groups hides in that slope. This kernel touches no
+// memory while it waits, so a group's time does not depend on its neighbours: the launch takes one `ticks` per
+// round of resident groups, and the step where a second, partial round begins is exact.
+// Launch: any grid, any group size. `timeline` must hold 4 u64 per wave (same layout as occupancy_chunks); every
+// wave writes its record, which is also what the host verifies: all written, and end - start >= ticks.
+// ---------------------------------------------------------------------------------------------------------------
+GPU_KERNEL void occupancy_spin(unsigned long long ticks, unsigned long long* timeline) {
+    const unsigned long long start = gpu_wall_clock();
+    while (gpu_wall_clock() - start < ticks) {
+    }
+    gpu_wave_sync();  // the wave's lanes have all waited before its end is read
+    if (threadIdx.x % GPU_WAVE_SIZE == 0) {
+        const unsigned waves_per_group = (blockDim.x + GPU_WAVE_SIZE - 1) / GPU_WAVE_SIZE;
+        unsigned long long* record = timeline + 4ull * (blockIdx.x * waves_per_group + threadIdx.x / GPU_WAVE_SIZE);
+        record[0] = gpu_cu_id();
+        record[1] = blockIdx.x;
+        record[2] = start;
+        record[3] = gpu_wall_clock();
+    }
+}

@@ -299,7 +299,7 @@ fn a_matmul_too_large_for_the_device_is_a_row_not_a_crash() {
 #[ignore = "needs a GPU"]
 fn occupancy_sweeps_verify_and_record_timelines_of_every_wave() {
     use suite::experiments::occupancy::{
-        read_timeline, resident_over_time, timeline_file, OccupancySweep, BARRIER_CONFIGS,
+        phases, read_timeline, resident_over_time, timeline_file, OccupancySweep, BARRIER_CONFIGS, SPIN_TIMELINE,
     };
     let gpu = gpu();
     let dir = tempfile::tempdir().unwrap();
@@ -346,4 +346,10 @@ fn occupancy_sweeps_verify_and_record_timelines_of_every_wave() {
             assert!(steps.iter().map(|s| u64::from(s.waves)).max().unwrap() <= slots);
         }
     }
+    // The residency probe at 2.5 rounds: three plateaus, the last about half as full as the first two.
+    let (records, _, _) = read_timeline(&dir.path().join(timeline_file(SPIN_TIMELINE, "spin"))).unwrap();
+    let found = phases(&resident_over_time(&records, None), 0.05, 0.1);
+    assert!(found.len() >= 2, "{found:?}");
+    let (first, last) = (found[0].waves as f64, found[found.len() - 1].waves as f64);
+    assert!(last < 0.75 * first, "{found:?}");
 }

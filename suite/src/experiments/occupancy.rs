@@ -7,7 +7,11 @@
 //!   multiples of the wave (48, 80, 96, 160) to show how a partial wave still takes a whole wave slot;
 //! - `group_count` (b): the seed's VectorAdd2/3, fixed-size groups each adding its own chunk `passes` times, from one
 //!   group to several times what the device holds at once: time is flat while every group is resident, then a
-//!   second, partial round of groups begins;
+//!   second, partial round of groups begins (this kernel shares each CU's load/store pipe among its groups, so
+//!   its time also grows with groups per CU);
+//! - `group_count_spin` (b'): the same group counts with residency alone: each wave holds its slot for a fixed
+//!   time and touches no memory, so the launch takes one wait per round of resident groups and the step is exact;
+//!   one such launch at 2.5 rounds is also recorded as a timeline;
 //! - `barrier` (c): VectorAdd3 vs VectorAdd4 (a barrier at the start and the end), in configurations scaled to the
 //!   device, each also recorded as a timeline: every wave writes its CU and the device clock at start and end;
 //! - `lds` and `registers` (d): dynamic LDS per group, and kernels that keep more values live, lower the resident
@@ -45,6 +49,8 @@ pub struct OccupancySweep {
     pub chunk: u32,
     /// Passes over its chunk each group makes in sweeps (b) and (c): enough work that groups stay resident long.
     pub passes: u32,
+    /// How long each wave of the residency probe (b') holds its slot, in microseconds.
+    pub spin_us: f64,
     /// Dynamic LDS per group of sweep (d), bytes, at least 4 per item (sizes the device cannot give a group become
     /// invalid rows).
     pub lds_bytes: Vec<u32>,
@@ -65,6 +71,7 @@ impl Default for OccupancySweep {
             count_group_size: 512,
             chunk: 512 * 16,
             passes: 64,
+            spin_us: 20.0,
             lds_bytes: vec![1024, 2048, 4096, 8192, 12288, 16384, 24576, 32768, 49152, 65536, 98304, 131072, 229376],
             register_values: vec![16, 32, 64, 96, 128, 192],
             register_rounds: 8,
@@ -82,6 +89,10 @@ enum Spec {
     GroupSize { group: u32 },
     /// (b) `groups` groups of the chunked vector add.
     GroupCount { groups: u32 },
+    /// (b') `groups` groups of the residency probe.
+    SpinCount { groups: u32 },
+    /// (b') The residency probe at 2.5 rounds of groups, recorded as a timeline.
+    SpinTimeline,
     /// (c) A scaled seed configuration, with or without barriers; recorded as a timeline.
     Barrier { config: usize, barrier: bool },
     /// (d) Vector add through LDS with `bytes` of dynamic LDS per group.
@@ -109,6 +120,9 @@ pub const BARRIER_CONFIGS: [BarrierConfig; 2] = [
     BarrierConfig { name: "seed_24x224", groups_per_cu_quarters: 16, group: 224 },
 ];
 
+/// Name of the residency probe's timeline (2.5 rounds of groups).
+pub const SPIN_TIMELINE: &str = "spin_2.5_rounds";
+
 /// One `u64` record per wave in a timeline: CU, group, start and end ticks of the device clock.
 pub const RECORD_WORDS: usize = 4;
 
@@ -116,9 +130,10 @@ impl OccupancySweep {
     fn specs(&self, props: &Props, resident_groups_512: Option<u32>) -> Vec<Spec> {
         let mut specs = vec![Spec::Copy];
         specs.extend(self.group_sizes.iter().map(|&group| Spec::GroupSize { group }));
-        specs.extend(
-            group_counts(props.cu_count, resident_groups_512).into_iter().map(|groups| Spec::GroupCount { groups }),
-        );
+        let counts = group_counts(props.cu_count, resident_groups_512);
+        specs.extend(counts.iter().map(|&groups| Spec::GroupCount { groups }));
+        specs.extend(counts.iter().map(|&groups| Spec::SpinCount { groups }));
+        specs.push(Spec::SpinTimeline);
         for config in 0..BARRIER_CONFIGS.len() {
             specs.push(Spec::Barrier { config, barrier: false });
             specs.push(Spec::Barrier { config, barrier: true });
@@ -130,7 +145,14 @@ impl OccupancySweep {
 
     fn spec(&self, gpu: &Gpu, index: usize) -> Spec {
         let props = gpu.device.props();
+        self.remember_spin_capacity(gpu);
         self.specs(props, resident_groups(gpu, "occupancy_chunks", self.count_group_size, 0)).remove(index)
+    }
+
+    /// The residency probe's groups per CU, for the geometry of its timeline launch.
+    fn remember_spin_capacity(&self, gpu: &Gpu) {
+        let per_cu = resident_groups(gpu, "occupancy_spin", self.count_group_size, 0);
+        SPIN_RESIDENT.with(|c| c.set(per_cu));
     }
 }
 
@@ -179,9 +201,15 @@ fn symbol(spec: Spec) -> String {
         Spec::GroupSize { .. } => "occupancy_vector_add".into(),
         Spec::GroupCount { .. } | Spec::Barrier { barrier: false, .. } => "occupancy_chunks".into(),
         Spec::Barrier { barrier: true, .. } => "occupancy_chunks_barrier".into(),
+        Spec::SpinCount { .. } | Spec::SpinTimeline => "occupancy_spin".into(),
         Spec::Lds { .. } => "occupancy_lds".into(),
         Spec::Registers { values } => format!("occupancy_registers_r{values}"),
     }
+}
+
+/// Groups of the residency-probe timeline: two and a half rounds of what the device holds at once.
+pub fn spin_timeline_groups(cus: u32, resident_per_cu: u32) -> u64 {
+    (u64::from(cus) * u64::from(resident_per_cu.max(1)) * 5).div_ceil(2)
 }
 
 /// Launch geometry of a spec: (groups, items per group, dynamic LDS bytes).
@@ -190,7 +218,11 @@ fn geometry(sweep: &OccupancySweep, props: &Props, spec: Spec) -> (u64, u32, u32
     match spec {
         Spec::Copy => (0, 0, 0),
         Spec::GroupSize { group } => (per_element(group), group, 0),
-        Spec::GroupCount { groups } => (u64::from(groups), sweep.count_group_size, 0),
+        Spec::GroupCount { groups } | Spec::SpinCount { groups } => (u64::from(groups), sweep.count_group_size, 0),
+        Spec::SpinTimeline => {
+            let per_cu = SPIN_RESIDENT.with(|c| c.get()).unwrap_or(1);
+            (spin_timeline_groups(props.cu_count, per_cu), sweep.count_group_size, 0)
+        }
         Spec::Barrier { config, .. } => {
             let c = BARRIER_CONFIGS[config];
             ((u64::from(props.cu_count) * u64::from(c.groups_per_cu_quarters)).div_ceil(4), c.group, 0)
@@ -205,6 +237,8 @@ fn sweep_name(spec: Spec) -> &'static str {
         Spec::Copy => "copy",
         Spec::GroupSize { .. } => "group_size",
         Spec::GroupCount { .. } => "group_count",
+        Spec::SpinCount { .. } => "group_count_spin",
+        Spec::SpinTimeline => "spin_timeline",
         Spec::Barrier { .. } => "barrier",
         Spec::Lds { .. } => "lds",
         Spec::Registers { .. } => "registers",
@@ -253,6 +287,7 @@ impl Experiment for OccupancySweep {
 
     fn points(&self, gpu: &Gpu) -> Vec<Point> {
         let props = gpu.device.props();
+        self.remember_spin_capacity(gpu);
         let specs = self.specs(props, resident_groups(gpu, "occupancy_chunks", self.count_group_size, 0));
         specs
             .into_iter()
@@ -262,6 +297,7 @@ impl Experiment for OccupancySweep {
                 let name = symbol(spec);
                 let config = match spec {
                     Spec::Barrier { config, .. } => BARRIER_CONFIGS[config].name.to_string(),
+                    Spec::SpinTimeline => SPIN_TIMELINE.to_string(),
                     _ => String::new(),
                 };
                 let elements = elements_of(self, props, spec);
@@ -321,6 +357,10 @@ impl Experiment for OccupancySweep {
                         "group_count/groups={groups},g={},chunk={},passes={}",
                         self.count_group_size, self.chunk, self.passes
                     ),
+                    Spec::SpinCount { groups } => {
+                        format!("group_count_spin/groups={groups},g={},us={}", self.count_group_size, self.spin_us)
+                    }
+                    Spec::SpinTimeline => format!("spin_timeline/g={},us={}", self.count_group_size, self.spin_us),
                     Spec::Barrier { config, barrier } => format!(
                         "barrier/{}/{}/chunk={},passes={}",
                         BARRIER_CONFIGS[config].name,
@@ -379,6 +419,21 @@ impl Experiment for OccupancySweep {
         let (groups, group, dynamic_lds) = geometry(self, props, spec);
         let groups = u32::try_from(groups).map_err(|_| Error::Options(format!("{groups} groups")))?;
         let config = LaunchConfig { grid: [groups, 1, 1], group: [group, 1, 1], dynamic_lds_bytes: dynamic_lds };
+        if matches!(spec, Spec::SpinCount { .. } | Spec::SpinTimeline) {
+            let kernel = gpu.kernel(SOURCE, &symbol(spec))?;
+            let waves = u64::from(groups) * u64::from(props.wave_size.waves_for(group));
+            let buf = dev.alloc_buffer::<u64>(usize::try_from(waves).unwrap_or(usize::MAX) * RECORD_WORDS)?;
+            dev.fill_bytes(buf.raw(), 0xff)?;
+            let hz = clock_rate(gpu)?;
+            let file = match spec {
+                Spec::SpinTimeline => self.timeline_dir.as_ref().map(|d| d.join(timeline_file(SPIN_TIMELINE, "spin"))),
+                _ => None,
+            };
+            let slots = u64::from(props.max_items_per_cu / props.wave_size.0) * u64::from(props.cu_count);
+            let timeline = Timeline { buf, file, recorded: false, clock_hz: hz, device_wave_slots: slots };
+            let ticks = (self.spin_us * 1e-6 * hz).round() as u64;
+            return Ok(Box::new(SpinCase { gpu, kernel, config, ticks, timeline }));
+        }
         let kernel = gpu.kernel(SOURCE, &symbol(spec))?;
         let a_buf = dev.upload(&a)?;
         let out = dev.alloc_buffer::<f32>(elements)?;
@@ -428,6 +483,7 @@ impl Experiment for OccupancySweep {
 /// Elements a spec's kernel touches: the chunked sweeps cover `groups · chunk`, the others the whole arrays.
 fn elements_of(sweep: &OccupancySweep, props: &Props, spec: Spec) -> usize {
     match spec {
+        Spec::SpinCount { .. } | Spec::SpinTimeline => 0,
         Spec::GroupCount { .. } | Spec::Barrier { .. } => {
             let (groups, _, _) = geometry(sweep, props, spec);
             groups as usize * sweep.chunk as usize
@@ -443,6 +499,7 @@ fn bytes_of(sweep: &OccupancySweep, spec: Spec, elements: usize) -> u64 {
         Spec::Copy => 8 * e,
         Spec::GroupCount { .. } | Spec::Barrier { .. } => 12 * e * u64::from(sweep.passes),
         Spec::Registers { .. } => 8 * e,
+        Spec::SpinCount { .. } | Spec::SpinTimeline => 0,
         _ => 12 * e,
     }
 }
@@ -472,6 +529,51 @@ impl Case for CopyCase<'_> {
 
     fn work(&self) -> f64 {
         self.bytes
+    }
+}
+
+/// The residency probe: its records are both its output and its timeline.
+struct SpinCase<'g> {
+    gpu: &'g Gpu,
+    kernel: Kernel,
+    config: LaunchConfig,
+    ticks: u64,
+    timeline: Timeline,
+}
+
+impl Case for SpinCase<'_> {
+    fn launch(&mut self) -> crate::device::Result<()> {
+        let args = [Arg::U64(self.ticks), self.timeline.buf.arg()];
+        self.gpu.device.launch(&self.kernel, &self.config, &args)
+    }
+
+    fn verify(&mut self) -> Result<Verification, Error> {
+        let raw = self.gpu.device.download(&self.timeline.buf)?;
+        let records = parse_records(&raw).map_err(Error::Options)?;
+        // Every wave must have waited its full time; a shorter one means the clock or the loop is wrong.
+        let short: Vec<(usize, f64, f64)> = records
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.end - r.start < self.ticks)
+            .map(|(i, r)| (i, (r.end - r.start) as f64, self.ticks as f64))
+            .collect();
+        if !self.timeline.recorded {
+            self.timeline.recorded = true;
+            if let Some(path) = &self.timeline.file {
+                write_records(path, &records, self.timeline.clock_hz, self.timeline.device_wave_slots)?;
+            }
+        }
+        Ok(Verification {
+            max_rel_err: if short.is_empty() { 0.0 } else { 1.0 },
+            tolerance: 0.0,
+            checked: records.len(),
+            failures: short.len(),
+            first_failures: short.into_iter().take(5).collect(),
+        })
+    }
+
+    fn work(&self) -> f64 {
+        0.0
     }
 }
 
@@ -669,6 +771,11 @@ pub fn read_timeline(path: &Path) -> Option<(Vec<WaveRecord>, f64, u64)> {
 }
 
 thread_local! {
+    /// Groups per CU of the residency probe, from the calculator (set before points are made).
+    static SPIN_RESIDENT: std::cell::Cell<Option<u32>> = const { std::cell::Cell::new(None) };
+}
+
+thread_local! {
     /// The device clock's measured rate, once per process.
     static CLOCK_HZ: std::cell::Cell<Option<f64>> = const { std::cell::Cell::new(None) };
 }
@@ -858,29 +965,34 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
         "registers per item (as allocated by the compiler)",
         Axis::Linear,
     ));
-    let counts = of("group_count");
-    let times = series(&counts, "groups", &|r| num(r, "time_ms_median"));
-    if !times.is_empty() {
+    for (sweep, file, what) in [
+        ("group_count", "occupancy-group-count.png", "vector add, fixed work per group (the seed's VectorAdd2/3)"),
+        ("group_count_spin", "occupancy-group-count-spin.png", "residency probe, every wave waits a fixed time"),
+    ] {
+        let rows = of(sweep);
+        let times = series(&rows, "groups", &|r| num(r, "time_ms_median"));
+        if times.is_empty() {
+            continue;
+        }
         let mut s =
             vec![Series { label: "time per launch (ms)".into(), points: times.clone(), kind: SeriesKind::Line }];
-        let capacity = counts.iter().find_map(|r| {
-            let groups_per_cu = num(r, "groups_per_cu")?;
-            let rounds = num(r, "rounds")?;
-            Some((num(r, "groups")? / rounds).round().max(groups_per_cu))
-        });
+        // Resident capacity = groups / rounds, the same on every row of the sweep.
+        let capacity = rows.iter().find_map(|r| Some((num(r, "groups")? / num(r, "rounds")?).round()));
         if let Some(cap) = capacity {
             let top = times.iter().map(|p| p.1).fold(0.0, f64::max);
-            s.push(Series {
-                label: format!("all groups resident up to {cap:.0}"),
-                points: vec![(cap, 0.0), (cap, top)],
-                kind: SeriesKind::Reference,
-            });
+            for (k, label) in [(1.0, "1 round: every group resident"), (2.0, "2 rounds")] {
+                s.push(Series {
+                    label: format!("{label} ({:.0} groups)", k * cap),
+                    points: vec![(k * cap, 0.0), (k * cap, top)],
+                    kind: SeriesKind::Reference,
+                });
+            }
         }
         out.push((
-            "occupancy-group-count.png".into(),
+            file.into(),
             LinePlot {
-                title: format!("Occupancy: fixed work per group vs group count on {device}"),
-                subtitle: Some(format!("groups of {} items (the seed's VectorAdd2/3)", get_group(&counts))),
+                title: format!("Occupancy: time vs group count on {device}"),
+                subtitle: Some(format!("{what}; groups of {} items", get_group(&rows))),
                 x_label: "groups in the grid".into(),
                 y_label: "median time per launch (ms)".into(),
                 x_axis: Axis::Log2,
@@ -890,46 +1002,60 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
             },
         ));
     }
-    {
-        for config in BARRIER_CONFIGS {
-            let mut series = Vec::new();
-            let mut slots_seen = 0;
-            for (variant, label) in [("none", "no barrier (VectorAdd3)"), ("barrier", "barriers (VectorAdd4)")] {
-                let Some((records, hz, slots)) = read_timeline(&dir.join(timeline_file(config.name, variant))) else {
-                    continue;
-                };
-                slots_seen = slots;
-                let cus = records.iter().map(|r| r.cu).collect::<std::collections::BTreeSet<_>>().len();
-                let mut pts = Vec::new();
-                let mut prev = 0.0;
-                for s in resident_over_time(&records, None) {
-                    let t = s.t as f64 / hz * 1e6;
-                    pts.push((t, prev));
-                    prev = 100.0 * f64::from(s.waves) / slots.max(1) as f64;
-                    pts.push((t, prev));
-                }
-                series.push(Series { label: format!("{label}, {cus} CUs used"), points: pts, kind: SeriesKind::Line });
+    // (name, what it shows, [(timeline file, legend label)]) per plot.
+    type TimelinePlot<'a> = (String, String, Vec<(String, &'a str)>);
+    let timelines: Vec<TimelinePlot> = BARRIER_CONFIGS
+        .iter()
+        .map(|c| {
+            (
+                c.name.to_string(),
+                format!("{} groups per CU of {} items", f64::from(c.groups_per_cu_quarters) / 4.0, c.group),
+                vec![
+                    (timeline_file(c.name, "none"), "no barrier (VectorAdd3)"),
+                    (timeline_file(c.name, "barrier"), "barriers (VectorAdd4)"),
+                ],
+            )
+        })
+        .chain(std::iter::once((
+            SPIN_TIMELINE.to_string(),
+            "residency probe: 2.5 times the groups the device holds at once".to_string(),
+            vec![(timeline_file(SPIN_TIMELINE, "spin"), "every wave waits a fixed time")],
+        )))
+        .collect();
+    for (name, what, files) in timelines {
+        let mut series = Vec::new();
+        let mut slots_seen = 0;
+        for (file, label) in files {
+            let Some((records, hz, slots)) = read_timeline(&dir.join(file)) else { continue };
+            slots_seen = slots;
+            let cus = records.iter().map(|r| r.cu).collect::<std::collections::BTreeSet<_>>().len();
+            let mut pts = Vec::new();
+            let mut prev = 0.0;
+            for s in resident_over_time(&records, None) {
+                let t = s.t as f64 / hz * 1e6;
+                pts.push((t, prev));
+                prev = 100.0 * f64::from(s.waves) / slots.max(1) as f64;
+                pts.push((t, prev));
             }
-            if !series.is_empty() {
-                out.push((
-                    format!("occupancy-timeline-{}.png", config.name),
-                    LinePlot {
-                        title: format!("Occupancy over time: {} on {device}", config.name),
-                        subtitle: Some(format!(
-                            "{} groups per CU of {} items; every wave records its CU and the device clock; \
-                             100% = {slots_seen} wave slots",
-                            f64::from(config.groups_per_cu_quarters) / 4.0,
-                            config.group
-                        )),
-                        x_label: "time since the first wave started (us)".into(),
-                        y_label: "resident waves (% of the device's wave slots)".into(),
-                        x_axis: Axis::Linear,
-                        y_axis: Axis::Linear,
-                        series,
-                        note: None,
-                    },
-                ));
-            }
+            series.push(Series { label: format!("{label}, {cus} CUs used"), points: pts, kind: SeriesKind::Line });
+        }
+        if !series.is_empty() {
+            out.push((
+                format!("occupancy-timeline-{name}.png"),
+                LinePlot {
+                    title: format!("Occupancy over time: {name} on {device}"),
+                    subtitle: Some(format!(
+                        "{what}; every wave records its CU and the device clock (first, verified launch); \
+                         100% = {slots_seen} wave slots"
+                    )),
+                    x_label: "time since the first wave started (us)".into(),
+                    y_label: "resident waves (% of the device's wave slots)".into(),
+                    x_axis: Axis::Linear,
+                    y_axis: Axis::Linear,
+                    series,
+                    note: None,
+                },
+            ));
         }
     }
     out

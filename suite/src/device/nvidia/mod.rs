@@ -299,6 +299,9 @@ impl Drop for CudaModule {
     }
 }
 
+/// Static plus dynamic shared memory a block may use without opting in (CUDA Programming Guide: 48 KiB).
+const DEFAULT_LDS_LIMIT: u32 = 48 * 1024;
+
 struct CudaFunction {
     handle: sys::CUfunction,
     /// Dynamic shared memory the function has been opted in to, so the attribute is set only when it grows.
@@ -380,7 +383,9 @@ impl CudaDevice {
         }
     }
 
-    /// Raises the function's dynamic shared-memory limit when a launch asks for more than the default 48 KiB.
+    /// Raises the function's dynamic shared-memory limit when a launch asks for more than it allows. Without an
+    /// opt-in, static plus dynamic shared memory must stay within 48 KiB, so the default dynamic limit is 48 KiB minus
+    /// the kernel's static shared memory.
     fn opt_in_lds(&self, f: &CudaFunction, bytes: u32) -> Result<()> {
         if bytes <= f.dynamic_lds_optin.load(Ordering::Relaxed) {
             return Ok(());
@@ -402,9 +407,7 @@ impl CudaDevice {
         kernel.check_args(args)?;
         self.check_geometry(kernel, config)?;
         self.context.make_current()?;
-        if config.dynamic_lds_bytes > 48 * 1024 {
-            self.opt_in_lds(f, config.dynamic_lds_bytes)?;
-        }
+        self.opt_in_lds(f, config.dynamic_lds_bytes)?;
         // The driver reads each argument through a pointer to its value; the values live in `values` until the
         // launch call returns (the driver copies them at launch).
         let mut values: Vec<[u8; 8]> = args.iter().map(Arg::to_bytes).collect();
@@ -613,8 +616,12 @@ impl Device for CudaDevice {
             max_group_size: self.function_attribute(f, F::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
         };
         let param_sizes = self.param_sizes(f);
-        let inner =
-            Arc::new(CudaFunction { handle: f, dynamic_lds_optin: AtomicU32::new(48 * 1024), _module: cuda_module });
+        let default_dynamic = DEFAULT_LDS_LIMIT.saturating_sub(attrs.static_lds_bytes);
+        let inner = Arc::new(CudaFunction {
+            handle: f,
+            dynamic_lds_optin: AtomicU32::new(default_dynamic),
+            _module: cuda_module,
+        });
         Ok(Kernel { name: name.to_string(), attrs, param_sizes, inner })
     }
 
@@ -629,9 +636,7 @@ impl Device for CudaDevice {
     fn occupancy_groups_per_cu(&self, kernel: &Kernel, group_size: u32, dynamic_lds_bytes: u32) -> Result<u32> {
         let f = self.function_of(kernel)?;
         self.context.make_current()?;
-        if dynamic_lds_bytes > 48 * 1024 {
-            self.opt_in_lds(f, dynamic_lds_bytes)?;
-        }
+        self.opt_in_lds(f, dynamic_lds_bytes)?;
         let mut groups: c_int = 0;
         // SAFETY: f is live in the current context; the call writes an int.
         check("cuOccupancyMaxActiveBlocksPerMultiprocessor", unsafe {
