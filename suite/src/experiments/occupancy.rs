@@ -910,40 +910,60 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
             pts
         };
     let mut out = Vec::new();
-    let percent_plot =
-        |file: &str, what: &str, rows: Vec<&&BTreeMap<String, String>>, x: &str, x_label: &str, x_axis| {
-            let mut s = vec![Series {
+    let percent_plot = |file: &str,
+                        what: &str,
+                        caveat: &str,
+                        rows: Vec<&&BTreeMap<String, String>>,
+                        x: &str,
+                        x_label: &str,
+                        x_axis| {
+        // A partial wave holds a whole wave slot: the share of lane slots doing work shows the quantisation.
+        let lanes = |r: &BTreeMap<String, String>| {
+            let waves_per_group = num(r, "waves_per_cu")? / num(r, "groups_per_cu")?;
+            Some(num(r, "occupancy_pct")? * num(r, "group_size")? / (waves_per_group * num(r, "wave_size")?))
+        };
+        let mut s = vec![
+            Series {
                 label: "theoretical occupancy (% of wave slots)".into(),
                 points: series(&rows, x, &|r| num(r, "occupancy_pct")),
                 kind: SeriesKind::Line,
-            }];
-            if let Some(copy) = copy {
-                s.push(Series {
-                    label: format!("bandwidth (% of the {copy:.0} GB/s device copy)"),
-                    points: series(&rows, x, &|r| Some(100.0 * num(r, "gbps")? / copy)),
-                    kind: SeriesKind::Line,
-                });
-            }
-            s.retain(|s| !s.points.is_empty());
-            (!s.is_empty()).then(|| {
-                (
-                    file.to_string(),
-                    LinePlot {
-                        title: format!("Occupancy: {what} on {device}"),
-                        subtitle: Some("theoretical occupancy from the suite's calculator; bandwidth measured".into()),
-                        x_label: x_label.into(),
-                        y_label: "%".into(),
-                        x_axis,
-                        y_axis: Axis::Linear,
-                        series: s,
-                        note: None,
-                    },
-                )
-            })
-        };
+            },
+            Series {
+                label: "occupied lanes (% of lane slots: partial waves waste lanes)".into(),
+                points: series(&rows, x, &lanes),
+                kind: SeriesKind::Line,
+            },
+        ];
+        if let Some(copy) = copy {
+            s.push(Series {
+                label: format!("bandwidth (% of the {copy:.0} GB/s device copy)"),
+                points: series(&rows, x, &|r| Some(100.0 * num(r, "gbps")? / copy)),
+                kind: SeriesKind::Line,
+            });
+        }
+        s.retain(|s| !s.points.is_empty());
+        (!s.is_empty()).then(|| {
+            (
+                file.to_string(),
+                LinePlot {
+                    title: format!("Occupancy: {what} on {device}"),
+                    subtitle: Some(format!(
+                        "theoretical occupancy from the suite's calculator; bandwidth measured{caveat}"
+                    )),
+                    x_label: x_label.into(),
+                    y_label: "%".into(),
+                    x_axis,
+                    y_axis: Axis::Linear,
+                    series: s,
+                    note: None,
+                },
+            )
+        })
+    };
     out.extend(percent_plot(
         "occupancy-group-size.png",
         "vector add vs group size",
+        "",
         of("group_size"),
         "group_size",
         "items per group",
@@ -952,6 +972,7 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
     out.extend(percent_plot(
         "occupancy-lds.png",
         "vector add vs LDS per group",
+        "",
         of("lds"),
         "dynamic_lds_bytes",
         "dynamic LDS per group (bytes)",
@@ -960,6 +981,7 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
     out.extend(percent_plot(
         "occupancy-registers.png",
         "register pressure",
+        " (8 bytes per item); R live values also mean R cached loads and R x rounds FMAs per item, so work grows too",
         of("registers"),
         "registers_per_item",
         "registers per item (as allocated by the compiler)",
@@ -976,8 +998,13 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
         }
         let mut s =
             vec![Series { label: "time per launch (ms)".into(), points: times.clone(), kind: SeriesKind::Line }];
-        // Resident capacity = groups / rounds, the same on every row of the sweep.
-        let capacity = rows.iter().find_map(|r| Some((num(r, "groups")? / num(r, "rounds")?).round()));
+        // Resident capacity = groups / rounds, the same on every row; the row with the most groups has the most
+        // significant digits in its rounds column.
+        let capacity = rows
+            .iter()
+            .filter_map(|r| Some((num(r, "groups")?, num(r, "rounds")?)))
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(groups, rounds)| (groups / rounds).round());
         if let Some(cap) = capacity {
             let top = times.iter().map(|p| p.1).fold(0.0, f64::max);
             for (k, label) in [(1.0, "1 round: every group resident"), (2.0, "2 rounds")] {
