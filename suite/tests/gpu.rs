@@ -8,6 +8,11 @@ use suite::occupancy::{Profile, Resources};
 use suite::report::csv::read_rows;
 use suite::verify;
 
+/// Run options for a test sweep: few launches, so the test checks correctness rather than measuring.
+fn quick_run(dir: &std::path::Path, resume: bool, time_budget_s: f64) -> RunOptions {
+    RunOptions { out_dir: dir.to_path_buf(), resume, shard: None, warmup: 1, reps: 3, time_budget_s }
+}
+
 fn gpu() -> Gpu {
     match Gpu::open(None, 0, None) {
         Ok(gpu) => gpu,
@@ -44,14 +49,7 @@ fn smoke_triad_verifies_at_odd_sizes_and_group_sizes() {
     let dir = tempfile::tempdir().unwrap();
     for group_size in [96, 256, 1000] {
         let sweep = SmokeSweep { sizes: vec![1, 1000, (1 << 20) + 3], group_size };
-        let opts = RunOptions {
-            out_dir: dir.path().to_path_buf(),
-            resume: true,
-            shard: None,
-            warmup: 1,
-            reps: 3,
-            time_budget_s: 1.0,
-        };
+        let opts = quick_run(dir.path(), true, 1.0);
         let summary = experiments::run(&gpu, &sweep, &opts).unwrap();
         assert_eq!((summary.ok, summary.fail, summary.error), (3, 0, 0), "group size {group_size}");
     }
@@ -245,14 +243,7 @@ fn every_matmul_kernel_verifies_at_odd_sizes_and_bad_sizes_are_explained() {
     // 1×4×4: one row. 129×257×65: odd N and K, so the 16-byte-load kernels must refuse it with a reason.
     let shapes = vec![Shape { m: 77, n: 132, k: 36 }, Shape { m: 1, n: 4, k: 4 }, Shape { m: 129, n: 257, k: 65 }];
     let sweep = MatmulSweep { shapes, kernels: VARIANTS.iter().collect(), vendor: true };
-    let opts = RunOptions {
-        out_dir: dir.path().to_path_buf(),
-        resume: false,
-        shard: None,
-        warmup: 1,
-        reps: 3,
-        time_budget_s: 0.5,
-    };
+    let opts = quick_run(dir.path(), false, 0.5);
     let summary = experiments::run(&gpu, &sweep, &opts).unwrap();
     let rows = read_rows(&dir.path().join("matmul.csv")).unwrap();
     assert_eq!(rows.len(), 3 * (VARIANTS.len() + 1));
@@ -280,14 +271,7 @@ fn a_matmul_too_large_for_the_device_is_a_row_not_a_crash() {
     // 2^17 squared floats = 64 GiB per matrix: more than any current GPU holds four of.
     let sweep =
         MatmulSweep { shapes: vec![Shape::square(1 << 17)], kernels: VARIANTS.iter().take(1).collect(), vendor: true };
-    let opts = RunOptions {
-        out_dir: dir.path().to_path_buf(),
-        resume: false,
-        shard: None,
-        warmup: 1,
-        reps: 3,
-        time_budget_s: 0.5,
-    };
+    let opts = quick_run(dir.path(), false, 0.5);
     experiments::run(&gpu, &sweep, &opts).unwrap();
     for row in read_rows(&dir.path().join("matmul.csv")).unwrap() {
         assert_eq!(row["status"], "invalid", "{row:?}");
@@ -315,14 +299,7 @@ fn occupancy_sweeps_verify_and_record_timelines_of_every_wave() {
         timeline_dir: Some(dir.path().to_path_buf()),
         ..OccupancySweep::default()
     };
-    let opts = RunOptions {
-        out_dir: dir.path().to_path_buf(),
-        resume: false,
-        shard: None,
-        warmup: 1,
-        reps: 3,
-        time_budget_s: 0.5,
-    };
+    let opts = quick_run(dir.path(), false, 0.5);
     let summary = experiments::run(&gpu, &sweep, &opts).unwrap();
     assert_eq!((summary.fail, summary.error), (0, 0), "{summary:?}");
     let rows = read_rows(&dir.path().join("occupancy.csv")).unwrap();

@@ -207,13 +207,20 @@ unsafe impl Sync for Stream {}
 
 impl Drop for Stream {
     fn drop(&mut self) {
-        if self.context.make_current().is_ok() {
-            // SAFETY: the stream was created in this context and is destroyed once.
-            let status = unsafe { sys::cuStreamDestroy_v2(self.handle) };
-            if status != sys::CUresult::CUDA_SUCCESS {
-                eprintln!("warning: cuStreamDestroy failed: {}", cuda::error_name(status));
-            }
-        }
+        // SAFETY: the stream was created in this context and is destroyed once.
+        release(&self.context, "cuStreamDestroy", || unsafe { sys::cuStreamDestroy_v2(self.handle) });
+    }
+}
+
+/// Releases a handle in its context from a `Drop`: never panics, logs a failure (there is no caller to return it to).
+fn release(context: &Context, api: &str, destroy: impl FnOnce() -> sys::CUresult) {
+    if let Err(e) = context.make_current() {
+        eprintln!("warning: {api} skipped: {e}");
+        return;
+    }
+    let status = destroy();
+    if status != sys::CUresult::CUDA_SUCCESS {
+        eprintln!("warning: {api} failed: {}", cuda::error_name(status));
     }
 }
 
@@ -237,10 +244,8 @@ impl Event {
 
 impl Drop for Event {
     fn drop(&mut self) {
-        if self.context.make_current().is_ok() {
-            // SAFETY: the event was created in this context and is destroyed once.
-            unsafe { sys::cuEventDestroy_v2(self.handle) };
-        }
+        // SAFETY: the event was created in this context and is destroyed once.
+        release(&self.context, "cuEventDestroy", || unsafe { sys::cuEventDestroy_v2(self.handle) });
     }
 }
 
@@ -265,15 +270,8 @@ impl RawAlloc for CudaAlloc {
 
 impl Drop for CudaAlloc {
     fn drop(&mut self) {
-        if self.context.make_current().is_err() {
-            eprintln!("warning: could not make the CUDA context current to free {} bytes", self.bytes);
-            return;
-        }
         // SAFETY: ptr came from cuMemAlloc in this context and is freed once; cuMemFree waits for work using it.
-        let status = unsafe { sys::cuMemFree_v2(self.ptr) };
-        if status != sys::CUresult::CUDA_SUCCESS {
-            eprintln!("warning: cuMemFree of {} bytes failed: {}", self.bytes, cuda::error_name(status));
-        }
+        release(&self.context, "cuMemFree", || unsafe { sys::cuMemFree_v2(self.ptr) });
     }
 }
 
@@ -289,13 +287,8 @@ unsafe impl Sync for CudaModule {}
 
 impl Drop for CudaModule {
     fn drop(&mut self) {
-        if self.context.make_current().is_ok() {
-            // SAFETY: the module was loaded in this context; every kernel holding it has been dropped.
-            let status = unsafe { sys::cuModuleUnload(self.handle) };
-            if status != sys::CUresult::CUDA_SUCCESS {
-                eprintln!("warning: cuModuleUnload failed: {}", cuda::error_name(status));
-            }
-        }
+        // SAFETY: the module was loaded in this context; every kernel holding it has been dropped.
+        release(&self.context, "cuModuleUnload", || unsafe { sys::cuModuleUnload(self.handle) });
     }
 }
 
