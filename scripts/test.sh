@@ -14,4 +14,13 @@ fi
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
-cargo test --workspace
+# The last binary cargo runs (doc-tests) has no tests, so its closing line would read "0 passed": end with the
+# totals over every binary instead.
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+set +e
+cargo test --workspace 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+set -e
+awk '/^test result:/ { passed += $4; failed += $6 } END { printf "%d passed, %d failed\n", passed, failed }' "$log"
+exit "$status"
