@@ -60,25 +60,28 @@ impl Gpu {
     /// Looks up kernel `name` from kernel source `source`, loading the source first if needed. On AMD, launches are
     /// then checked against the argument sizes in the code object's metadata.
     pub fn kernel(&self, source: &str, name: &str) -> Result<Kernel, Error> {
+        self.with_loaded(source, |loaded| {
+            let mut kernel = self.device.kernel(&loaded.module, name)?;
+            if kernel.param_sizes.is_none() {
+                if let Some(meta) = loaded.object.info.amd_kernels.iter().find(|k| k.name == name) {
+                    kernel.param_sizes = Some(kernels::arg_sizes(meta));
+                }
+            }
+            Ok(kernel)
+        })
+    }
+
+    /// Runs `f` on source `source`'s loaded code object, loading it first if needed.
+    fn with_loaded<T>(&self, source: &str, f: impl FnOnce(&Loaded) -> Result<T, Error>) -> Result<T, Error> {
         self.module(source)?;
         let modules = self.modules.lock().map_err(|_| Error::Options("kernel table lock poisoned".into()))?;
-        let loaded = modules.get(source).expect("module() inserted the source just above");
-        let mut kernel = self.device.kernel(&loaded.module, name)?;
-        if kernel.param_sizes.is_none() {
-            if let Some(meta) = loaded.object.info.amd_kernels.iter().find(|k| k.name == name) {
-                kernel.param_sizes = Some(kernels::arg_sizes(meta));
-            }
-        }
-        Ok(kernel)
+        f(modules.get(source).expect("module() inserted the source just above"))
     }
 
     /// The AMD code-object metadata of kernel `name` in source `source` (registers as the compiler allocated them,
     /// LDS, scratch), loading the source first if needed. `None` on NVIDIA, whose cubins carry no such note.
     pub fn amd_kernel_meta(&self, source: &str, name: &str) -> Result<Option<kernels::AmdKernelMeta>, Error> {
-        self.module(source)?;
-        let modules = self.modules.lock().map_err(|_| Error::Options("kernel table lock poisoned".into()))?;
-        let loaded = modules.get(source).expect("module() inserted the source just above");
-        Ok(loaded.object.info.amd_kernels.iter().find(|k| k.name == name).cloned())
+        self.with_loaded(source, |loaded| Ok(loaded.object.info.amd_kernels.iter().find(|k| k.name == name).cloned()))
     }
 
     /// Where each loaded code object came from and which compiler and flags built it, for `run.json`. A cached

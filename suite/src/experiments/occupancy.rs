@@ -91,8 +91,8 @@ enum Spec {
     GroupCount { groups: u32 },
     /// (b') `groups` groups of the residency probe.
     SpinCount { groups: u32 },
-    /// (b') The residency probe at 2.5 rounds of groups, recorded as a timeline.
-    SpinTimeline,
+    /// (b') The residency probe at 2.5 rounds of groups (`groups`), recorded as a timeline.
+    SpinTimeline { groups: u64 },
     /// (c) A scaled seed configuration, with or without barriers; recorded as a timeline.
     Barrier { config: usize, barrier: bool },
     /// (d) Vector add through LDS with `bytes` of dynamic LDS per group.
@@ -127,13 +127,14 @@ pub const SPIN_TIMELINE: &str = "spin_2.5_rounds";
 pub const RECORD_WORDS: usize = 4;
 
 impl OccupancySweep {
-    fn specs(&self, props: &Props, resident_groups_512: Option<u32>) -> Vec<Spec> {
+    /// The sweep's points, given the groups per CU the calculator allows the chunked kernel and the residency probe.
+    fn specs(&self, props: &Props, resident_chunks: Option<u32>, resident_spin: Option<u32>) -> Vec<Spec> {
         let mut specs = vec![Spec::Copy];
         specs.extend(self.group_sizes.iter().map(|&group| Spec::GroupSize { group }));
-        let counts = group_counts(props.cu_count, resident_groups_512);
+        let counts = group_counts(props.cu_count, resident_chunks);
         specs.extend(counts.iter().map(|&groups| Spec::GroupCount { groups }));
         specs.extend(counts.iter().map(|&groups| Spec::SpinCount { groups }));
-        specs.push(Spec::SpinTimeline);
+        specs.push(Spec::SpinTimeline { groups: spin_timeline_groups(props.cu_count, resident_spin.unwrap_or(1)) });
         for config in 0..BARRIER_CONFIGS.len() {
             specs.push(Spec::Barrier { config, barrier: false });
             specs.push(Spec::Barrier { config, barrier: true });
@@ -143,16 +144,11 @@ impl OccupancySweep {
         specs
     }
 
-    fn spec(&self, gpu: &Gpu, index: usize) -> Spec {
-        let props = gpu.device.props();
-        self.remember_spin_capacity(gpu);
-        self.specs(props, resident_groups(gpu, "occupancy_chunks", self.count_group_size, 0)).remove(index)
-    }
-
-    /// The residency probe's groups per CU, for the geometry of its timeline launch.
-    fn remember_spin_capacity(&self, gpu: &Gpu) {
-        let per_cu = resident_groups(gpu, "occupancy_spin", self.count_group_size, 0);
-        SPIN_RESIDENT.with(|c| c.set(per_cu));
+    /// The sweep's points on this device.
+    fn specs_on(&self, gpu: &Gpu) -> Vec<Spec> {
+        let chunks = resident_groups(gpu, "occupancy_chunks", self.count_group_size, 0);
+        let spin = resident_groups(gpu, "occupancy_spin", self.count_group_size, 0);
+        self.specs(gpu.device.props(), chunks, spin)
     }
 }
 
@@ -201,7 +197,7 @@ fn symbol(spec: Spec) -> String {
         Spec::GroupSize { .. } => "occupancy_vector_add".into(),
         Spec::GroupCount { .. } | Spec::Barrier { barrier: false, .. } => "occupancy_chunks".into(),
         Spec::Barrier { barrier: true, .. } => "occupancy_chunks_barrier".into(),
-        Spec::SpinCount { .. } | Spec::SpinTimeline => "occupancy_spin".into(),
+        Spec::SpinCount { .. } | Spec::SpinTimeline { .. } => "occupancy_spin".into(),
         Spec::Lds { .. } => "occupancy_lds".into(),
         Spec::Registers { values } => format!("occupancy_registers_r{values}"),
     }
@@ -219,10 +215,7 @@ fn geometry(sweep: &OccupancySweep, props: &Props, spec: Spec) -> (u64, u32, u32
         Spec::Copy => (0, 0, 0),
         Spec::GroupSize { group } => (per_element(group), group, 0),
         Spec::GroupCount { groups } | Spec::SpinCount { groups } => (u64::from(groups), sweep.count_group_size, 0),
-        Spec::SpinTimeline => {
-            let per_cu = SPIN_RESIDENT.with(|c| c.get()).unwrap_or(1);
-            (spin_timeline_groups(props.cu_count, per_cu), sweep.count_group_size, 0)
-        }
+        Spec::SpinTimeline { groups } => (groups, sweep.count_group_size, 0),
         Spec::Barrier { config, .. } => {
             let c = BARRIER_CONFIGS[config];
             ((u64::from(props.cu_count) * u64::from(c.groups_per_cu_quarters)).div_ceil(4), c.group, 0)
@@ -238,7 +231,7 @@ fn sweep_name(spec: Spec) -> &'static str {
         Spec::GroupSize { .. } => "group_size",
         Spec::GroupCount { .. } => "group_count",
         Spec::SpinCount { .. } => "group_count_spin",
-        Spec::SpinTimeline => "spin_timeline",
+        Spec::SpinTimeline { .. } => "spin_timeline",
         Spec::Barrier { .. } => "barrier",
         Spec::Lds { .. } => "lds",
         Spec::Registers { .. } => "registers",
@@ -287,9 +280,7 @@ impl Experiment for OccupancySweep {
 
     fn points(&self, gpu: &Gpu) -> Vec<Point> {
         let props = gpu.device.props();
-        self.remember_spin_capacity(gpu);
-        let specs = self.specs(props, resident_groups(gpu, "occupancy_chunks", self.count_group_size, 0));
-        specs
+        self.specs_on(gpu)
             .into_iter()
             .enumerate()
             .map(|(index, spec)| {
@@ -297,12 +288,12 @@ impl Experiment for OccupancySweep {
                 let name = symbol(spec);
                 let config = match spec {
                     Spec::Barrier { config, .. } => BARRIER_CONFIGS[config].name.to_string(),
-                    Spec::SpinTimeline => SPIN_TIMELINE.to_string(),
+                    Spec::SpinTimeline { .. } => SPIN_TIMELINE.to_string(),
                     _ => String::new(),
                 };
                 let elements = elements_of(self, props, spec);
                 let mut invalid = None;
-                let mut occ_cols = vec![String::new(); 6];
+                let mut occ_cols = vec![String::new(); 5];
                 let mut registers = String::new();
                 if spec != Spec::Copy {
                     match gpu.kernel(SOURCE, &name) {
@@ -340,7 +331,6 @@ impl Experiment for OccupancySweep {
                                             } else {
                                                 format!("{:.3}", groups as f64 / capacity as f64)
                                             },
-                                            String::new(),
                                         ];
                                     }
                                 }
@@ -360,7 +350,9 @@ impl Experiment for OccupancySweep {
                     Spec::SpinCount { groups } => {
                         format!("group_count_spin/groups={groups},g={},us={}", self.count_group_size, self.spin_us)
                     }
-                    Spec::SpinTimeline => format!("spin_timeline/g={},us={}", self.count_group_size, self.spin_us),
+                    Spec::SpinTimeline { .. } => {
+                        format!("spin_timeline/g={},us={}", self.count_group_size, self.spin_us)
+                    }
                     Spec::Barrier { config, barrier } => format!(
                         "barrier/{}/{}/chunk={},passes={}",
                         BARRIER_CONFIGS[config].name,
@@ -399,7 +391,7 @@ impl Experiment for OccupancySweep {
     }
 
     fn prepare<'g>(&self, gpu: &'g Gpu, point: &Point) -> Result<Box<dyn Case + 'g>, Error> {
-        let spec = self.spec(gpu, point.index);
+        let spec = self.specs_on(gpu).remove(point.index);
         let props = gpu.device.props();
         let dev = gpu.device.as_ref();
         let elements = elements_of(self, props, spec);
@@ -419,14 +411,16 @@ impl Experiment for OccupancySweep {
         let (groups, group, dynamic_lds) = geometry(self, props, spec);
         let groups = u32::try_from(groups).map_err(|_| Error::Options(format!("{groups} groups")))?;
         let config = LaunchConfig { grid: [groups, 1, 1], group: [group, 1, 1], dynamic_lds_bytes: dynamic_lds };
-        if matches!(spec, Spec::SpinCount { .. } | Spec::SpinTimeline) {
+        if matches!(spec, Spec::SpinCount { .. } | Spec::SpinTimeline { .. }) {
             let kernel = gpu.kernel(SOURCE, &symbol(spec))?;
             let waves = u64::from(groups) * u64::from(props.wave_size.waves_for(group));
             let buf = dev.alloc_buffer::<u64>(usize::try_from(waves).unwrap_or(usize::MAX) * RECORD_WORDS)?;
             dev.fill_bytes(buf.raw(), 0xff)?;
             let hz = clock_rate(gpu)?;
             let file = match spec {
-                Spec::SpinTimeline => self.timeline_dir.as_ref().map(|d| d.join(timeline_file(SPIN_TIMELINE, "spin"))),
+                Spec::SpinTimeline { .. } => {
+                    self.timeline_dir.as_ref().map(|d| d.join(timeline_file(SPIN_TIMELINE, "spin")))
+                }
                 _ => None,
             };
             let slots = u64::from(props.max_items_per_cu / props.wave_size.0) * u64::from(props.cu_count);
@@ -483,7 +477,7 @@ impl Experiment for OccupancySweep {
 /// Elements a spec's kernel touches: the chunked sweeps cover `groups · chunk`, the others the whole arrays.
 fn elements_of(sweep: &OccupancySweep, props: &Props, spec: Spec) -> usize {
     match spec {
-        Spec::SpinCount { .. } | Spec::SpinTimeline => 0,
+        Spec::SpinCount { .. } | Spec::SpinTimeline { .. } => 0,
         Spec::GroupCount { .. } | Spec::Barrier { .. } => {
             let (groups, _, _) = geometry(sweep, props, spec);
             groups as usize * sweep.chunk as usize
@@ -499,7 +493,7 @@ fn bytes_of(sweep: &OccupancySweep, spec: Spec, elements: usize) -> u64 {
         Spec::Copy => 8 * e,
         Spec::GroupCount { .. } | Spec::Barrier { .. } => 12 * e * u64::from(sweep.passes),
         Spec::Registers { .. } => 8 * e,
-        Spec::SpinCount { .. } | Spec::SpinTimeline => 0,
+        Spec::SpinCount { .. } | Spec::SpinTimeline { .. } => 0,
         _ => 12 * e,
     }
 }
@@ -768,11 +762,6 @@ pub fn read_timeline(path: &Path) -> Option<(Vec<WaveRecord>, f64, u64)> {
         slots = n(5)?;
     }
     Some((records, hz, slots))
-}
-
-thread_local! {
-    /// Groups per CU of the residency probe, from the calculator (set before points are made).
-    static SPIN_RESIDENT: std::cell::Cell<Option<u32>> = const { std::cell::Cell::new(None) };
 }
 
 thread_local! {
