@@ -33,7 +33,7 @@ fn device_properties_are_plausible() {
     }
     assert!((1..=1024).contains(&p.cu_count), "{} CUs", p.cu_count);
     assert!(p.max_group_size >= 256 && p.max_group_size <= p.max_items_per_cu, "{p:?}");
-    assert!(p.max_items_per_cu % p.wave_size.0 == 0);
+    assert!(p.max_items_per_cu.is_multiple_of(p.wave_size.0));
     assert!(p.lds_bytes_per_cu >= 32 * 1024 && p.lds_bytes_per_group <= p.lds_bytes_per_group_optin, "{p:?}");
     assert!(p.lds_bytes_per_group_optin <= p.lds_bytes_per_cu);
     assert!(p.registers_per_cu >= 16 * 1024);
