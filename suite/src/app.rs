@@ -16,7 +16,7 @@ use crate::kernels::{self, KernelStore};
 use crate::measure::Stats;
 use crate::occupancy::{self, Input, Limiter, Occupancy, Profile, Resources};
 use crate::options;
-use crate::report::run_json::GIT_COMMIT;
+use crate::report::run_json::git_describe;
 
 /// Appends a formatted line to a command's output text (writing to a `String` cannot fail).
 macro_rules! outln {
@@ -225,7 +225,7 @@ pub fn info(only: Option<Platform>) -> ExitCode {
 /// The text of `suite info` and its exit code.
 pub fn info_text(only: Option<Platform>) -> (String, ExitCode) {
     let mut out = String::new();
-    outln!(out, "suite {} (commit {GIT_COMMIT})", env!("CARGO_PKG_VERSION"));
+    outln!(out, "suite {} (commit {})", env!("CARGO_PKG_VERSION"), git_describe());
     let mut any_device = false;
     for platform in Platform::ALL.into_iter().filter(|p| only.is_none_or(|o| o == *p)) {
         let survey = device::survey(platform);

@@ -44,6 +44,24 @@ pub enum Error {
         /// The file.
         path: PathBuf,
     },
+    /// The folder holds rows of the experiment measured with another fingerprint (options, kernel sources,
+    /// compiler, device, suite or columns): rows measured now would not compare with them.
+    #[error(
+        "{path}: refusing to add {experiment} rows: its {field} differs (recorded: {old}; this run: {new}); rows \
+         measured so would not compare with those there: choose another --out, or delete the folder to measure again"
+    )]
+    FingerprintMismatch {
+        /// run.json of the folder.
+        path: PathBuf,
+        /// The experiment.
+        experiment: String,
+        /// The fingerprint field that differs, e.g. `options`.
+        field: &'static str,
+        /// Its value recorded in the folder.
+        old: String,
+        /// Its value for this run.
+        new: String,
+    },
     /// run.json could not be encoded or decoded.
     #[error("{path}: {source}")]
     Json {
