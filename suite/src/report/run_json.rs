@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::{Error, Result};
+use super::{Error, FieldDifference, Result};
 use crate::device::Props;
 
 /// Version of the suite that wrote the results.
@@ -97,13 +97,13 @@ impl Fingerprint {
         ]
     }
 
-    /// The first field that differs from `other`, as (name, this value, other value).
-    pub fn difference(&self, other: &Fingerprint) -> Option<(&'static str, String, String)> {
+    /// The first field that differs from `other` (`old`: this value, `new`: the other's).
+    pub fn difference(&self, other: &Fingerprint) -> Option<FieldDifference> {
         self.fields()
             .into_iter()
             .zip(other.fields())
             .find(|((_, a), (_, b))| a != b)
-            .map(|((name, a), (_, b))| (name, a.to_string(), b.to_string()))
+            .map(|((field, a), (_, b))| FieldDifference { field, old: a.to_string(), new: b.to_string() })
     }
 }
 
@@ -220,9 +220,11 @@ pub fn check(dir: &Path, device: &Props, invocation: &Invocation, has_csv: bool)
         return Err(Error::FingerprintMismatch {
             path: path(dir),
             experiment: invocation.experiment.clone(),
-            field: "fingerprint",
-            old: "none (run.json does not record the rows there)".into(),
-            new: "recorded".into(),
+            diff: Box::new(FieldDifference {
+                field: "fingerprint",
+                old: "none (run.json does not record the rows there)".into(),
+                new: "recorded".into(),
+            }),
         });
     }
     Ok(())
@@ -279,28 +281,28 @@ fn admit(run: &RunJson, path: &Path, device: &Props, invocation: &Invocation) ->
         });
     }
     let Some(new) = &invocation.fingerprint else { return Ok(()) };
-    let mismatch = |field: &'static str, old: String, new: String| Error::FingerprintMismatch {
+    let mismatch = |diff: FieldDifference| Error::FingerprintMismatch {
         path: path.into(),
         experiment: invocation.experiment.clone(),
-        field,
-        old,
-        new,
+        diff: Box::new(diff),
     };
+    let unrecorded =
+        || FieldDifference { field: "fingerprint", old: "none (an older suite)".into(), new: "recorded".into() };
     for earlier in run.invocations.iter().filter(|i| i.experiment == invocation.experiment) {
         match &earlier.fingerprint {
             Some(old) => {
-                if let Some((field, old, new)) = old.difference(new) {
-                    return Err(mismatch(field, old, new));
+                if let Some(diff) = old.difference(new) {
+                    return Err(mismatch(diff));
                 }
             }
-            None => return Err(mismatch("fingerprint", "none (an older suite)".into(), "recorded".into())),
+            None => return Err(mismatch(unrecorded())),
         }
     }
     // Files from before the experiment was recorded per invocation name it only in `experiments`.
     let older =
         run.invocations.iter().any(|i| i.experiment.is_empty() && i.experiments.get(&invocation.experiment).is_some());
     if older {
-        return Err(mismatch("fingerprint", "none (an older suite)".into(), "recorded".into()));
+        return Err(mismatch(unrecorded()));
     }
     Ok(())
 }
@@ -380,7 +382,7 @@ pub(crate) mod tests {
                 record(dir.path(), &h100(), invocation("smoke", None, changed)).unwrap_err(),
             ] {
                 let text = err.to_string();
-                assert!(matches!(err, Error::FingerprintMismatch { field: f, .. } if f == field), "{text}");
+                assert!(matches!(&err, Error::FingerprintMismatch { diff, .. } if diff.field == field), "{text}");
                 assert!(text.contains(&format!("its {field} differs")), "{text}");
                 assert!(text.contains(&old_value) && text.contains(&new_value), "{text}");
                 assert!(text.contains("choose another --out") && text.contains("delete the folder"), "{text}");
