@@ -432,6 +432,42 @@ mod tests {
     }
 
     #[test]
+    #[ignore = "needs a GPU"]
+    fn a_resumed_run_adds_nothing_and_other_options_are_refused_before_writing() {
+        let gpu = Gpu::open(None, 0, None).unwrap_or_else(|e| panic!("this test needs a GPU: {e}"));
+        let dir = tempfile::tempdir().unwrap();
+        let sweep = smoke::SmokeSweep { sizes: vec![1000, 4096], group_size: 256 };
+        let opts = RunOptions {
+            out_dir: dir.path().to_path_buf(),
+            resume: false,
+            shard: None,
+            warmup: 1,
+            reps: 3,
+            time_budget_s: 1.0,
+        };
+        let first = run(&gpu, &sweep, &opts).unwrap();
+        assert_eq!((first.ok, first.fail, first.error), (2, 0, 0));
+        let csv = dir.path().join("smoke.csv");
+        let text = std::fs::read_to_string(&csv).unwrap();
+        let resumed = RunOptions { resume: true, ..opts.clone() };
+        let again = run(&gpu, &sweep, &resumed).unwrap();
+        assert_eq!((again.ok, again.skipped, again.skipped_ok), (0, 2, 2));
+        assert!(again.success());
+        assert_eq!(std::fs::read_to_string(&csv).unwrap(), text);
+        let err = run(&gpu, &sweep, &RunOptions { reps: 5, ..resumed.clone() }).unwrap_err();
+        assert!(err.to_string().contains("its options differs"), "{err}");
+        let other = smoke::SmokeSweep { group_size: 128, ..sweep.clone() };
+        let err = run(&gpu, &other, &resumed).unwrap_err();
+        assert!(err.to_string().contains("its options differs"), "{err}");
+        assert_eq!(std::fs::read_to_string(&csv).unwrap(), text);
+        let run_json = run_json::read(dir.path()).unwrap().unwrap();
+        assert_eq!(run_json.invocations.len(), 2, "refused runs record nothing");
+        let fingerprint = run_json.invocations[0].fingerprint.clone().unwrap();
+        assert!(fingerprint.compiler.starts_with("smoke: "), "{fingerprint:?}");
+        assert_eq!(fingerprint.csv_header, header(sweep.param_columns(), "gbps").join(","));
+    }
+
+    #[test]
     fn slow_points_get_fewer_launches_but_at_least_three_timed() {
         // Fast: everything asked for.
         assert_eq!(launches_within_budget(0.01, 2, 20, 2.0), (2, 20));
