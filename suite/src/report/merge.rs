@@ -177,7 +177,7 @@ mod tests {
     use super::*;
     use crate::occupancy::tests::h100;
     use crate::report::run_json::tests::fingerprint;
-    use crate::report::run_json::{record, Invocation};
+    use crate::report::run_json::{self, record, Invocation};
 
     /// Records that shard `i/n` of `experiment` ran with `fingerprint` in `dir`'s run.json.
     fn recorded(dir: &Path, experiment: &str, shard: &str, fingerprint: Fingerprint) {
@@ -201,8 +201,6 @@ mod tests {
         let run = run_json::read(dir)?;
         check("m", &groups["m"], run.as_ref(), &run_json::path(dir), partial)
     }
-
-    use crate::report::run_json;
 
     #[test]
     fn shard_files_sort_numerically_and_mangled_names_are_refused() {
