@@ -66,8 +66,8 @@ fn files(dir: &Path, exts: &[&str]) -> Vec<PathBuf> {
     found
 }
 
-/// Sets `SUITE_GIT_COMMIT` to the short commit hash, with `-dirty` when tracked files have uncommitted changes, or
-/// `unknown` outside a git checkout (e.g. a source tarball).
+/// Sets `SUITE_GIT_COMMIT` to the short commit hash, or `unknown` outside a git checkout (e.g. a source tarball), and
+/// `SUITE_GIT_DIRTY` to `true` when tracked files have uncommitted changes, else `false`.
 fn record_git_commit() {
     let git = |args: &[&str]| {
         std::process::Command::new("git")
@@ -79,9 +79,17 @@ fn record_git_commit() {
     };
     let commit = git(&["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".into());
     let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
-    println!("cargo:rustc-env=SUITE_GIT_COMMIT={commit}{}", if dirty { "-dirty" } else { "" });
+    println!("cargo:rustc-env=SUITE_GIT_COMMIT={commit}");
+    println!("cargo:rustc-env=SUITE_GIT_DIRTY={dirty}");
     if let Some(dir) = git(&["rev-parse", "--absolute-git-dir"]) {
         println!("cargo:rerun-if-changed={dir}/HEAD");
         println!("cargo:rerun-if-changed={dir}/index");
+    }
+    // An edit to a tracked file changes neither HEAD nor the index: watch every tracked file too, so the dirty
+    // flag is never stale (a run.json that says "clean" must be true).
+    if let Some(top) = git(&["rev-parse", "--show-toplevel"]) {
+        for file in git(&["ls-files", "--full-name"]).unwrap_or_default().lines() {
+            println!("cargo:rerun-if-changed={top}/{file}");
+        }
     }
 }

@@ -16,7 +16,7 @@ use crate::kernels::{self, KernelStore};
 use crate::measure::Stats;
 use crate::occupancy::{self, Input, Limiter, Occupancy, Profile, Resources};
 use crate::options;
-use crate::report::run_json::GIT_COMMIT;
+use crate::report::run_json::git_describe;
 
 /// Appends a formatted line to a command's output text (writing to a `String` cannot fail).
 macro_rules! outln {
@@ -96,16 +96,26 @@ pub fn run(cli: &Cli) -> Result<ExitCode, Error> {
         }
         Command::Bench(BenchCommand::Launch { count, trials }) => bench_launch(cli, *count, *trials),
         Command::Occupancy(OccupancyCommand::Calc(args)) => occupancy_calc(args),
-        Command::Merge { dir } => {
-            let groups = crate::report::merge::shard_files(dir)?;
+        Command::Merge { dir, partial } => {
+            use crate::report::{merge, run_json};
+            let groups = merge::shard_files(dir)?;
             if groups.is_empty() {
                 return Err(Error::Options(format!("{}: no <experiment>.shard-<i>-of-<n>.csv files", dir.display())));
             }
-            let mut text = String::new();
+            let run = run_json::read(dir)?;
+            // Every set is checked before anything is written.
+            let mut missing = Vec::new();
             for (experiment, shards) in &groups {
+                missing.push(merge::check(experiment, shards, run.as_ref(), &run_json::path(dir), *partial)?);
+            }
+            let mut text = String::new();
+            for ((experiment, shards), missing) in groups.iter().zip(missing) {
                 let out = dir.join(experiments::csv_name(experiment, None));
-                let rows = crate::report::merge::merge(shards, &out)?;
+                let rows = merge::merge(shards, &out)?;
                 outln!(text, "{}: {rows} rows from {} shards", out.display(), shards.len());
+                if !missing.is_empty() {
+                    outln!(text, "{}: partial, missing {}", out.display(), missing.join(", "));
+                }
                 for path in experiments::render_plots(experiment_named(experiment)?.as_ref(), &out, dir)? {
                     outln!(text, "{}", path.display());
                 }
@@ -203,13 +213,15 @@ fn run_experiment_inner(
     };
     let summary = experiments::run(&gpu, exp, &opts)?;
     eprintln!(
-        "{}: {} ok, {} failed verification, {} errors, {} invalid, {} already measured; results in {}",
+        "{}: {} ok, {} failed verification, {} errors, {} invalid, {} already in the CSV ({} of them failed or \
+         errored); results in {}",
         exp.name(),
         summary.ok,
         summary.fail,
         summary.error,
         summary.invalid,
         summary.skipped,
+        summary.skipped_failed,
         out_dir.display()
     );
     Ok(if summary.success() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
@@ -225,7 +237,7 @@ pub fn info(only: Option<Platform>) -> ExitCode {
 /// The text of `suite info` and its exit code.
 pub fn info_text(only: Option<Platform>) -> (String, ExitCode) {
     let mut out = String::new();
-    outln!(out, "suite {} (commit {GIT_COMMIT})", env!("CARGO_PKG_VERSION"));
+    outln!(out, "suite {} (commit {})", env!("CARGO_PKG_VERSION"), git_describe());
     let mut any_device = false;
     for platform in Platform::ALL.into_iter().filter(|p| only.is_none_or(|o| o == *p)) {
         let survey = device::survey(platform);

@@ -69,9 +69,13 @@ pub enum Command {
     #[command(subcommand)]
     Occupancy(OccupancyCommand),
     /// Join the CSVs of a sharded run (`--shard i/n`) in a results folder into one CSV per experiment, and plot it.
+    /// Refuses a set with a shard missing, shards of different counts or fingerprints, or a point twice.
     Merge {
-        /// Results folder holding `<experiment>.shard-<i>-of-<n>.csv` files.
+        /// Results folder holding `<experiment>.shard-<i>-of-<n>.csv` files and their run.json.
         dir: PathBuf,
+        /// Merge a set with shards missing (it says which), e.g. after a node failed.
+        #[arg(long)]
+        partial: bool,
     },
     /// Draw an experiment's plots again from its CSV (e.g. after `suite merge`, or on a laptop).
     Plot {

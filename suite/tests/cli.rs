@@ -243,3 +243,62 @@ fn matmul_options_are_checked_before_any_gpu_work() {
             .stderr(predicate::str::contains(message));
     }
 }
+
+/// The device of the H100 reference run, as run.json records it.
+const H100_JSON: &str = r#"{"platform": "nvidia", "ordinal": 0, "name": "NVIDIA H100 80GB HBM3", "arch": "sm_90",
+    "arch_full": "sm_90", "wave_size": 32, "cu_count": 132, "max_items_per_cu": 2048, "max_group_size": 1024,
+    "max_groups_per_cu": 32, "lds_bytes_per_cu": 233472, "lds_bytes_per_group": 49152,
+    "lds_bytes_per_group_optin": 232448, "registers_per_cu": 65536, "clock_mhz": 1980, "memory_clock_mhz": 2619,
+    "memory_bus_bits": 5120, "l2_bytes": 52428800, "memory_bytes": 85017493504,
+    "runtime_version": "CUDA driver API 13.0", "driver_version": "580.159.04"}"#;
+
+#[test]
+fn merge_refuses_an_incomplete_shard_set_and_merges_it_with_partial() {
+    use suite::report::run_json::{self, Fingerprint, Invocation};
+    let cache = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/matmul-h100.csv");
+    let text = std::fs::read_to_string(fixture).unwrap();
+    let (header, rows) = text.split_once('\n').unwrap();
+    let rows: Vec<&str> = rows.lines().collect();
+    let device: suite::device::Props = serde_json::from_str(H100_JSON).unwrap();
+    let fingerprint = Fingerprint {
+        options: "{\"reps\":20}".into(),
+        kernel_sources: "ab".repeat(32),
+        compiler: "matmul: nvcc 13.0 [-O3]".into(),
+        device: "nvidia NVIDIA H100 80GB HBM3 (sm_90)".into(),
+        suite: "0.1.0 0123456789ab".into(),
+        csv_header: header.into(),
+    };
+    // Shards 0 and 2 of 3: shard 1's node failed.
+    let mut kept = 0;
+    for i in [0, 2] {
+        let shard_rows: Vec<&str> = rows.iter().skip(i).step_by(3).copied().collect();
+        kept += shard_rows.len();
+        let body = format!("{header}\n{}\n", shard_rows.join("\n"));
+        std::fs::write(dir.path().join(format!("matmul.shard-{i}-of-3.csv")), body).unwrap();
+        let mut invocation = Invocation::now(serde_json::json!({}), Some(format!("{i}/3")));
+        invocation.experiment = "matmul".into();
+        invocation.fingerprint = Some(fingerprint.clone());
+        run_json::record(dir.path(), &device, invocation).unwrap();
+    }
+    suite_without_gpu(cache.path()).arg("merge").arg(dir.path()).assert().failure().code(1).stderr(
+        predicate::str::contains(
+            "matmul: incomplete set of 3 shards, missing matmul.shard-1-of-3.csv: run them (with --resume) into \
+             this folder, or pass --partial",
+        ),
+    );
+    let merged = dir.path().join("matmul.csv");
+    assert!(!merged.exists(), "a refused merge writes nothing");
+    suite_without_gpu(cache.path())
+        .arg("merge")
+        .arg(dir.path())
+        .arg("--partial")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("rows from 2 shards"))
+        .stdout(predicate::str::contains("matmul.csv: partial, missing matmul.shard-1-of-3.csv"));
+    let merged = std::fs::read_to_string(merged).unwrap();
+    assert_eq!(merged.lines().count(), kept + 1);
+    assert_eq!(merged.lines().next(), Some(header));
+}

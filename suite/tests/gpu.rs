@@ -33,7 +33,7 @@ fn device_properties_are_plausible() {
     }
     assert!((1..=1024).contains(&p.cu_count), "{} CUs", p.cu_count);
     assert!(p.max_group_size >= 256 && p.max_group_size <= p.max_items_per_cu, "{p:?}");
-    assert!(p.max_items_per_cu % p.wave_size.0 == 0);
+    assert!(p.max_items_per_cu.is_multiple_of(p.wave_size.0));
     assert!(p.lds_bytes_per_cu >= 32 * 1024 && p.lds_bytes_per_group <= p.lds_bytes_per_group_optin, "{p:?}");
     assert!(p.lds_bytes_per_group_optin <= p.lds_bytes_per_cu);
     assert!(p.registers_per_cu >= 16 * 1024);
@@ -47,13 +47,16 @@ fn device_properties_are_plausible() {
 fn smoke_triad_verifies_at_odd_sizes_and_group_sizes() {
     let gpu = gpu();
     let dir = tempfile::tempdir().unwrap();
-    for group_size in [96, 256, 1000] {
+    // One folder per group size: a folder holds rows of one set of options (its fingerprint).
+    let groups = [96, 256, 1000];
+    for group_size in groups {
         let sweep = SmokeSweep { sizes: vec![1, 1000, (1 << 20) + 3], group_size };
-        let opts = quick_run(dir.path(), true, 1.0);
+        let opts = quick_run(&dir.path().join(group_size.to_string()), false, 1.0);
         let summary = experiments::run(&gpu, &sweep, &opts).unwrap();
         assert_eq!((summary.ok, summary.fail, summary.error), (3, 0, 0), "group size {group_size}");
     }
-    let rows = read_rows(&dir.path().join("smoke.csv")).unwrap();
+    let rows: Vec<_> =
+        groups.iter().flat_map(|g| read_rows(&dir.path().join(g.to_string()).join("smoke.csv")).unwrap()).collect();
     assert_eq!(rows.len(), 9);
     for row in rows {
         assert_eq!(row["status"], "ok");

@@ -21,7 +21,7 @@ use crate::gpu::Gpu;
 use crate::measure::Stats;
 use crate::report::csv::{header, read_rows, Context, CsvLog, Row, Status};
 use crate::report::plot::{render_png, LinePlot};
-use crate::report::run_json::{self, Invocation};
+use crate::report::run_json::{self, Fingerprint, Invocation};
 use crate::verify::Verification;
 
 /// Errors that stop a run (as opposed to a point's failure, which becomes a row).
@@ -196,14 +196,21 @@ pub struct Summary {
     pub error: usize,
     /// Not valid points.
     pub invalid: usize,
-    /// Already in a resumed CSV.
+    /// Already in a resumed CSV (any status; not counted above).
     pub skipped: usize,
+    /// Of the skipped points, those recorded `ok`.
+    pub skipped_ok: usize,
+    /// Of the skipped points, those recorded `fail` or `error`.
+    pub skipped_failed: usize,
 }
 
 impl Summary {
-    /// Whether every point that ran verified (failed verification or a point error fails the run).
+    /// Whether the run succeeded: no point failed verification or errored (in this run or, for a resumed run, in
+    /// the rows it kept), and something was measured, unless the sweep had no points at all. A run in which every
+    /// point is `invalid` or `error` measured nothing and fails.
     pub fn success(&self) -> bool {
-        self.fail == 0 && self.error == 0
+        let points = self.ok + self.fail + self.error + self.invalid + self.skipped;
+        self.fail + self.error + self.skipped_failed == 0 && (self.ok + self.skipped_ok > 0 || points == 0)
     }
 }
 
@@ -229,10 +236,16 @@ pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary
     for source in exp.sources() {
         gpu.module(source)?;
     }
-    let mut invocation = Invocation::now(
-        serde_json::json!({ exp.name(): exp.options(), "warmup": opts.warmup, "reps": opts.reps, "metric": exp.metric() }),
-        opts.shard.map(|s| s.to_string()),
-    );
+    // Everything that makes rows comparable goes into the fingerprint; the shard does not (shards share it).
+    let options = serde_json::json!({
+        exp.name(): exp.options(),
+        "warmup": opts.warmup,
+        "reps": opts.reps,
+        "time_budget_s": opts.time_budget_s,
+        "metric": exp.metric(),
+    });
+    let mut invocation = Invocation::now(options.clone(), opts.shard.map(|s| s.to_string()));
+    invocation.experiment = exp.name().to_string();
     invocation.compilers = gpu.compiler_records();
     invocation.blas = match gpu.device.blas() {
         Ok(path) => path,
@@ -246,7 +259,10 @@ pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary
         wave_size: props.wave_size.0,
     };
     let columns = header(exp.param_columns(), exp.metric().column);
+    invocation.fingerprint = Some(Fingerprint::new(&options, exp.sources(), &invocation.compilers, props, &columns));
     let csv_path = opts.out_dir.join(csv_name(exp.name(), opts.shard));
+    // Checked before the CSV is created or reopened, so a refused run leaves the folder as it was.
+    run_json::check(&opts.out_dir, props, &invocation, csv_path.exists())?;
     let mut log = CsvLog::open(&csv_path, context, &columns, opts.resume)?;
     run_json::record(&opts.out_dir, props, invocation)?;
 
@@ -266,8 +282,13 @@ pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary
     bar.set_prefix(exp.name());
     let mut summary = Summary::default();
     for point in &points {
-        if log.is_done(&point.key) {
+        if let Some(status) = log.recorded(&point.key) {
             summary.skipped += 1;
+            match status {
+                Status::Ok => summary.skipped_ok += 1,
+                Status::Fail | Status::Error => summary.skipped_failed += 1,
+                Status::Invalid => {}
+            }
             bar.inc(1);
             continue;
         }
@@ -378,6 +399,72 @@ mod tests {
         }
         assert_eq!(csv_name("matmul", None), "matmul.csv");
         assert_eq!(csv_name("matmul", Some(Shard { index: 1, count: 4 })), "matmul.shard-1-of-4.csv");
+    }
+
+    #[test]
+    fn a_run_succeeds_only_when_something_was_measured_and_nothing_failed() {
+        let s = |ok, fail, error, invalid, skipped, skipped_ok, skipped_failed| Summary {
+            ok,
+            fail,
+            error,
+            invalid,
+            skipped,
+            skipped_ok,
+            skipped_failed,
+        };
+        let cases = [
+            (s(3, 0, 0, 2, 0, 0, 0), true),
+            (s(0, 0, 0, 0, 0, 0, 0), true),
+            // Every point invalid, or invalid and error: nothing measured.
+            (s(0, 0, 0, 4, 0, 0, 0), false),
+            (s(0, 0, 1, 4, 0, 0, 0), false),
+            (s(3, 1, 0, 0, 0, 0, 0), false),
+            (s(3, 0, 1, 0, 0, 0, 0), false),
+            // Resumed: the kept rows count.
+            (s(0, 0, 0, 0, 5, 5, 0), true),
+            (s(0, 0, 0, 1, 5, 4, 0), true),
+            (s(2, 0, 0, 0, 5, 4, 1), false),
+            (s(0, 0, 0, 0, 3, 0, 0), false),
+        ];
+        for (summary, success) in cases {
+            assert_eq!(summary.success(), success, "{summary:?}");
+        }
+    }
+
+    #[test]
+    #[ignore = "needs a GPU"]
+    fn a_resumed_run_adds_nothing_and_other_options_are_refused_before_writing() {
+        let gpu = Gpu::open(None, 0, None).unwrap_or_else(|e| panic!("this test needs a GPU: {e}"));
+        let dir = tempfile::tempdir().unwrap();
+        let sweep = smoke::SmokeSweep { sizes: vec![1000, 4096], group_size: 256 };
+        let opts = RunOptions {
+            out_dir: dir.path().to_path_buf(),
+            resume: false,
+            shard: None,
+            warmup: 1,
+            reps: 3,
+            time_budget_s: 1.0,
+        };
+        let first = run(&gpu, &sweep, &opts).unwrap();
+        assert_eq!((first.ok, first.fail, first.error), (2, 0, 0));
+        let csv = dir.path().join("smoke.csv");
+        let text = std::fs::read_to_string(&csv).unwrap();
+        let resumed = RunOptions { resume: true, ..opts.clone() };
+        let again = run(&gpu, &sweep, &resumed).unwrap();
+        assert_eq!((again.ok, again.skipped, again.skipped_ok), (0, 2, 2));
+        assert!(again.success());
+        assert_eq!(std::fs::read_to_string(&csv).unwrap(), text);
+        let err = run(&gpu, &sweep, &RunOptions { reps: 5, ..resumed.clone() }).unwrap_err();
+        assert!(err.to_string().contains("its options differs"), "{err}");
+        let other = smoke::SmokeSweep { group_size: 128, ..sweep.clone() };
+        let err = run(&gpu, &other, &resumed).unwrap_err();
+        assert!(err.to_string().contains("its options differs"), "{err}");
+        assert_eq!(std::fs::read_to_string(&csv).unwrap(), text);
+        let run_json = run_json::read(dir.path()).unwrap().unwrap();
+        assert_eq!(run_json.invocations.len(), 2, "refused runs record nothing");
+        let fingerprint = run_json.invocations[0].fingerprint.clone().unwrap();
+        assert!(fingerprint.compiler.starts_with("smoke: "), "{fingerprint:?}");
+        assert_eq!(fingerprint.csv_header, header(sweep.param_columns(), "gbps").join(","));
     }
 
     #[test]

@@ -683,7 +683,7 @@ pub fn registers_expected(a: &[f32], values: usize, rounds: usize) -> Vec<f32> {
             let mut sum = 0.0f32;
             for j in 0..values {
                 let x = if n >= values { a[i.min(n - values) + j] } else { a[i] };
-                let w = if rounds % 2 == 0 { x } else { 3.0 - x };
+                let w = if rounds.is_multiple_of(2) { x } else { 3.0 - x };
                 sum += w;
             }
             sum
@@ -707,7 +707,7 @@ pub struct WaveRecord {
 /// Reads records from the kernel's buffer; every record must have been written (the buffer was poisoned with
 /// all-ones) and end no earlier than it started.
 pub fn parse_records(raw: &[u64]) -> Result<Vec<WaveRecord>, String> {
-    if raw.len() % RECORD_WORDS != 0 {
+    if !raw.len().is_multiple_of(RECORD_WORDS) {
         return Err(format!("timeline of {} words is not whole records of {RECORD_WORDS}", raw.len()));
     }
     raw.chunks(RECORD_WORDS)

@@ -3,9 +3,9 @@
 //! Every file starts with the same context columns (so CSVs from different machines concatenate), then the
 //! experiment's own parameter columns, then the measurement columns. Units are in the column names.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::io::{Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -52,6 +52,11 @@ impl Status {
             Status::Error => "error",
             Status::Invalid => "invalid",
         }
+    }
+
+    /// The status written as `name` in a CSV, if it is one.
+    pub fn parse(name: &str) -> Option<Status> {
+        [Status::Ok, Status::Fail, Status::Error, Status::Invalid].into_iter().find(|s| s.as_str() == name)
     }
 }
 
@@ -117,31 +122,36 @@ pub struct CsvLog {
     context: Context,
     width: usize,
     writer: ::csv::Writer<File>,
-    done: HashSet<String>,
+    done: HashMap<String, Status>,
 }
 
 impl CsvLog {
     /// Creates `path` with its header, or with `resume` reopens it after checking the header and collects the keys
-    /// of the rows already measured (status `ok`), so the caller can skip them. Failed or errored points are run
-    /// again on resume.
+    /// of the rows already there, whatever their status, so the caller skips them: a resumed run writes each key
+    /// once, as an uninterrupted one does. A row cut short by a killed process (at any byte, inside a quoted field
+    /// too) is removed from the file, and its point runs again.
     pub fn open(path: &Path, context: Context, header: &[String], resume: bool) -> Result<CsvLog> {
         let exists = path.exists();
         if exists && !resume {
             return Err(Error::Exists { path: path.to_path_buf() });
         }
-        let mut done = HashSet::new();
+        let mut done = HashMap::new();
         let mut write_header = true;
+        let mut keep = 0;
         if exists {
-            let mut reader =
-                ::csv::Reader::from_path(path).map_err(|source| Error::Csv { path: path.into(), source })?;
+            let bytes = std::fs::read(path).map_err(io("cannot read", path))?;
+            // Only whole records count: everything after the last record terminator is a cut row.
+            keep = complete_len(&bytes);
+            let mut reader = ::csv::ReaderBuilder::new().flexible(true).from_reader(&bytes[..keep]);
             let found: Vec<String> = reader
                 .headers()
                 .map_err(|source| Error::Csv { path: path.into(), source })?
                 .iter()
                 .map(str::to_string)
                 .collect();
-            if found.is_empty() {
-                // An empty file (killed before the header was flushed) is started afresh.
+            if keep == 0 || found.is_empty() {
+                // An empty file, or a header cut short (killed before it was flushed): started afresh.
+                keep = 0;
             } else if found != header {
                 return Err(Error::HeaderMismatch {
                     path: path.into(),
@@ -153,12 +163,13 @@ impl CsvLog {
                 let status = header.iter().position(|c| c == "status").expect("the header has a status column");
                 let key = header.iter().position(|c| c == "key").expect("the header has a key column");
                 for record in reader.records() {
-                    // A row cut short by a killed job is not a measurement: skip it, and its point runs again.
-                    let Ok(record) = record else { continue };
-                    if record.get(status) == Some("ok") {
-                        if let Some(k) = record.get(key) {
-                            done.insert(k.to_string());
-                        }
+                    let record = record.map_err(|source| Error::Csv { path: path.into(), source })?;
+                    // A short record is a cut row that an older suite ended with a newline: not a measurement.
+                    if record.len() != header.len() {
+                        continue;
+                    }
+                    if let (Some(k), Some(s)) = (record.get(key), record.get(status).and_then(Status::parse)) {
+                        done.insert(k.to_string(), s);
                     }
                 }
             }
@@ -168,16 +179,13 @@ impl CsvLog {
         }
         let file = OpenOptions::new()
             .create(true)
-            .append(exists && !write_header)
             .write(true)
-            .truncate(!exists || write_header)
+            .truncate(!exists)
             .open(path)
             .map_err(io("cannot open", path))?;
-        if exists && !write_header && !ends_with_newline(path)? {
-            // A job killed mid-row left a partial line: end it, so the next row starts on its own line and the
-            // partial one stays a short record that readers skip.
-            (&file).write_all(b"\n").map_err(io("cannot write", path))?;
-        }
+        // Drop the cut row (or everything, when even the header was cut), then write after what is kept.
+        file.set_len(keep as u64).map_err(io("cannot truncate", path))?;
+        (&file).seek(SeekFrom::End(0)).map_err(io("cannot write", path))?;
         let mut writer = ::csv::WriterBuilder::new().has_headers(false).from_writer(file);
         if write_header {
             writer.write_record(header).map_err(|source| Error::Csv { path: path.into(), source })?;
@@ -186,12 +194,17 @@ impl CsvLog {
         Ok(CsvLog { path: path.to_path_buf(), context, width: header.len(), writer, done })
     }
 
-    /// Whether a point with this key was already measured (status `ok`) in a resumed file.
+    /// Whether a point with this key is already in the file (any status).
     pub fn is_done(&self, key: &str) -> bool {
-        self.done.contains(key)
+        self.done.contains_key(key)
     }
 
-    /// Number of measured points found in a resumed file.
+    /// The status recorded for this key, if the file holds it.
+    pub fn recorded(&self, key: &str) -> Option<Status> {
+        self.done.get(key).copied()
+    }
+
+    /// Number of points in the file.
     pub fn done_count(&self) -> usize {
         self.done.len()
     }
@@ -227,16 +240,25 @@ impl CsvLog {
         let path = self.path.clone();
         self.writer.write_record(&fields).map_err(|source| Error::Csv { path: path.clone(), source })?;
         self.writer.flush().map_err(io("cannot write", &path))?;
-        if row.status == Status::Ok {
-            self.done.insert(row.key.clone());
-        }
+        self.done.insert(row.key.clone(), row.status);
         Ok(())
     }
 }
 
-fn ends_with_newline(path: &Path) -> Result<bool> {
-    let bytes = std::fs::read(path).map_err(io("cannot read", path))?;
-    Ok(bytes.last().is_none_or(|&b| b == b'\n'))
+/// The length of the longest prefix of `bytes` that ends with a whole CSV record: up to and including the last
+/// newline outside quotes. A quote inside a field is written doubled (`""`), which toggles twice, so counting quotes
+/// tells whether a byte is inside a quoted field.
+pub fn complete_len(bytes: &[u8]) -> usize {
+    let mut quoted = false;
+    let mut end = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        match b {
+            b'"' => quoted = !quoted,
+            b'\n' if !quoted => end = i + 1,
+            _ => {}
+        }
+    }
+    end
 }
 
 /// Reads a CSV written by [`CsvLog`] into rows of (column → value), for plots and merges. Rows cut short by a
@@ -301,57 +323,168 @@ mod tests {
         );
     }
 
+    fn read(path: &Path) -> String {
+        std::fs::read_to_string(path).unwrap()
+    }
+
+    const HEADER_LINE: &str = "experiment,platform,device,arch,wave_size,n,group_size,reps,time_ms_median,time_ms_min,\
+                               time_ms_max,gbps,max_rel_err,tolerance,status,message,key\n";
+
     #[test]
-    fn rows_are_flushed_and_resume_skips_only_ok_points() {
+    fn rows_are_flushed_as_written_and_a_file_is_never_overwritten() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sub/smoke.csv");
         let h = header(&["n", "group_size"], "gbps");
-        {
-            let mut log = CsvLog::open(&path, context(), &h, false).unwrap();
-            log.append(&row("a", Status::Ok)).unwrap();
-            log.append(&row("b", Status::Fail)).unwrap();
-            // No drop needed: each append is on disk already.
-            let text = std::fs::read_to_string(&path).unwrap();
-            assert_eq!(text.lines().count(), 3, "{text}");
-            assert!(text.contains("\"Test GPU, with a comma\""), "{text}");
-        }
+        let mut log = CsvLog::open(&path, context(), &h, false).unwrap();
+        log.append(&row("a", Status::Ok)).unwrap();
+        let mut failed = row("b", Status::Fail);
+        failed.time_ms = None;
+        failed.rate = None;
+        failed.message = "3 of 1024 differ, first at 7: 2.5 vs 2".into();
+        log.append(&failed).unwrap();
+        // Each append is on disk already, before the log is dropped; fields with a comma are quoted.
+        let expected = HEADER_LINE.to_string()
+            + "smoke,nvidia,\"Test GPU, with a comma\",sm_90,32,1024,256,3,1.5,1,2,8,0,0.000001,ok,,a\n"
+            + "smoke,nvidia,\"Test GPU, with a comma\",sm_90,32,1024,256,3,,,,,0,0.000001,fail,\"3 of 1024 differ, first at 7: 2.5 vs 2\",b\n";
+        assert_eq!(read(&path), expected);
+        drop(log);
         assert!(matches!(CsvLog::open(&path, context(), &h, false), Err(Error::Exists { .. })));
-        let mut log = CsvLog::open(&path, context(), &h, true).unwrap();
-        assert!(log.is_done("a"));
-        assert!(!log.is_done("b"));
-        log.append(&row("b", Status::Ok)).unwrap();
+        assert_eq!(read(&path), expected);
         let rows = read_rows(&path).unwrap();
-        assert_eq!(rows.len(), 3);
-        assert_eq!(rows[2]["key"], "b");
-        assert_eq!(rows[2]["status"], "ok");
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0]["device"], "Test GPU, with a comma");
         assert_eq!(rows[0]["time_ms_median"], "1.5");
+        assert_eq!(rows[1]["message"], "3 of 1024 differ, first at 7: 2.5 vs 2");
+        assert_eq!(rows[1]["gbps"], "");
+    }
+
+    #[test]
+    fn resume_skips_every_recorded_point_whatever_its_status_and_twice_adds_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("smoke.csv");
+        let h = header(&["n", "group_size"], "gbps");
+        let statuses = [("a", Status::Ok), ("b", Status::Fail), ("c", Status::Error), ("d", Status::Invalid)];
+        // What the runner does: append every key the file does not hold yet.
+        let run = |keys: &[(&str, Status)], resume: bool| {
+            let mut log = CsvLog::open(&path, context(), &h, resume).unwrap();
+            for (key, status) in keys {
+                if !log.is_done(key) {
+                    log.append(&row(key, *status)).unwrap();
+                }
+            }
+            log
+        };
+        drop(run(&statuses[..3], false));
+        let log = run(&statuses, true);
+        for (key, status) in statuses {
+            assert_eq!(log.recorded(key), Some(status), "{key}");
+        }
+        assert_eq!(log.recorded("e"), None);
+        drop(log);
+        let once = read(&path);
+        for _ in 0..2 {
+            let log = run(&statuses, true);
+            assert_eq!(log.done_count(), 4);
+            drop(log);
+            assert_eq!(read(&path), once, "a resume of a complete file adds nothing");
+        }
+        let keys: Vec<String> = read_rows(&path).unwrap().into_iter().map(|r| r["key"].clone()).collect();
+        assert_eq!(keys, ["a", "b", "c", "d"]);
     }
 
     #[test]
     fn resume_refuses_a_file_with_other_columns_and_keeps_it() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("smoke.csv");
-        std::fs::write(&path, "a,b\n1,2\n").unwrap();
+        std::fs::write(&path, "a,b\n1,2\n3,").unwrap();
         let err = CsvLog::open(&path, context(), &header(&["n"], "gbps"), true).err().unwrap();
+        assert!(err.to_string().contains("has columns [a,b], but this suite writes [experiment,"), "{err}");
         assert!(err.to_string().contains("move the old file away"), "{err}");
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "a,b\n1,2\n");
+        // Not even the cut row is touched.
+        assert_eq!(read(&path), "a,b\n1,2\n3,");
     }
 
     #[test]
-    fn resume_ignores_a_row_cut_short() {
+    fn resume_after_a_cut_at_any_byte_of_the_last_row_gives_the_uninterrupted_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("smoke.csv");
+        let h = header(&["n", "group_size"], "gbps");
+        let mut last = row("b", Status::Fail);
+        last.message = "max error 0.5, at element 7".into();
+        let mut log = CsvLog::open(&path, context(), &h, false).unwrap();
+        log.append(&row("a", Status::Ok)).unwrap();
+        let before_last = read(&path).len();
+        log.append(&last).unwrap();
+        drop(log);
+        let whole = std::fs::read(&path).unwrap();
+        let last_row = std::str::from_utf8(&whole[before_last..]).unwrap();
+        // The last row has quoted fields with commas (device and message) and no newline inside a field.
+        assert!(last_row.contains(",\"max error 0.5, at element 7\",b\n"), "{last_row}");
+        for cut in before_last..whole.len() {
+            std::fs::write(&path, &whole[..cut]).unwrap();
+            let mut log = CsvLog::open(&path, context(), &h, true).unwrap();
+            assert!(log.is_done("a"), "cut at {cut}");
+            assert!(!log.is_done("b"), "cut at {cut}: a cut row is not a measurement");
+            assert_eq!(std::fs::read(&path).unwrap(), &whole[..before_last], "cut at {cut}: the cut row is removed");
+            log.append(&last).unwrap();
+            drop(log);
+            assert_eq!(std::fs::read(&path).unwrap(), whole, "cut at {cut}: {:?}", &whole[before_last..cut]);
+        }
+        // Uncut, both points are done and nothing changes.
+        let log = CsvLog::open(&path, context(), &h, true).unwrap();
+        assert_eq!((log.recorded("a"), log.recorded("b")), (Some(Status::Ok), Some(Status::Fail)));
+        assert_eq!(std::fs::read(&path).unwrap(), whole);
+    }
+
+    #[test]
+    fn a_header_cut_short_starts_the_file_afresh() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("smoke.csv");
+        let h = header(&["n", "group_size"], "gbps");
+        for cut in [0, 1, 20, HEADER_LINE.len() - 1] {
+            std::fs::write(&path, &HEADER_LINE[..cut]).unwrap();
+            let log = CsvLog::open(&path, context(), &h, true).unwrap();
+            assert_eq!(log.done_count(), 0);
+            assert_eq!(read(&path), HEADER_LINE, "cut at {cut}");
+        }
+    }
+
+    #[test]
+    fn resume_skips_a_short_row_an_older_suite_left_and_reads_the_rest() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("smoke.csv");
         let h = header(&["n", "group_size"], "gbps");
         let mut log = CsvLog::open(&path, context(), &h, false).unwrap();
         log.append(&row("a", Status::Ok)).unwrap();
         drop(log);
-        let mut text = std::fs::read_to_string(&path).unwrap();
-        text.push_str("smoke,nvidia,x,sm_90,32,99");
+        // Older versions ended a cut row with a newline on resume, leaving a short record in the middle.
+        let mut text = read(&path);
+        text.push_str("smoke,nvidia,x,sm_90,32,99\n");
         std::fs::write(&path, text).unwrap();
         let mut log = CsvLog::open(&path, context(), &h, true).unwrap();
         assert_eq!(log.done_count(), 1);
         log.append(&row("b", Status::Ok)).unwrap();
         let keys: Vec<String> = read_rows(&path).unwrap().into_iter().map(|r| r["key"].clone()).collect();
         assert_eq!(keys, ["a", "b"]);
+    }
+
+    #[test]
+    fn complete_len_ends_at_the_last_newline_outside_quotes() {
+        let cases: [(&str, usize); 7] = [
+            ("", 0),
+            ("a,b", 0),
+            ("a,b\n", 4),
+            ("a,b\nc,\"d\ne\"\n", 12),
+            ("a,b\nc,\"d\ne", 4),
+            ("a,b\nc,\"say \"\"hi\"\"\n", 4),
+            ("a,b\nc,\"say \"\"hi\"\"\"\n", 19),
+        ];
+        for (text, len) in cases {
+            assert_eq!(complete_len(text.as_bytes()), len, "{text:?}");
+        }
+        for s in [Status::Ok, Status::Fail, Status::Error, Status::Invalid] {
+            assert_eq!(Status::parse(s.as_str()), Some(s));
+        }
+        assert_eq!(Status::parse("OK"), None);
     }
 }

@@ -44,6 +44,79 @@ pub enum Error {
         /// The file.
         path: PathBuf,
     },
+    /// The folder holds rows of the experiment measured with another fingerprint (options, kernel sources,
+    /// compiler, device, suite or columns): rows measured now would not compare with them.
+    #[error(
+        "{path}: refusing to add {experiment} rows: its {} differs (recorded: {}; this run: {}); rows measured so \
+         would not compare with those there: choose another --out, or delete the folder to measure again",
+        .diff.field, .diff.old, .diff.new
+    )]
+    FingerprintMismatch {
+        /// run.json of the folder.
+        path: PathBuf,
+        /// The experiment.
+        experiment: String,
+        /// The field that differs: recorded (`old`) and this run's (`new`).
+        diff: Box<FieldDifference>,
+    },
+    /// A file name has `.shard-` but not the pattern `suite run --shard` writes.
+    #[error("cannot tell the shard from the file name {path}: expected <experiment>.shard-<i>-of-<n>.csv with i < n; rename it or move it out of the folder")]
+    ShardName {
+        /// The file.
+        path: PathBuf,
+    },
+    /// Shard files of one experiment were written with different `--shard` counts.
+    #[error("{experiment}: shards of different counts ({found}) come from different runs: move one run's files into a folder of their own and merge there")]
+    ShardCounts {
+        /// The experiment.
+        experiment: String,
+        /// The shard files found.
+        found: String,
+    },
+    /// Shards of a set are missing.
+    #[error("{experiment}: incomplete set of {count} shards, missing {missing}: run them (with --resume) into this folder, or pass --partial to merge what is there")]
+    MissingShards {
+        /// The experiment.
+        experiment: String,
+        /// Shards in the set.
+        count: usize,
+        /// The missing files.
+        missing: String,
+    },
+    /// Two shards of a set were measured with different fingerprints.
+    #[error(
+        "{experiment}: {first} and {second} were measured with different {} ({} vs {}), so their rows do not \
+         compare: merge only the shards of one run",
+        .diff.field, .diff.old, .diff.new
+    )]
+    ShardFingerprints {
+        /// The experiment.
+        experiment: String,
+        /// The first shard's file.
+        first: String,
+        /// The other shard's file.
+        second: String,
+        /// The field that differs: in `first` (`old`) and in `second` (`new`).
+        diff: Box<FieldDifference>,
+    },
+    /// A shard file that no invocation in run.json wrote.
+    #[error("{file}: {run_json} records no run that wrote it, so it cannot be checked against the other shards: merge in the folder the shards were run into")]
+    ShardUnrecorded {
+        /// The shard file.
+        file: PathBuf,
+        /// The folder's run.json.
+        run_json: PathBuf,
+    },
+    /// The same point appears twice among the files merged.
+    #[error("point `{key}` appears twice, in {first} and in {second}: remove one of the rows and merge again")]
+    DuplicateKey {
+        /// The point's key.
+        key: String,
+        /// The file where it appeared first.
+        first: PathBuf,
+        /// The file where it appeared again.
+        second: PathBuf,
+    },
     /// run.json could not be encoded or decoded.
     #[error("{path}: {source}")]
     Json {
@@ -52,6 +125,17 @@ pub enum Error {
         /// The cause.
         source: serde_json::Error,
     },
+}
+
+/// A fingerprint field whose value differs between two records.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldDifference {
+    /// The field, e.g. `options`.
+    pub field: &'static str,
+    /// The value recorded first (in the folder, or in the first shard).
+    pub old: String,
+    /// The other value.
+    pub new: String,
 }
 
 /// Result of a report operation.

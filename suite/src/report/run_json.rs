@@ -1,16 +1,34 @@
 //! `run.json`: the context of a run, so its numbers can be interpreted and compared later.
+//!
+//! Several processes may write into one folder at once (`srun ... suite run X --shard $SLURM_PROCID/8`), so every
+//! change to `run.json` is a read-modify-write under an exclusive lock on `.run.json.lock` in the same folder, and the
+//! new text goes to a temporary file of its own that is renamed into place: a reader never sees half a file and no
+//! writer loses another's invocation.
 
-use std::path::Path;
+use std::fs::OpenOptions;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
-use super::{Error, Result};
+use super::{Error, FieldDifference, Result};
 use crate::device::Props;
 
 /// Version of the suite that wrote the results.
 pub const SUITE_VERSION: &str = env!("CARGO_PKG_VERSION");
-/// Git commit the binary was built from (`-dirty` when the tree had uncommitted changes).
+/// Git commit the binary was built from (`unknown` outside a git checkout); see [`git_dirty`] for local changes.
 pub const GIT_COMMIT: &str = env!("SUITE_GIT_COMMIT");
+
+/// Whether tracked files had uncommitted changes when the binary was built (false outside a git checkout).
+pub fn git_dirty() -> bool {
+    env!("SUITE_GIT_DIRTY") == "true"
+}
+
+/// The commit as people read it: `<hash>`, or `<hash>-dirty` when the tree had uncommitted changes.
+pub fn git_describe() -> String {
+    format!("{GIT_COMMIT}{}", if git_dirty() { "-dirty" } else { "" })
+}
 
 /// The compiler that built a code object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -23,6 +41,91 @@ pub struct CompilerRecord {
     pub compiler: String,
     /// Flags used.
     pub flags: Vec<String>,
+}
+
+/// What makes the rows of one experiment comparable: rows are added to a folder (`--resume`, or another shard)
+/// only when every field equals the one recorded there. The shard is not part of it: shards of one run share it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fingerprint {
+    /// The experiment's sweep options with warm-up, repetitions and time budget, as JSON.
+    pub options: String,
+    /// SHA-256 (hex) over the text of the kernel sources the experiment loads and every kernel header.
+    pub kernel_sources: String,
+    /// Compiler (path and version) and flags per kernel source, or how a prebuilt object was found.
+    pub compiler: String,
+    /// Platform, device name and architecture.
+    pub device: String,
+    /// Suite version and git commit, with `-dirty` for a tree with uncommitted changes.
+    pub suite: String,
+    /// The CSV header.
+    pub csv_header: String,
+}
+
+impl Fingerprint {
+    /// A fingerprint from its parts. `options` holds the sweep and timing options, `sources` the names of the
+    /// kernel sources the experiment loads.
+    pub fn new(
+        options: &serde_json::Value,
+        sources: &[&str],
+        compilers: &[CompilerRecord],
+        device: &Props,
+        csv_header: &[String],
+    ) -> Fingerprint {
+        Fingerprint {
+            options: options.to_string(),
+            kernel_sources: sources_hash(sources),
+            compiler: compilers
+                .iter()
+                .map(|c| format!("{}: {} [{}]", c.source, c.compiler, c.flags.join(" ")))
+                .collect::<Vec<_>>()
+                .join("; "),
+            device: format!("{} {} ({})", device.platform.name(), device.name, device.arch),
+            suite: format!("{SUITE_VERSION} {}", git_describe()),
+            csv_header: csv_header.join(","),
+        }
+    }
+
+    /// Each field's name and value, in a fixed order.
+    pub fn fields(&self) -> [(&'static str, &str); 6] {
+        [
+            ("options", &self.options),
+            ("kernel_sources", &self.kernel_sources),
+            ("compiler", &self.compiler),
+            ("device", &self.device),
+            ("suite", &self.suite),
+            ("csv_header", &self.csv_header),
+        ]
+    }
+
+    /// The first field that differs from `other` (`old`: this value, `new`: the other's).
+    pub fn difference(&self, other: &Fingerprint) -> Option<FieldDifference> {
+        self.fields()
+            .into_iter()
+            .zip(other.fields())
+            .find(|((_, a), (_, b))| a != b)
+            .map(|((field, a), (_, b))| FieldDifference { field, old: a.to_string(), new: b.to_string() })
+    }
+}
+
+/// SHA-256 over the named kernel sources (sorted) and every header, each name and text length-prefixed. A name
+/// that is not an embedded source is hashed as a name alone, so it still changes the hash.
+fn sources_hash(sources: &[&str]) -> String {
+    let mut hash = Sha256::new();
+    let mut field = |bytes: &[u8]| {
+        hash.update((bytes.len() as u64).to_le_bytes());
+        hash.update(bytes);
+    };
+    let mut names: Vec<&str> = sources.to_vec();
+    names.sort_unstable();
+    for name in names {
+        field(name.as_bytes());
+        field(crate::kernels::source(name).map(|s| s.text).unwrap_or_default().as_bytes());
+    }
+    for h in crate::kernels::headers() {
+        field(h.name.as_bytes());
+        field(h.text.as_bytes());
+    }
+    hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// One invocation of `suite run` that wrote into the folder (a resumed run has several).
@@ -38,10 +141,19 @@ pub struct Invocation {
     pub suite_version: String,
     /// Git commit of the binary.
     pub git_commit: String,
+    /// Whether the binary was built from a tree with uncommitted changes to tracked files.
+    #[serde(default)]
+    pub git_dirty: bool,
     /// Slurm job id, when run under Slurm.
     pub slurm_job_id: Option<String>,
     /// Shard `i/n` this process ran, when sharded.
     pub shard: Option<String>,
+    /// The experiment this invocation ran (empty in files from before it was recorded).
+    #[serde(default)]
+    pub experiment: String,
+    /// What makes its rows comparable (absent in files from before it was recorded).
+    #[serde(default)]
+    pub fingerprint: Option<Fingerprint>,
     /// Experiments and their options as run.
     pub experiments: serde_json::Value,
     /// Code objects used.
@@ -60,7 +172,7 @@ pub struct RunJson {
 }
 
 impl Invocation {
-    /// An invocation record for this process, now.
+    /// An invocation record for this process, now; the caller sets the experiment, fingerprint and compilers.
     pub fn now(experiments: serde_json::Value, shard: Option<String>) -> Invocation {
         Invocation {
             command: std::env::args().collect(),
@@ -68,8 +180,11 @@ impl Invocation {
             host: gethostname::gethostname().to_string_lossy().into_owned(),
             suite_version: SUITE_VERSION.to_string(),
             git_commit: GIT_COMMIT.to_string(),
+            git_dirty: git_dirty(),
             slurm_job_id: std::env::var("SLURM_JOB_ID").ok(),
             shard,
+            experiment: String::new(),
+            fingerprint: None,
             experiments,
             compilers: Vec::new(),
             blas: String::new(),
@@ -77,59 +192,315 @@ impl Invocation {
     }
 }
 
-/// Writes `run.json` in `dir`, appending `invocation` to those already there (when resuming into the folder).
-/// A folder measured on another device is refused, so one folder never mixes machines.
+/// The path of `run.json` in `dir`.
+pub fn path(dir: &Path) -> PathBuf {
+    dir.join("run.json")
+}
+
+/// Reads `run.json` in `dir`; `None` when there is none yet.
+pub fn read(dir: &Path) -> Result<Option<RunJson>> {
+    let path = path(dir);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => serde_json::from_str(&text).map(Some).map_err(|source| Error::Json { path, source }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(Error::Io { action: "cannot read", path, source }),
+    }
+}
+
+/// Checks that `invocation` may write into `dir` (same device; for its experiment, the same fingerprint as every
+/// earlier invocation), without changing anything: call it before creating files, then [`record`]. `has_csv`: the
+/// CSV this invocation would resume exists, so the folder must record how its rows were measured.
+pub fn check(dir: &Path, device: &Props, invocation: &Invocation, has_csv: bool) -> Result<()> {
+    let run = read(dir)?;
+    if let Some(run) = &run {
+        admit(run, &path(dir), device, invocation)?;
+    }
+    let recorded = run.iter().flat_map(|r| &r.invocations).any(|i| i.experiment == invocation.experiment);
+    if has_csv && !recorded {
+        return Err(Error::FingerprintMismatch {
+            path: path(dir),
+            experiment: invocation.experiment.clone(),
+            diff: Box::new(FieldDifference {
+                field: "fingerprint",
+                old: "none (run.json does not record the rows there)".into(),
+                new: "recorded".into(),
+            }),
+        });
+    }
+    Ok(())
+}
+
+/// Writes `run.json` in `dir`, appending `invocation` to those already there (when resuming into the folder, or
+/// from another shard). A folder measured on another device, or holding rows of the experiment measured with
+/// another fingerprint, is refused, so one folder never mixes results that do not compare.
 pub fn record(dir: &Path, device: &Props, invocation: Invocation) -> Result<()> {
-    let path = dir.join("run.json");
-    let mut run = match std::fs::read_to_string(&path) {
-        Ok(text) => {
-            serde_json::from_str::<RunJson>(&text).map_err(|source| Error::Json { path: path.clone(), source })?
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => RunJson { device: device.clone(), invocations: vec![] },
-        Err(source) => return Err(Error::Io { action: "cannot read", path, source }),
-    };
+    std::fs::create_dir_all(dir).map_err(|source| Error::Io { action: "cannot create", path: dir.into(), source })?;
+    let lock_path = dir.join(".run.json.lock");
+    // A separate lock file, because run.json itself is replaced by a rename (a lock on the old inode would not
+    // exclude a writer that opens the new one). The lock is released when `lock` is dropped, also on error.
+    let lock = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|source| Error::Io { action: "cannot open", path: lock_path.clone(), source })?;
+    lock.lock().map_err(|source| Error::Io { action: "cannot lock", path: lock_path, source })?;
+    let path = path(dir);
+    let mut run = read(dir)?.unwrap_or_else(|| RunJson { device: device.clone(), invocations: vec![] });
+    admit(&run, &path, device, &invocation)?;
+    run.device = device.clone();
+    run.invocations.push(invocation);
+    let text = serde_json::to_string_pretty(&run).map_err(|source| Error::Json { path: path.clone(), source })?;
+    // A temporary file of this process's own (the name is random), renamed over run.json: readers see the old or
+    // the new file, never a mix.
+    let mut tmp = tempfile::Builder::new().prefix(".run.json.").tempfile_in(dir).map_err(|source| Error::Io {
+        action: "cannot create a temporary file in",
+        path: dir.into(),
+        source,
+    })?;
+    tmp.write_all((text + "\n").as_bytes()).map_err(|source| Error::Io {
+        action: "cannot write",
+        path: tmp.path().to_path_buf(),
+        source,
+    })?;
+    tmp.persist(&path).map_err(|e| Error::Io { action: "cannot write", path, source: e.error })?;
+    drop(lock);
+    Ok(())
+}
+
+/// Whether `invocation` may join `run` (the file at `path`).
+fn admit(run: &RunJson, path: &Path, device: &Props, invocation: &Invocation) -> Result<()> {
     if run.device.name != device.name || run.device.arch != device.arch || run.device.platform != device.platform {
         return Err(Error::Io {
             action: "refusing to mix devices in",
-            path,
+            path: path.into(),
             source: std::io::Error::other(format!(
                 "it holds results from {} ({}), this is {} ({}): choose another --out",
                 run.device.name, run.device.arch, device.name, device.arch
             )),
         });
     }
-    run.device = device.clone();
-    run.invocations.push(invocation);
-    std::fs::create_dir_all(dir).map_err(|source| Error::Io { action: "cannot create", path: dir.into(), source })?;
-    let text = serde_json::to_string_pretty(&run).map_err(|source| Error::Json { path: path.clone(), source })?;
-    let tmp = dir.join(".run.json.tmp");
-    std::fs::write(&tmp, text + "\n").map_err(|source| Error::Io {
-        action: "cannot write",
-        path: tmp.clone(),
-        source,
-    })?;
-    std::fs::rename(&tmp, &path).map_err(|source| Error::Io { action: "cannot write", path, source })
+    let Some(new) = &invocation.fingerprint else { return Ok(()) };
+    let mismatch = |diff: FieldDifference| Error::FingerprintMismatch {
+        path: path.into(),
+        experiment: invocation.experiment.clone(),
+        diff: Box::new(diff),
+    };
+    let unrecorded =
+        || FieldDifference { field: "fingerprint", old: "none (an older suite)".into(), new: "recorded".into() };
+    for earlier in run.invocations.iter().filter(|i| i.experiment == invocation.experiment) {
+        match &earlier.fingerprint {
+            Some(old) => {
+                if let Some(diff) = old.difference(new) {
+                    return Err(mismatch(diff));
+                }
+            }
+            None => return Err(mismatch(unrecorded())),
+        }
+    }
+    // Files from before the experiment was recorded per invocation name it only in `experiments`.
+    let older =
+        run.invocations.iter().any(|i| i.experiment.is_empty() && i.experiments.get(&invocation.experiment).is_some());
+    if older {
+        return Err(mismatch(unrecorded()));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::occupancy::tests::h100;
+
+    /// A fingerprint as a smoke run on the test H100 would record.
+    pub(crate) fn fingerprint() -> Fingerprint {
+        let compilers = vec![CompilerRecord {
+            source: "smoke".into(),
+            origin: "cached /tmp/x".into(),
+            compiler: "nvcc 13.0".into(),
+            flags: vec!["-O3".into()],
+        }];
+        let options = serde_json::json!({"smoke": {"sizes": [1024]}, "reps": 20, "warmup": 3, "time_budget_s": 2.0});
+        Fingerprint::new(&options, &["smoke"], &compilers, &h100(), &["a".to_string(), "b".to_string()])
+    }
+
+    fn invocation(experiment: &str, shard: Option<&str>, fingerprint: Fingerprint) -> Invocation {
+        let mut inv = Invocation::now(serde_json::json!({ experiment: {} }), shard.map(str::to_string));
+        inv.experiment = experiment.into();
+        inv.fingerprint = Some(fingerprint);
+        inv
+    }
 
     #[test]
     fn invocations_accumulate_and_devices_do_not_mix() {
         let dir = tempfile::tempdir().unwrap();
-        record(dir.path(), &h100(), Invocation::now(serde_json::json!({"smoke": {}}), None)).unwrap();
-        record(dir.path(), &h100(), Invocation::now(serde_json::json!({"smoke": {}}), Some("1/2".into()))).unwrap();
-        let run: RunJson =
-            serde_json::from_str(&std::fs::read_to_string(dir.path().join("run.json")).unwrap()).unwrap();
+        record(dir.path(), &h100(), invocation("smoke", None, fingerprint())).unwrap();
+        record(dir.path(), &h100(), invocation("smoke", Some("1/2"), fingerprint())).unwrap();
+        let run = read(dir.path()).unwrap().unwrap();
         assert_eq!(run.invocations.len(), 2);
         assert_eq!(run.invocations[1].shard.as_deref(), Some("1/2"));
+        assert_eq!(run.invocations[1].fingerprint, Some(fingerprint()));
         assert_eq!(run.device.wave_size.0, 32);
-        assert!(!run.invocations[0].git_commit.is_empty());
+        assert_eq!(run.invocations[0].git_commit, GIT_COMMIT);
+        assert_eq!(run.invocations[0].git_dirty, git_dirty());
+        assert!(!GIT_COMMIT.ends_with("-dirty"), "the dirty mark is its own field: {GIT_COMMIT}");
+        let text = std::fs::read_to_string(path(dir.path())).unwrap();
+        assert!(text.contains(&format!("\"git_dirty\": {}", git_dirty())), "{text}");
         let mut other = h100();
         other.name = "Another GPU".into();
-        let err = record(dir.path(), &other, Invocation::now(serde_json::json!({}), None)).unwrap_err();
+        let err = record(dir.path(), &other, invocation("smoke", None, fingerprint())).unwrap_err();
         assert!(err.to_string().contains("choose another --out"), "{err}");
+        assert_eq!(read(dir.path()).unwrap().unwrap().invocations.len(), 2);
+    }
+
+    #[test]
+    fn a_different_fingerprint_is_refused_naming_the_field_old_and_new() {
+        type Edit = fn(&mut Fingerprint);
+        let edits: [(&str, Edit); 6] = [
+            ("options", |f| f.options = f.options.replace("20", "50")),
+            ("kernel_sources", |f| f.kernel_sources = "0123abcd".into()),
+            ("compiler", |f| f.compiler = f.compiler.replace("13.0", "12.4")),
+            ("device", |f| f.device = "nvidia NVIDIA H200 (sm_90)".into()),
+            ("suite", |f| f.suite = "0.2.0 abcdef-dirty".into()),
+            ("csv_header", |f| f.csv_header.push_str(",extra")),
+        ];
+        for (field, edit) in edits {
+            let dir = tempfile::tempdir().unwrap();
+            record(dir.path(), &h100(), invocation("smoke", None, fingerprint())).unwrap();
+            // Another experiment in the same folder has its own fingerprint.
+            let mut changed = fingerprint();
+            edit(&mut changed);
+            record(dir.path(), &h100(), invocation("matmul", None, changed.clone())).unwrap();
+            let (old, new) = (fingerprint(), changed.clone());
+            let (old_value, new_value) = (
+                old.fields().iter().find(|(n, _)| *n == field).unwrap().1.to_string(),
+                new.fields().iter().find(|(n, _)| *n == field).unwrap().1.to_string(),
+            );
+            assert_ne!(old_value, new_value, "{field}");
+            for err in [
+                check(dir.path(), &h100(), &invocation("smoke", Some("3/8"), changed.clone()), true).unwrap_err(),
+                record(dir.path(), &h100(), invocation("smoke", None, changed)).unwrap_err(),
+            ] {
+                let text = err.to_string();
+                assert!(matches!(&err, Error::FingerprintMismatch { diff, .. } if diff.field == field), "{text}");
+                assert!(text.contains(&format!("its {field} differs")), "{text}");
+                assert!(text.contains(&old_value) && text.contains(&new_value), "{text}");
+                assert!(text.contains("choose another --out") && text.contains("delete the folder"), "{text}");
+            }
+            assert_eq!(read(dir.path()).unwrap().unwrap().invocations.len(), 2, "a refused run records nothing");
+        }
+    }
+
+    #[test]
+    fn a_folder_from_before_fingerprints_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut old = Invocation::now(serde_json::json!({"smoke": {}}), None);
+        old.fingerprint = None;
+        record(dir.path(), &h100(), old).unwrap();
+        let err = record(dir.path(), &h100(), invocation("smoke", None, fingerprint())).unwrap_err();
+        assert!(err.to_string().contains("its fingerprint differs (recorded: none (an older suite)"), "{err}");
+        // Other experiments are not affected.
+        record(dir.path(), &h100(), invocation("matmul", None, fingerprint())).unwrap();
+        // Rows whose run.json is missing, or does not mention them, are refused too; a new experiment is not.
+        let empty = tempfile::tempdir().unwrap();
+        let err = check(empty.path(), &h100(), &invocation("smoke", None, fingerprint()), true).unwrap_err();
+        assert!(err.to_string().contains("run.json does not record the rows there"), "{err}");
+        check(empty.path(), &h100(), &invocation("smoke", None, fingerprint()), false).unwrap();
+        check(dir.path(), &h100(), &invocation("matmul", Some("1/2"), fingerprint()), true).unwrap();
+        check(dir.path(), &h100(), &invocation("fusion", None, fingerprint()), false).unwrap();
+    }
+
+    #[test]
+    fn the_fingerprint_covers_sources_compilers_options_and_header() {
+        let f = fingerprint();
+        assert_eq!(f.device, "nvidia NVIDIA H100 80GB HBM3 (sm_90)");
+        assert_eq!(f.compiler, "smoke: nvcc 13.0 [-O3]");
+        assert_eq!(f.csv_header, "a,b");
+        assert_eq!(f.suite, format!("{SUITE_VERSION} {}", git_describe()));
+        assert!(f.options.contains("\"reps\":20"), "{}", f.options);
+        assert_eq!(f.kernel_sources.len(), 64);
+        // The hash depends on which sources are loaded, not on their order.
+        assert_eq!(sources_hash(&["smoke", "matmul"]), sources_hash(&["matmul", "smoke"]));
+        assert_ne!(sources_hash(&["smoke"]), sources_hash(&["matmul"]));
+        assert_eq!(f.difference(&fingerprint()), None);
+    }
+
+    /// Set by [`eight_processes_at_once_lose_no_invocation`] for the child processes it starts.
+    const CHILD_DIR: &str = "SUITE_TEST_RUN_JSON_DIR";
+
+    /// One writer: records one invocation and finds it in the file. On its own it writes into a folder of its own;
+    /// as a child of [`eight_processes_at_once_lose_no_invocation`], into the shared folder named by `CHILD_DIR`,
+    /// after waiting for the start signal (so the children write at the same moment).
+    #[test]
+    fn one_process_records_one_invocation() {
+        let own = tempfile::tempdir().unwrap();
+        let dir = std::env::var_os(CHILD_DIR).map(PathBuf::from).unwrap_or_else(|| own.path().to_path_buf());
+        let token = std::env::var("SUITE_TEST_TOKEN").unwrap_or_else(|_| "alone".into());
+        let shard = std::env::var("SUITE_TEST_SHARD").unwrap_or_else(|_| "0/1".into());
+        if let Some(go) = std::env::var_os("SUITE_TEST_GO") {
+            let go = PathBuf::from(go);
+            // Bounded, so a lost signal ends in a failed count rather than a hung test.
+            for _ in 0..60_000 {
+                if go.exists() {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        }
+        let mut inv = invocation("smoke", Some(&shard), fingerprint());
+        inv.command = vec![token.clone()];
+        record(&dir, &h100(), inv).unwrap();
+        let run = read(&dir).unwrap().unwrap();
+        assert_eq!(run.invocations.iter().filter(|i| i.command == [token.clone()]).count(), 1);
+    }
+
+    #[test]
+    fn eight_processes_at_once_lose_no_invocation() {
+        const PROCESSES: usize = 8;
+        const ROUNDS: usize = 5;
+        let exe = std::env::current_exe().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let token = |round: usize, i: usize| format!("round {round} shard {i}");
+        for round in 0..ROUNDS {
+            let go = dir.path().join(format!("go-{round}"));
+            let children: Vec<_> = (0..PROCESSES)
+                .map(|i| {
+                    std::process::Command::new(&exe)
+                        .args(["--exact", "report::run_json::tests::one_process_records_one_invocation"])
+                        .args(["--test-threads=1", "--nocapture"])
+                        .env(CHILD_DIR, dir.path())
+                        .env("SUITE_TEST_TOKEN", token(round, i))
+                        .env("SUITE_TEST_SHARD", format!("{i}/{PROCESSES}"))
+                        .env("SUITE_TEST_GO", &go)
+                        .stdout(std::process::Stdio::piped())
+                        .stderr(std::process::Stdio::piped())
+                        .spawn()
+                        .unwrap()
+                })
+                .collect();
+            std::fs::write(&go, b"").unwrap();
+            for child in children {
+                let out = child.wait_with_output().unwrap();
+                let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+                assert!(out.status.success(), "a writer failed in round {round}:\n{text}");
+                // The child really ran the writer (a renamed test would match nothing and pass).
+                assert!(text.contains("1 passed"), "{text}");
+            }
+            let text = std::fs::read_to_string(path(dir.path())).unwrap();
+            let run: RunJson = serde_json::from_str(&text).unwrap_or_else(|e| panic!("invalid JSON: {e}\n{text}"));
+            assert_eq!(run.invocations.len(), PROCESSES * (round + 1));
+            for r in 0..=round {
+                for i in 0..PROCESSES {
+                    let n = run.invocations.iter().filter(|inv| inv.command == [token(r, i)]).count();
+                    assert_eq!(n, 1, "{} recorded {n} times", token(r, i));
+                }
+            }
+        }
+        // No temporary file is left behind.
+        let mut names: Vec<String> =
+            std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into()).collect();
+        names.retain(|n| !n.starts_with("go-"));
+        names.sort();
+        assert_eq!(names, [".run.json.lock", "run.json"]);
     }
 }

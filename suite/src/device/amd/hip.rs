@@ -94,7 +94,7 @@ pub(super) const PROPS_PLAIN: PropsLayout =
 /// The zeroed buffer handed to `hipGetDeviceProperties*`: over five times the largest known layout, so a release
 /// that grows the struct still writes inside it.
 pub(super) const PROPS_BUFFER_BYTES: usize = 8192;
-const _: () = assert!(PROPS_BUFFER_BYTES >= 4 * PROPS_R0600.struct_bytes && PROPS_BUFFER_BYTES % 8 == 0);
+const _: () = assert!(PROPS_BUFFER_BYTES >= 4 * PROPS_R0600.struct_bytes && PROPS_BUFFER_BYTES.is_multiple_of(8));
 
 /// The entry points to try for `gcnArchName`, best first, given the runtime's major version and which symbols it
 /// exports. From ROCm 6 the R0600 layout is the maintained one (R0000 is deprecated and may go); before 6 only the
