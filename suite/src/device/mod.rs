@@ -573,6 +573,39 @@ pub struct RuntimeInfo {
     pub driver_version: String,
 }
 
+/// How the runner enqueues the launches of one timed batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Timing {
+    /// Every launch enqueued on the stream, back to back, between the two events.
+    Stream,
+    /// The batch captured once as a graph (a CUDA graph) and replayed by one graph launch per repetition, so the
+    /// host enqueues nothing per kernel; where the platform or a case cannot be captured, `stream` is used instead.
+    Graph,
+}
+
+impl Timing {
+    /// Lower-case name, as written in the CSV's `timing` column and in `run.json`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Timing::Stream => "stream",
+            Timing::Graph => "graph",
+        }
+    }
+}
+
+impl fmt::Display for Timing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A batch of launches captured once ([`Device::capture`]) and replayed whole on the device's stream.
+pub trait Replay {
+    /// Enqueues the whole batch, stream-ordered.
+    fn launch(&self) -> Result<()>;
+}
+
 /// One GPU. Operations run in order on the device's single stream; copies to and from the host block.
 pub trait Device: Send + Sync {
     /// What the device is.
@@ -615,6 +648,11 @@ pub trait Device: Send + Sync {
     /// Runs `work` (which enqueues operations) between two device events and returns the elapsed device time in
     /// milliseconds. Waits for the second event.
     fn time_ms(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<f32>;
+
+    /// Captures what `times` calls of `work` enqueue into a graph that [`Replay::launch`] replays as one. Nothing
+    /// runs while capturing, so `work` must only enqueue (no copies to or from the host, no synchronisation).
+    /// `Ok(None)` where the platform cannot capture (AMD: hip-sys binds no hipGraph functions).
+    fn capture(&self, times: u32, work: &mut dyn FnMut() -> Result<()>) -> Result<Option<Box<dyn Replay + '_>>>;
 
     /// Waits until every enqueued operation has finished, and reports any asynchronous error.
     fn synchronize(&self) -> Result<()>;

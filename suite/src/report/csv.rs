@@ -16,8 +16,11 @@ use super::{Error, Result};
 pub const CONTEXT_COLUMNS: [&str; 5] = ["experiment", "platform", "device", "arch", "wave_size"];
 
 /// Columns every row ends with; `{metric}` is replaced by the experiment's rate column (`gbps`, `gflops`).
-pub const MEASUREMENT_COLUMNS: [&str; 10] = [
+pub const MEASUREMENT_COLUMNS: [&str; 13] = [
     "reps",
+    "launches_per_rep",
+    "timing",
+    "l2_resident",
     "time_ms_median",
     "time_ms_min",
     "time_ms_max",
@@ -77,6 +80,14 @@ pub struct Row {
     pub params: Vec<String>,
     /// Timed repetitions (0 when not timed).
     pub reps: usize,
+    /// Launches back to back in each repetition; a repetition's time is its batch's time divided by this (0 when
+    /// not timed).
+    pub launches_per_rep: u32,
+    /// How the batches were enqueued, `stream` or `graph` (empty when not timed).
+    pub timing: String,
+    /// Whether the point's data fits in the device's L2, so back-to-back launches find it there (absent when the
+    /// footprint or the L2 size is unknown).
+    pub l2_resident: Option<bool>,
     /// Median, min and max time in ms (absent when not timed).
     pub time_ms: Option<(f64, f64, f64)>,
     /// The rate at the median time (GB/s or GFLOP/s).
@@ -213,6 +224,9 @@ impl CsvLog {
         fields.extend(row.params.iter().cloned());
         fields.extend([
             row.reps.to_string(),
+            row.launches_per_rep.to_string(),
+            row.timing.clone(),
+            row.l2_resident.map(|r| r.to_string()).unwrap_or_default(),
             opt(median),
             opt(min),
             opt(max),
@@ -280,6 +294,9 @@ mod tests {
         Row {
             params: vec!["1024".into(), "256".into()],
             reps: 3,
+            launches_per_rep: 40,
+            timing: "graph".into(),
+            l2_resident: Some(true),
             time_ms: Some((1.5, 1.0, 2.0)),
             rate: Some(8.0),
             max_rel_err: Some(0.0),
@@ -297,7 +314,8 @@ mod tests {
         assert_eq!(&h[5..7], &["n", "group_size"]);
         assert_eq!(
             h[7..].join(","),
-            "reps,time_ms_median,time_ms_min,time_ms_max,gbps,max_rel_err,tolerance,status,message,key"
+            "reps,launches_per_rep,timing,l2_resident,time_ms_median,time_ms_min,time_ms_max,gbps,max_rel_err,tolerance,\
+             status,message,key"
         );
     }
 
@@ -325,6 +343,8 @@ mod tests {
         assert_eq!(rows[2]["key"], "b");
         assert_eq!(rows[2]["status"], "ok");
         assert_eq!(rows[0]["time_ms_median"], "1.5");
+        assert_eq!((rows[0]["launches_per_rep"].as_str(), rows[0]["timing"].as_str()), ("40", "graph"));
+        assert_eq!(rows[0]["l2_resident"], "true");
     }
 
     #[test]

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use cudarc::driver::sys;
 
 use super::{
-    Arch, Arg, Device, Error, Kernel, KernelAttrs, LaunchConfig, Module, Platform, Props, RawAlloc, Result,
+    Arch, Arg, Device, Error, Kernel, KernelAttrs, LaunchConfig, Module, Platform, Props, RawAlloc, Replay, Result,
     RuntimeInfo, Survey, WaveSize,
 };
 use cuda::check;
@@ -289,6 +289,42 @@ impl Drop for CudaModule {
     fn drop(&mut self) {
         // SAFETY: the module was loaded in this context; every kernel holding it has been dropped.
         release(&self.context, "cuModuleUnload", || unsafe { sys::cuModuleUnload(self.handle) });
+    }
+}
+
+/// A captured graph, destroyed on drop (the executable graph made from it stands alone).
+struct Graph {
+    handle: sys::CUgraph,
+    context: Arc<Context>,
+}
+
+impl Drop for Graph {
+    fn drop(&mut self) {
+        // SAFETY: the graph came from cuStreamEndCapture in this context and is destroyed once.
+        release(&self.context, "cuGraphDestroy", || unsafe { sys::cuGraphDestroy(self.handle) });
+    }
+}
+
+/// An instantiated graph, replayed on the device's stream; destroyed on drop.
+struct CudaReplay<'d> {
+    exec: sys::CUgraphExec,
+    device: &'d CudaDevice,
+}
+
+impl Replay for CudaReplay<'_> {
+    fn launch(&self) -> Result<()> {
+        self.device.context.make_current()?;
+        // SAFETY: the executable graph and the stream are live in the current context (the borrow of the device
+        // keeps the stream alive).
+        check("cuGraphLaunch", unsafe { sys::cuGraphLaunch(self.exec, self.device.stream.handle) })
+    }
+}
+
+impl Drop for CudaReplay<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the executable graph was instantiated in this context and is destroyed once; the driver defers the
+        // release of a graph still running.
+        release(&self.device.context, "cuGraphExecDestroy", || unsafe { sys::cuGraphExecDestroy(self.exec) });
     }
 }
 
@@ -683,6 +719,42 @@ impl Device for CudaDevice {
         // SAFETY: both events have completed on the same stream.
         check("cuEventElapsedTime", unsafe { sys::cuEventElapsedTime_v2(&mut ms, start.handle, stop.handle) })?;
         Ok(ms)
+    }
+
+    fn capture(&self, times: u32, work: &mut dyn FnMut() -> Result<()>) -> Result<Option<Box<dyn Replay + '_>>> {
+        self.context.make_current()?;
+        // Thread-local mode: calls from this thread that are illegal while capturing fail (and end the capture)
+        // instead of running; other threads are not affected.
+        // SAFETY: the stream is live in the current context and not capturing (every capture ends below).
+        check("cuStreamBeginCapture", unsafe {
+            sys::cuStreamBeginCapture_v2(
+                self.stream.handle,
+                sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+            )
+        })?;
+        let mut enqueued = Ok(());
+        for _ in 0..times {
+            enqueued = work();
+            if enqueued.is_err() {
+                break;
+            }
+        }
+        let mut handle = std::ptr::null_mut();
+        // The capture ends whatever happened, so the stream is usable again.
+        // SAFETY: the stream is capturing (begun above); the call writes the graph or null.
+        let ended = check("cuStreamEndCapture", unsafe { sys::cuStreamEndCapture(self.stream.handle, &mut handle) });
+        let graph = (!handle.is_null()).then(|| Graph { handle, context: self.context.clone() });
+        enqueued?;
+        ended?;
+        let graph = graph.ok_or_else(|| cuda::api_error("cuStreamEndCapture", sys::CUresult::CUDA_ERROR_UNKNOWN))?;
+        let mut exec = std::ptr::null_mut();
+        // SAFETY: the graph is live in the current context; the call writes the executable graph.
+        check("cuGraphInstantiate", unsafe { sys::cuGraphInstantiateWithFlags(&mut exec, graph.handle, 0) })?;
+        let replay = CudaReplay { exec, device: self };
+        // Uploading now keeps the first replay's set-up out of the timed ones.
+        // SAFETY: as in `CudaReplay::launch`.
+        check("cuGraphUpload", unsafe { sys::cuGraphUpload(exec, self.stream.handle) })?;
+        Ok(Some(Box::new(replay)))
     }
 
     fn synchronize(&self) -> Result<()> {
