@@ -534,6 +534,229 @@ fn time_point(gpu: &Gpu, exp: &dyn Experiment, point: &Point, opts: &RunOptions,
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::device::{Arch, Arg, Kernel, Module, Platform, Props, RawAlloc, Replay, WaveSize};
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    /// What the fake device's `capture` does.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Capture {
+        Works,
+        Unsupported,
+        Fails,
+    }
+
+    /// A device whose events report, exactly, `latency` per timed region plus `kernel` per launch enqueued in it
+    /// (`gap` more per launch on the stream than in a graph), so the runner's arithmetic can be checked on a CPU.
+    struct FakeDevice {
+        props: Props,
+        enqueued: AtomicU32,
+        capture: Capture,
+        latency_ms: f64,
+        kernel_ms: f64,
+        stream_gap_ms: f64,
+    }
+
+    struct FakeReplay<'d> {
+        dev: &'d FakeDevice,
+        launches: u32,
+    }
+
+    impl Replay for FakeReplay<'_> {
+        fn launch(&self) -> device::Result<()> {
+            // A graph's launches are counted from bit 16 up, where `time_ms` charges them no stream gap.
+            self.dev.enqueued.fetch_add(self.launches << 16, Ordering::SeqCst);
+            Ok(())
+        }
+    }
+
+    impl Device for FakeDevice {
+        fn props(&self) -> &Props {
+            &self.props
+        }
+        fn time_ms(&self, work: &mut dyn FnMut() -> device::Result<()>) -> device::Result<f32> {
+            self.enqueued.store(0, Ordering::SeqCst);
+            work()?;
+            let n = self.enqueued.load(Ordering::SeqCst);
+            let (stream, graph) = (f64::from(n & 0xffff), f64::from(n >> 16));
+            Ok((self.latency_ms + stream * (self.kernel_ms + self.stream_gap_ms) + graph * self.kernel_ms) as f32)
+        }
+        fn capture(
+            &self,
+            times: u32,
+            work: &mut dyn FnMut() -> device::Result<()>,
+        ) -> device::Result<Option<Box<dyn Replay + '_>>> {
+            match self.capture {
+                Capture::Unsupported => Ok(None),
+                Capture::Fails => Err(device::Error::Api {
+                    api: "cuStreamEndCapture",
+                    code: 901,
+                    code_name: "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED".into(),
+                    text: "capture invalidated".into(),
+                }),
+                Capture::Works => {
+                    for _ in 0..times {
+                        work()?;
+                    }
+                    Ok(Some(Box::new(FakeReplay { dev: self, launches: times })))
+                }
+            }
+        }
+        fn synchronize(&self) -> device::Result<()> {
+            Ok(())
+        }
+        fn memory_info(&self) -> device::Result<(u64, u64)> {
+            unreachable!("not used by the timer")
+        }
+        fn alloc(&self, _: usize) -> device::Result<Box<dyn RawAlloc>> {
+            unreachable!("not used by the timer")
+        }
+        fn copy_to_device(&self, _: &dyn RawAlloc, _: &[u8]) -> device::Result<()> {
+            unreachable!("not used by the timer")
+        }
+        fn copy_to_host(&self, _: &dyn RawAlloc, _: &mut [u8]) -> device::Result<()> {
+            unreachable!("not used by the timer")
+        }
+        fn copy_on_device(&self, _: &dyn RawAlloc, _: &dyn RawAlloc, _: usize) -> device::Result<()> {
+            unreachable!("not used by the timer")
+        }
+        fn fill_bytes(&self, _: &dyn RawAlloc, _: u8) -> device::Result<()> {
+            unreachable!("not used by the timer")
+        }
+        fn load_module(&self, _: &[u8]) -> device::Result<Module> {
+            unreachable!("not used by the timer")
+        }
+        fn kernel(&self, _: &Module, _: &str) -> device::Result<Kernel> {
+            unreachable!("not used by the timer")
+        }
+        fn launch(&self, _: &Kernel, _: &LaunchConfig, _: &[Arg]) -> device::Result<()> {
+            unreachable!("not used by the timer")
+        }
+        fn launch_cooperative(&self, _: &Kernel, _: &LaunchConfig, _: &[Arg]) -> device::Result<()> {
+            unreachable!("not used by the timer")
+        }
+        fn occupancy_groups_per_cu(&self, _: &Kernel, _: u32, _: u32) -> device::Result<u32> {
+            unreachable!("not used by the timer")
+        }
+        fn blas(&self) -> device::Result<String> {
+            unreachable!("not used by the timer")
+        }
+        fn sgemm(
+            &self,
+            _: usize,
+            _: usize,
+            _: usize,
+            _: &dyn RawAlloc,
+            _: &dyn RawAlloc,
+            _: &dyn RawAlloc,
+        ) -> device::Result<()> {
+            unreachable!("not used by the timer")
+        }
+    }
+
+    struct FakeCase<'d>(&'d FakeDevice);
+
+    impl Case for FakeCase<'_> {
+        fn launch(&mut self) -> device::Result<()> {
+            self.0.enqueued.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        }
+        fn verify(&mut self) -> Result<Verification, Error> {
+            unreachable!("the timer does not verify")
+        }
+        fn work(&self) -> f64 {
+            1.0
+        }
+    }
+
+    fn fake(capture: Capture, latency_ms: f64, kernel_ms: f64, stream_gap_ms: f64) -> FakeDevice {
+        let props = Props {
+            platform: Platform::Nvidia,
+            ordinal: 0,
+            name: "fake".into(),
+            arch: Arch::parse("sm_90").expect("valid"),
+            arch_full: "sm_90".into(),
+            wave_size: WaveSize(32),
+            cu_count: 1,
+            max_items_per_cu: 2048,
+            max_group_size: 1024,
+            max_groups_per_cu: None,
+            lds_bytes_per_cu: 1 << 16,
+            lds_bytes_per_group: 1 << 16,
+            lds_bytes_per_group_optin: 1 << 16,
+            registers_per_cu: 1 << 16,
+            clock_mhz: None,
+            memory_clock_mhz: None,
+            memory_bus_bits: None,
+            l2_bytes: None,
+            memory_bytes: 1 << 30,
+            runtime_version: String::new(),
+            driver_version: String::new(),
+        };
+        FakeDevice { props, enqueued: AtomicU32::new(0), capture, latency_ms, kernel_ms, stream_gap_ms }
+    }
+
+    fn options(timing: Timing) -> RunOptions {
+        RunOptions {
+            out_dir: PathBuf::new(),
+            resume: false,
+            shard: None,
+            warmup: 3,
+            reps: 7,
+            time_budget_s: 2.0,
+            timing,
+        }
+    }
+
+    #[test]
+    fn batches_remove_the_launch_latency_and_graphs_the_gap() {
+        // A 5 µs kernel, 20 µs of latency per timed region, 2 µs of gap per launch on the stream.
+        let dev = fake(Capture::Works, 0.020, 0.005, 0.002);
+        let timed = time_case(&dev, &mut FakeCase(&dev), &options(Timing::Graph)).unwrap();
+        let b = timed.launches_per_rep;
+        // A single launch reads 27 µs, so the probe batch has ceil(1 ms / 27 µs) = 38 launches; it reads
+        // (20 + 38 · 7) µs, 7.53 µs per launch, which sets B = ceil(1 ms / 7.53 µs) = 133.
+        assert_eq!(launches_per_rep(0.027, 2.0), 38);
+        assert_eq!(b, 133);
+        assert!(f64::from(b) * 0.005 >= 0.5, "a batch of {b} launches is too short");
+        assert_eq!((timed.timing, timed.note.as_deref(), timed.stats.reps), (Timing::Graph, None, 7));
+        // One region's latency spread over B launches, no stream gap: 5 µs + 20 µs / B.
+        let want = 0.005 + 0.020 / f64::from(b);
+        assert!((timed.stats.median_ms - want).abs() < 1e-6, "{} vs {want}", timed.stats.median_ms);
+
+        let timed = time_case(&dev, &mut FakeCase(&dev), &options(Timing::Stream)).unwrap();
+        let want = 0.007 + 0.020 / f64::from(timed.launches_per_rep);
+        assert_eq!(timed.timing, Timing::Stream);
+        assert!((timed.stats.median_ms - want).abs() < 1e-6, "{} vs {want}", timed.stats.median_ms);
+    }
+
+    #[test]
+    fn a_graph_that_cannot_be_made_falls_back_to_the_stream_and_says_so() {
+        let dev = fake(Capture::Unsupported, 0.0, 0.01, 0.0);
+        let timed = time_case(&dev, &mut FakeCase(&dev), &options(Timing::Graph)).unwrap();
+        assert_eq!((timed.timing, timed.note), (Timing::Stream, None));
+        let dev = fake(Capture::Fails, 0.0, 0.01, 0.0);
+        let timed = time_case(&dev, &mut FakeCase(&dev), &options(Timing::Graph)).unwrap();
+        assert_eq!(timed.timing, Timing::Stream);
+        let note = timed.note.expect("the fallback is noted");
+        assert!(note.contains("graph capture failed") && note.contains("INVALIDATED"), "{note}");
+    }
+
+    #[test]
+    fn long_kernels_run_alone_and_slow_ones_get_fewer_reps() {
+        // 300 ms per launch, 2 s budget: B = 1, and 6 repetitions fit (after the sizing launch), of 7 asked.
+        let dev = fake(Capture::Works, 0.0, 300.0, 0.0);
+        let timed = time_case(&dev, &mut FakeCase(&dev), &options(Timing::Graph)).unwrap();
+        assert_eq!((timed.launches_per_rep, timed.stats.reps), (1, 6));
+        assert!((timed.stats.median_ms - 300.0).abs() < 1e-3);
+    }
+
+    #[test]
+    fn events_that_see_no_time_are_an_error_not_a_rate() {
+        let dev = fake(Capture::Works, 0.0, 0.0, 0.0);
+        let err = time_case(&dev, &mut FakeCase(&dev), &options(Timing::Graph)).unwrap_err();
+        assert!(matches!(err, Error::Timing(_)), "{err}");
+        assert!(err.to_string().contains("saw no time"), "{err}");
+    }
 
     #[test]
     fn shards_parse_and_reject_nonsense() {
