@@ -328,9 +328,9 @@ pub fn launch_gaps_us(gpu: &Gpu) -> Result<(f64, Option<f64>), Error> {
     Ok((stream, graph))
 }
 
-/// Warm-up and timed launch counts for a point whose launch takes `launch_ms`: as asked, unless that overruns
-/// `budget_s`, but at least 3 timed launches (a median of fewer means little) and no warm-up beyond the one that
-/// measured `launch_ms`.
+/// Warm-up and timed repetition counts for a point whose repetition (one batch of launches) takes `launch_ms`: as
+/// asked, unless that overruns `budget_s`, but at least 3 timed repetitions (a median of fewer means little) and no
+/// warm-up beyond the batches that measured `launch_ms`.
 pub fn launches_within_budget(launch_ms: f64, warmup: u32, reps: u32, budget_s: f64) -> (u32, u32) {
     let fits = if launch_ms > 0.0 { (budget_s * 1e3 / launch_ms).floor() } else { f64::INFINITY };
     let fits = if fits.is_finite() { fits as u64 } else { u64::MAX };
