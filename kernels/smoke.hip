@@ -6,6 +6,8 @@
 //
 // smoke_empty does nothing: timing many launches of it measures launch overhead alone (the spine's
 // benchmark of the suite's launch path against a C++ program on the driver API).
+//
+// smoke_spin (below) spins for a set time on the device clock.
 #include "gpu.h"
 
 GPU_KERNEL void smoke_triad(float* __restrict__ a, const float* __restrict__ b, const float* __restrict__ c,
@@ -15,3 +17,12 @@ GPU_KERNEL void smoke_triad(float* __restrict__ a, const float* __restrict__ b, 
 }
 
 GPU_KERNEL void smoke_empty() {}
+
+// smoke_spin waits until the device clock (gpu_wall_clock(): %globaltimer in ns on NVIDIA, the 100 MHz wall clock
+// on CDNA) has advanced by `ticks`, then returns: a kernel of a known duration, which calibrates the runner's
+// timing. Launch with one item; more items each wait the same time in parallel.
+GPU_KERNEL void smoke_spin(unsigned long long ticks) {
+    const unsigned long long start = gpu_wall_clock();
+    while (gpu_wall_clock() - start < ticks) {
+    }
+}

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole GPU check of the suite, in one go, on a GPU node: device info, kernel resources, the smoke run, every
-# GPU test (ignored ones included) and the launch-overhead benchmark against a C++ driver-API baseline (NVIDIA).
+# GPU test (ignored ones included; the timer's calibration among them) and the launch-overhead benchmark against a
+# C++ driver-API baseline (NVIDIA).
 # Usage: scripts/gpu-check.sh BIN_DIR OUT_DIR   (BIN_DIR from scripts/bundle-gpu-check.sh, or target/release)
 # Every step runs even if an earlier one fails; the exit code is the number of failed steps.
 set -uo pipefail
@@ -16,8 +17,9 @@ step "$bin/suite" info
 step "$bin/suite" kernels inspect
 step "$bin/suite" run smoke --out "$out/smoke"
 # The GPU tests (ignored by default), then the library's unit tests; run from the repository root, where the
-# tests find their fixtures. One thread: the tests share one GPU and time nothing, but keep the output readable.
-step "$bin/test-gpu" --include-ignored --test-threads=1
+# tests find their fixtures. One thread: the tests share one GPU and the calibration test times kernels on it;
+# --nocapture shows its figures (the spin kernel at 5, 20, 100 µs, the gap between back-to-back launches).
+step "$bin/test-gpu" --include-ignored --test-threads=1 --nocapture
 step "$bin/test-suite-lib" --test-threads=1
 if "$bin/suite" --platform nvidia info >/dev/null 2>&1; then
     arch=$("$bin/suite" --platform nvidia info | sed -n 's/^  device 0: .*(\(sm_[0-9a-z]*\)[,)].*/\1/p')
@@ -25,13 +27,11 @@ if "$bin/suite" --platform nvidia info >/dev/null 2>&1; then
     cuda=${CUDA_PATH:-/usr/local/cuda}
     step g++ -O2 -std=c++17 scripts/bench/launch_overhead.cpp -I"$cuda/include" -L"$cuda/lib64" -L"$cuda/lib64/stubs" \
         -lcuda -o "$out/launch_overhead"
-    # Alternate the programs so drift in clocks or load hits all alike. `--platform nvidia` skips probing the HIP
-    # runtime first (auto does, and a HIP runtime may be installed on an NVIDIA node).
-    for round in 1 2 3 4 5; do
-        step "$bin/suite" --platform nvidia bench launch --count 10000 --trials 7
-        step "$out/launch_overhead" "$out/prebuilt/smoke.$arch.cubin" 10000 7
-        step "$bin/suite" bench launch --count 10000 --trials 7
-    done
+    # The suite alternates its own trials with the C++ program's (as a child process, same cubin), so drift in
+    # clocks or load hits both alike, and prints both medians and the ratio. `--platform nvidia` skips probing the
+    # HIP runtime first (auto does, and a HIP runtime may be installed on an NVIDIA node).
+    step "$bin/suite" --platform nvidia bench launch --count 10000 --trials 15 \
+        --baseline "$out/launch_overhead" --cubin "$out/prebuilt/smoke.$arch.cubin"
 fi
 echo "=== $failed step(s) failed"
 exit "$failed"

@@ -4,7 +4,9 @@
 // overhead the Rust layers add to a launch.
 //
 // Build: g++ -O2 -std=c++17 launch_overhead.cpp -I$CUDA_PATH/include -lcuda -o launch_overhead
-// Run:   ./launch_overhead smoke.sm_90.cubin [count=10000] [trials=7]
+// Run:   ./launch_overhead smoke.sm_90.cubin [count=10000] [trials=7] [device=0]
+// `suite bench launch --baseline ./launch_overhead --cubin smoke.sm_90.cubin` runs it with trials=1 between its own
+// trials and prints the ratio.
 #include <cuda.h>
 
 #include <algorithm>
@@ -26,11 +28,16 @@ static void check(CUresult r, const char* what) {
 
 int main(int argc, char** argv) {
     if (argc < 2) {
-        std::fprintf(stderr, "usage: %s CUBIN [count] [trials]\n", argv[0]);
+        std::fprintf(stderr, "usage: %s CUBIN [count] [trials] [device]\n", argv[0]);
         return 2;
     }
     const int count = argc > 2 ? std::atoi(argv[2]) : 10000;
     const int trials = argc > 3 ? std::atoi(argv[3]) : 7;
+    const int ordinal = argc > 4 ? std::atoi(argv[4]) : 0;
+    if (count < 1 || trials < 1) {
+        std::fprintf(stderr, "count and trials must be at least 1\n");
+        return 2;
+    }
     std::ifstream file(argv[1], std::ios::binary);
     if (!file) {
         std::fprintf(stderr, "cannot read %s\n", argv[1]);
@@ -44,7 +51,7 @@ int main(int argc, char** argv) {
     CUfunction fn;
     CUstream stream;
     check(cuInit(0), "cuInit");
-    check(cuDeviceGet(&dev, 0), "cuDeviceGet");
+    check(cuDeviceGet(&dev, ordinal), "cuDeviceGet");
     check(cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
     check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
     check(cuModuleLoadData(&mod, image.data()), "cuModuleLoadData");

@@ -94,7 +94,9 @@ pub fn run(cli: &Cli) -> Result<ExitCode, Error> {
             }
             run_experiment_with(cli, &mut exp, run, |exp, dir| exp.timeline_dir = Some(dir.to_path_buf()))
         }
-        Command::Bench(BenchCommand::Launch { count, trials }) => bench_launch(cli, *count, *trials),
+        Command::Bench(BenchCommand::Launch { count, trials, baseline, cubin }) => {
+            bench_launch(cli, *count, *trials, baseline.as_deref(), cubin.as_deref())
+        }
         Command::Occupancy(OccupancyCommand::Calc(args)) => occupancy_calc(args),
         Command::Merge { dir, partial } => {
             use crate::report::{merge, run_json};
@@ -210,6 +212,7 @@ fn run_experiment_inner(
         warmup: args.warmup,
         reps,
         time_budget_s: args.time_budget,
+        timing: args.timing,
     };
     let summary = experiments::run(&gpu, exp, &opts)?;
     eprintln!(
@@ -505,29 +508,55 @@ fn occupancy_columns(group: u32, occ: Result<Occupancy, occupancy::Error>, notes
 }
 
 /// `suite bench launch`: host time per launch of an empty kernel, `count` launches per trial, median of trials.
-fn bench_launch(cli: &Cli, count: u32, trials: u32) -> Result<ExitCode, Error> {
+/// With a baseline (the compiled `scripts/bench/launch_overhead.cpp`), each of the suite's trials is followed by
+/// one trial of the baseline, as a child process loading the same cubin, so drift in clocks or load hits both alike;
+/// both medians and their ratio are printed.
+fn bench_launch(
+    cli: &Cli,
+    count: u32,
+    trials: u32,
+    baseline: Option<&Path>,
+    cubin: Option<&Path>,
+) -> Result<ExitCode, Error> {
     if count == 0 || trials == 0 {
         return Err(Error::Options("--count and --trials must be at least 1".into()));
     }
     let gpu = open_gpu(cli)?;
-    let kernel = gpu.kernel("smoke", "smoke_empty")?;
-    let config = LaunchConfig::linear(1, 1);
     let dev = gpu.device.as_ref();
+    if baseline.is_some() && dev.props().platform != Platform::Nvidia {
+        return Err(Error::Options(
+            "--baseline drives the CUDA driver API: use it on an NVIDIA device (--platform nvidia)".into(),
+        ));
+    }
+    // With --cubin the suite launches from the very file the baseline loads; otherwise from its own build.
+    let kernel = match cubin {
+        Some(path) => {
+            let image = std::fs::read(path)
+                .map_err(|e| Error::Bench(format!("cannot read the cubin {}: {e}", path.display())))?;
+            dev.kernel(&dev.load_module(&image)?, "smoke_empty")?
+        }
+        None => gpu.kernel("smoke", "smoke_empty")?,
+    };
+    let config = LaunchConfig::linear(1, 1);
     // Warm-up: first launches pay for lazy loading in the driver.
     for _ in 0..100 {
         dev.launch(&kernel, &config, &[])?;
     }
     dev.synchronize()?;
-    let mut per_launch_us = Vec::with_capacity(trials as usize);
+    let (mut suite_us, mut baseline_us) = (Vec::with_capacity(trials as usize), Vec::new());
     for _ in 0..trials {
         let start = Instant::now();
         for _ in 0..count {
             dev.launch(&kernel, &config, &[])?;
         }
         dev.synchronize()?;
-        per_launch_us.push(start.elapsed().as_secs_f64() * 1e6 / f64::from(count));
+        suite_us.push(start.elapsed().as_secs_f64() * 1e6 / f64::from(count));
+        if let (Some(program), Some(cubin)) = (baseline, cubin) {
+            baseline_us.push(run_launch_baseline(program, cubin, count, dev.props().ordinal)?);
+        }
     }
-    let stats = Stats::from_ms(&per_launch_us).expect("timings are finite and non-negative");
+    let median = |us: &[f64]| Stats::from_ms(us).ok_or_else(|| Error::Bench(format!("unusable timings {us:?}")));
+    let stats = median(&suite_us)?;
     let mut out = String::new();
     outln!(
         out,
@@ -537,12 +566,72 @@ fn bench_launch(cli: &Cli, count: u32, trials: u32) -> Result<ExitCode, Error> {
         stats.max_ms,
         dev.props().name
     );
+    if let Some(program) = baseline {
+        let base = median(&baseline_us)?;
+        outln!(
+            out,
+            "baseline {}: us_per_launch_median={:.4} min={:.4} max={:.4}",
+            program.display(),
+            base.median_ms,
+            base.min_ms,
+            base.max_ms
+        );
+        outln!(
+            out,
+            "ratio suite/baseline = {:.3} (medians, trials interleaved; goal <= 1.02)",
+            stats.median_ms / base.median_ms
+        );
+    }
     emit(&out);
     Ok(ExitCode::SUCCESS)
+}
+
+/// Runs one trial of the C++ baseline (`PROGRAM CUBIN COUNT 1 ORDINAL`) and returns its µs per launch.
+fn run_launch_baseline(program: &Path, cubin: &Path, count: u32, ordinal: u32) -> Result<f64, Error> {
+    let output = std::process::Command::new(program)
+        .arg(cubin)
+        .arg(count.to_string())
+        .arg("1")
+        .arg(ordinal.to_string())
+        .output()
+        .map_err(|e| Error::Bench(format!("cannot run {}: {e}", program.display())))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    if !output.status.success() {
+        return Err(Error::Bench(format!(
+            "{} failed ({}): {}{}",
+            program.display(),
+            output.status,
+            stdout.trim(),
+            String::from_utf8_lossy(&output.stderr).trim()
+        )));
+    }
+    baseline_us_per_launch(&stdout).ok_or_else(|| {
+        Error::Bench(format!("{} printed no us_per_launch_median: {}", program.display(), stdout.trim()))
+    })
+}
+
+/// The `us_per_launch_median=` value of the baseline's output line.
+fn baseline_us_per_launch(stdout: &str) -> Option<f64> {
+    let value = stdout.split_whitespace().find_map(|w| w.strip_prefix("us_per_launch_median="))?;
+    value.parse::<f64>().ok().filter(|v| v.is_finite() && *v > 0.0)
 }
 
 impl From<options::Error> for Error {
     fn from(e: options::Error) -> Error {
         Error::Options(e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_baselines_time_is_read_from_its_line() {
+        let line = "launches=10000 trials=1 us_per_launch_median=2.1250 min=2.1250 max=2.1250 (C++ driver API)\n";
+        assert_eq!(baseline_us_per_launch(line), Some(2.125));
+        assert_eq!(baseline_us_per_launch("launches=1 min=2.0"), None);
+        assert_eq!(baseline_us_per_launch("us_per_launch_median=nan"), None);
+        assert_eq!(baseline_us_per_launch("us_per_launch_median=0"), None);
     }
 }

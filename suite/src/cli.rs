@@ -119,12 +119,17 @@ pub enum KernelsCommand {
 /// Options shared by every `suite run` experiment.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Timed repetitions per point (the median, min and max are recorded).
+    /// Timed repetitions per point (the median, min and max are recorded); each is a batch of launches back to
+    /// back, sized to last about 1 ms, whose time / launches is the time per launch.
     #[arg(long, default_value_t = 20)]
     pub reps: u32,
-    /// Untimed launches before timing.
+    /// Untimed batches before timing (the first two size the batch).
     #[arg(long, default_value_t = 3)]
     pub warmup: u32,
+    /// How a batch is enqueued: `graph` captures it once and replays it (CUDA graphs; AMD falls back to the
+    /// stream), `stream` launches each kernel on the stream.
+    #[arg(long, value_enum, default_value_t = crate::device::Timing::Graph)]
+    pub timing: crate::device::Timing,
     /// Seconds one point may spend in warm-up and timed launches: slow points get fewer repetitions (at least 3).
     #[arg(long, default_value_t = 2.0)]
     pub time_budget: f64,
@@ -256,5 +261,12 @@ pub enum BenchCommand {
         /// Trials (the median is reported).
         #[arg(long, default_value_t = 7)]
         trials: u32,
+        /// The compiled scripts/bench/launch_overhead.cpp: run as a child process between the suite's own trials,
+        /// driving the same cubin, and reported beside them as a ratio (needs --cubin).
+        #[arg(long, requires = "cubin")]
+        baseline: Option<PathBuf>,
+        /// The cubin holding `smoke_empty` (from `suite kernels build --sources smoke`) that both programs load.
+        #[arg(long)]
+        cubin: Option<PathBuf>,
     },
 }

@@ -39,13 +39,11 @@ impl Stats {
     }
 
     /// Rate in units of 10⁹ per second for `work` units per repetition (FLOP → GFLOP/s, bytes → GB/s),
-    /// at the median time.
-    pub fn giga_per_second(&self, work: f64) -> f64 {
-        if self.median_ms > 0.0 {
-            work / (self.median_ms * 1e-3) / 1e9
-        } else {
-            f64::NAN
-        }
+    /// at the median time. `None` when the median is zero or not finite: no rate can be computed from it, and a
+    /// kernel cannot take no time, so the caller reports the point as an error rather than write NaN or infinity.
+    pub fn giga_per_second(&self, work: f64) -> Option<f64> {
+        let rate = work / (self.median_ms * 1e-3) / 1e9;
+        (self.median_ms > 0.0 && self.median_ms.is_finite() && rate.is_finite()).then_some(rate)
     }
 }
 
@@ -63,24 +61,41 @@ mod tests {
     fn median_min_max_of_odd_and_even_counts() {
         let s = Stats::from_ms(&[3.0, 1.0, 2.0]).unwrap();
         assert_eq!((s.reps, s.median_ms, s.min_ms, s.max_ms), (3, 2.0, 1.0, 3.0));
+        // Unsorted input with the extremes in the middle: a median taken without sorting reads 9.0.
+        let s = Stats::from_ms(&[4.0, 9.0, 1.0, 2.0, 3.0]).unwrap();
+        assert_eq!((s.median_ms, s.min_ms, s.max_ms), (3.0, 1.0, 9.0));
         let s = Stats::from_ms(&[4.0, 1.0, 2.0, 3.0]).unwrap();
         assert_eq!(s.median_ms, 2.5);
         assert!((s.spread() - 1.2).abs() < 1e-12);
+        assert_eq!(Stats::from_ms(&[0.0, 0.0]).unwrap().spread(), 0.0);
     }
 
     #[test]
     fn no_stats_from_nothing_or_nonsense() {
-        assert!(Stats::from_ms(&[]).is_none());
-        assert!(Stats::from_ms(&[1.0, f64::NAN]).is_none());
-        assert!(Stats::from_ms(&[-1.0]).is_none());
+        assert_eq!(Stats::from_ms(&[]), None);
+        assert_eq!(Stats::from_ms(&[1.0, f64::NAN]), None);
+        assert_eq!(Stats::from_ms(&[1.0, f64::INFINITY]), None);
+        assert_eq!(Stats::from_ms(&[-1.0]), None);
+        assert_eq!(Stats::from_ms(&[0.5]), Some(Stats { reps: 1, median_ms: 0.5, min_ms: 0.5, max_ms: 0.5 }));
     }
 
     #[test]
     fn rates_use_the_median() {
         let s = Stats::from_ms(&[1.0, 2.0, 100.0]).unwrap();
-        // 2e9 units in 2 ms = 1000 G/s.
-        assert!((s.giga_per_second(2e9) - 1000.0).abs() < 1e-9);
+        // 2e9 units in 2 ms = 1000 G/s (the mean, 34.3 ms, would give 58.3).
+        assert!((s.giga_per_second(2e9).unwrap() - 1000.0).abs() < 1e-9);
         assert_eq!(matmul_flops(4096, 4096, 4096), 2.0 * 4096f64.powi(3));
         assert_eq!(matmul_flops(2, 3, 5), 60.0);
+    }
+
+    #[test]
+    fn a_zero_median_has_no_rate() {
+        let zero = Stats::from_ms(&[0.0, 0.0, 1.0]).unwrap();
+        assert_eq!(zero.median_ms, 0.0);
+        assert_eq!(zero.giga_per_second(1e9), None);
+        // No work in a positive time is a rate of zero, not an error.
+        assert_eq!(Stats::from_ms(&[1.0]).unwrap().giga_per_second(0.0), Some(0.0));
+        let tiny = Stats { reps: 1, median_ms: f64::MIN_POSITIVE, min_ms: 0.0, max_ms: 1.0 };
+        assert_eq!(tiny.giga_per_second(1e300), None, "an infinite rate is not a rate");
     }
 }

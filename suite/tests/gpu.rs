@@ -1,16 +1,24 @@
 //! Tests that need a GPU: `cargo test --release -- --ignored` on a GPU node. None of them passes by finding no
 //! device: opening the GPU is the first assertion of each.
 
-use suite::device::{Arg, Error, LaunchConfig, Platform};
-use suite::experiments::{self, smoke::SmokeSweep, RunOptions};
+use suite::device::{Arg, Error, Kernel, LaunchConfig, Platform, Timing};
+use suite::experiments::{self, smoke::SmokeSweep, Case, RunOptions};
 use suite::gpu::Gpu;
 use suite::occupancy::{Profile, Resources};
 use suite::report::csv::read_rows;
-use suite::verify;
+use suite::verify::{self, Verification};
 
 /// Run options for a test sweep: few launches, so the test checks correctness rather than measuring.
 fn quick_run(dir: &std::path::Path, resume: bool, time_budget_s: f64) -> RunOptions {
-    RunOptions { out_dir: dir.to_path_buf(), resume, shard: None, warmup: 1, reps: 3, time_budget_s }
+    RunOptions {
+        out_dir: dir.to_path_buf(),
+        resume,
+        shard: None,
+        warmup: 1,
+        reps: 3,
+        time_budget_s,
+        timing: Timing::Graph,
+    }
 }
 
 fn gpu() -> Gpu {
@@ -58,11 +66,29 @@ fn smoke_triad_verifies_at_odd_sizes_and_group_sizes() {
     let rows: Vec<_> =
         groups.iter().flat_map(|g| read_rows(&dir.path().join(g.to_string()).join("smoke.csv")).unwrap()).collect();
     assert_eq!(rows.len(), 9);
+    let props = gpu.device.props();
     for row in rows {
         assert_eq!(row["status"], "ok");
         assert!(row["gbps"].parse::<f64>().unwrap() > 0.0);
         assert!(row["max_rel_err"].parse::<f64>().unwrap() <= row["tolerance"].parse::<f64>().unwrap());
+        // Short kernels run in batches: n = 1 takes a few µs, so many launches make up one repetition.
+        let launches: u32 = row["launches_per_rep"].parse().unwrap();
+        assert!(launches >= 1, "{row:?}");
+        if row["n"] == "1" {
+            assert!(launches >= 50, "a one-element triad timed in batches of {launches}: {row:?}");
+        }
+        // NVIDIA captures batches as graphs (the default); AMD has no graph bindings and uses the stream.
+        let want = if props.platform == Platform::Nvidia { "graph" } else { "stream" };
+        assert_eq!(row["timing"], want, "{row:?}");
+        let footprint = 12 * row["n"].parse::<u64>().unwrap();
+        let resident = props.l2_bytes.map(|l2| (footprint <= l2).to_string()).unwrap_or_default();
+        assert_eq!(row["l2_resident"], resident, "{row:?}");
     }
+    // The run recorded the GPU's gap between back-to-back kernels.
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("run.json")).unwrap()).unwrap();
+    let gap = run["invocations"][0]["timing"]["launch_gap_us"].as_f64().unwrap();
+    assert!(gap > 0.0 && gap < 50.0, "launch gap {gap} µs");
 }
 
 #[test]
@@ -276,7 +302,10 @@ fn a_matmul_too_large_for_the_device_is_a_row_not_a_crash() {
         MatmulSweep { shapes: vec![Shape::square(1 << 17)], kernels: VARIANTS.iter().take(1).collect(), vendor: true };
     let opts = quick_run(dir.path(), false, 0.5);
     experiments::run(&gpu, &sweep, &opts).unwrap();
-    for row in read_rows(&dir.path().join("matmul.csv")).unwrap() {
+    let rows = read_rows(&dir.path().join("matmul.csv")).unwrap();
+    // The vendor BLAS and the one kernel.
+    assert_eq!(rows.len(), 2);
+    for row in rows {
         assert_eq!(row["status"], "invalid", "{row:?}");
         assert!(row["message"].contains("GiB"), "{row:?}");
     }
@@ -332,4 +361,85 @@ fn occupancy_sweeps_verify_and_record_timelines_of_every_wave() {
     assert!(found.len() >= 2, "{found:?}");
     let (first, last) = (found[0].waves as f64, found[found.len() - 1].waves as f64);
     assert!(last < 0.75 * first, "{found:?}");
+}
+
+/// `smoke_spin` at a set duration: a kernel whose true time is known, to check the runner's timing against.
+struct Spin<'g> {
+    gpu: &'g Gpu,
+    kernel: Kernel,
+    ticks: u64,
+}
+
+impl Case for Spin<'_> {
+    fn launch(&mut self) -> suite::device::Result<()> {
+        self.gpu.device.launch(&self.kernel, &LaunchConfig::linear(1, 1), &[Arg::U64(self.ticks)])
+    }
+    fn verify(&mut self) -> Result<Verification, experiments::Error> {
+        Ok(Verification { max_rel_err: 0.0, tolerance: 0.0, checked: 0, failures: 0, first_failures: Vec::new() })
+    }
+    fn work(&self) -> f64 {
+        0.0
+    }
+}
+
+/// Ticks per µs of `gpu_wall_clock()`: %globaltimer counts ns; CDNA's wall clock runs at 100 MHz.
+fn clock_ticks_per_us(platform: Platform) -> f64 {
+    match platform {
+        Platform::Nvidia => 1000.0,
+        Platform::Amd => 100.0,
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn the_runner_times_a_kernel_of_known_duration_within_5_percent_or_3_us() {
+    let gpu = gpu();
+    let dev = gpu.device.as_ref();
+    let kernel = gpu.kernel("smoke", "smoke_spin").unwrap();
+    let per_us = clock_ticks_per_us(dev.props().platform);
+    let dir = tempfile::tempdir().unwrap();
+    let mut misses = Vec::new();
+    for timing in [Timing::Graph, Timing::Stream] {
+        let opts = RunOptions { reps: 20, warmup: 3, timing, ..quick_run(dir.path(), false, 2.0) };
+        for us in [5.0, 20.0, 100.0] {
+            let mut spin = Spin { gpu: &gpu, kernel: kernel.clone(), ticks: (us * per_us) as u64 };
+            // One launch alone, between its own events, for comparison: it includes the launch latency.
+            let alone_us = f64::from(dev.time_ms(&mut || spin.launch()).unwrap()) * 1e3;
+            let timed = experiments::time_case(dev, &mut spin, &opts).unwrap();
+            let got = timed.stats.median_ms * 1e3;
+            eprintln!(
+                "spin {us:>5} µs: {got:8.3} µs per launch ({timing} asked, {} used, {} launches per rep, {} reps; \
+                 one launch alone {alone_us:.3} µs)",
+                timed.timing, timed.launches_per_rep, timed.stats.reps
+            );
+            let allowed = (0.05 * us).max(3.0);
+            if (got - us).abs() > allowed {
+                misses.push(format!("{timing}: {us} µs read {got:.3} µs (allowed ±{allowed})"));
+            }
+            if us <= 20.0 {
+                assert!(timed.launches_per_rep > 1, "a {us} µs kernel must be timed in batches");
+            }
+            if dev.props().platform == Platform::Nvidia {
+                assert_eq!(timed.timing, timing, "{:?}", timed.note);
+            }
+        }
+    }
+    assert!(misses.is_empty(), "{}", misses.join("\n"));
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn the_gap_between_back_to_back_kernels_is_measured_both_ways() {
+    let gpu = gpu();
+    let (stream, graph) = experiments::launch_gaps_us(&gpu).unwrap();
+    eprintln!("empty kernel back to back: {stream:.3} µs per launch on the stream, graph {graph:?} µs");
+    // A launch takes some time and, on any GPU of the last decade, far less than 50 µs back to back.
+    assert!(stream > 0.1 && stream < 50.0, "stream gap {stream} µs");
+    match gpu.device.props().platform {
+        Platform::Nvidia => {
+            let graph = graph.expect("CUDA graphs capture an empty kernel");
+            assert!(graph > 0.1 && graph < 50.0, "graph gap {graph} µs");
+        }
+        Platform::Amd => assert_eq!(graph, None, "AMD has no graph bindings, so nothing can be captured"),
+    }
 }

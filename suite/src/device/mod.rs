@@ -475,15 +475,19 @@ impl LaunchConfig {
         LaunchConfig { grid: [groups, 1, 1], group: [group_size, 1, 1], dynamic_lds_bytes: 0 }
     }
 
-    /// Items per group (a product that cannot overflow, so absurd geometries are caught by checks, not panics).
+    /// Items per group (saturating at `u64::MAX`, so absurd geometries are caught by checks, not panics).
     pub fn group_items(&self) -> u64 {
-        self.group.iter().map(|&g| u64::from(g)).product()
+        saturating_product(self.group)
     }
 
-    /// Groups in the grid.
+    /// Groups in the grid (saturating at `u64::MAX`: three dimensions of 2^32 − 1 overflow 64 bits).
     pub fn groups(&self) -> u64 {
-        self.grid.iter().map(|&g| u64::from(g)).product()
+        saturating_product(self.grid)
     }
+}
+
+fn saturating_product(dims: [u32; 3]) -> u64 {
+    dims.iter().fold(1u64, |p, &d| p.saturating_mul(u64::from(d)))
 }
 
 /// Resources a compiled kernel uses, as the runtime reports them.
@@ -573,6 +577,39 @@ pub struct RuntimeInfo {
     pub driver_version: String,
 }
 
+/// How the runner enqueues the launches of one timed batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Timing {
+    /// Every launch enqueued on the stream, back to back, between the two events.
+    Stream,
+    /// The batch captured once as a graph (a CUDA graph) and replayed by one graph launch per repetition, so the
+    /// host enqueues nothing per kernel; where the platform or a case cannot be captured, `stream` is used instead.
+    Graph,
+}
+
+impl Timing {
+    /// Lower-case name, as written in the CSV's `timing` column and in `run.json`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Timing::Stream => "stream",
+            Timing::Graph => "graph",
+        }
+    }
+}
+
+impl fmt::Display for Timing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A batch of launches captured once ([`Device::capture`]) and replayed whole on the device's stream.
+pub trait Replay {
+    /// Enqueues the whole batch, stream-ordered.
+    fn launch(&self) -> Result<()>;
+}
+
 /// One GPU. Operations run in order on the device's single stream; copies to and from the host block.
 pub trait Device: Send + Sync {
     /// What the device is.
@@ -615,6 +652,11 @@ pub trait Device: Send + Sync {
     /// Runs `work` (which enqueues operations) between two device events and returns the elapsed device time in
     /// milliseconds. Waits for the second event.
     fn time_ms(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<f32>;
+
+    /// Captures what `times` calls of `work` enqueue into a graph that [`Replay::launch`] replays as one. Nothing
+    /// runs while capturing, so `work` must only enqueue (no copies to or from the host, no synchronisation).
+    /// `Ok(None)` where the platform cannot capture (AMD: hip-sys binds no hipGraph functions).
+    fn capture(&self, times: u32, work: &mut dyn FnMut() -> Result<()>) -> Result<Option<Box<dyn Replay + '_>>>;
 
     /// Waits until every enqueued operation has finished, and reports any asynchronous error.
     fn synchronize(&self) -> Result<()>;
@@ -728,10 +770,59 @@ mod tests {
     }
 
     #[test]
-    fn args_have_c_sizes() {
-        assert_eq!(Arg::F32(1.0).size(), 4);
-        assert_eq!(Arg::Ptr(0).size(), 8);
-        assert_eq!(&Arg::U32(7).to_bytes()[..4], &7u32.to_ne_bytes());
+    fn args_have_c_sizes_and_native_bytes() {
+        let four = [(Arg::I32(-2), (-2i32).to_ne_bytes()), (Arg::U32(7), 7u32.to_ne_bytes())];
+        for (arg, bytes) in four {
+            assert_eq!(arg.size(), 4, "{arg:?}");
+            assert_eq!(&arg.to_bytes()[..4], &bytes, "{arg:?}");
+            assert_eq!(&arg.to_bytes()[4..], &[0; 4], "{arg:?}: the slot's tail stays zero");
+        }
+        assert_eq!((Arg::F32(1.5).size(), &Arg::F32(1.5).to_bytes()[..4]), (4, &1.5f32.to_ne_bytes()[..]));
+        let eight = [
+            (Arg::Ptr(0xdead_beef_0000), 0xdead_beef_0000u64.to_ne_bytes()),
+            (Arg::U64(u64::MAX - 1), (u64::MAX - 1).to_ne_bytes()),
+            (Arg::I64(-3), (-3i64).to_ne_bytes()),
+            (Arg::F64(2.5), 2.5f64.to_ne_bytes()),
+        ];
+        for (arg, bytes) in eight {
+            assert_eq!((arg.size(), arg.to_bytes()), (8, bytes), "{arg:?}");
+        }
+    }
+
+    fn kernel_with(param_sizes: Option<Vec<usize>>) -> Kernel {
+        Kernel { name: "k".into(), attrs: KernelAttrs::default(), param_sizes, inner: Arc::new(()) }
+    }
+
+    #[test]
+    fn arguments_are_checked_against_known_parameter_sizes() {
+        let k = kernel_with(Some(vec![8, 4]));
+        assert!(k.check_args(&[Arg::Ptr(0), Arg::U32(1)]).is_ok());
+        let err = k.check_args(&[Arg::Ptr(0)]).unwrap_err().to_string();
+        assert_eq!(err, "kernel `k`: takes 2 arguments, 1 given");
+        let err = k.check_args(&[Arg::Ptr(0), Arg::U64(1)]).unwrap_err().to_string();
+        assert!(err.starts_with("kernel `k`: argument 1 is 4 bytes, but U64(1) is 8 bytes"), "{err}");
+        // Unknown parameters (no driver info): nothing to check against.
+        assert!(kernel_with(None).check_args(&[Arg::F64(1.0)]).is_ok());
+    }
+
+    #[test]
+    fn launch_geometry_products_do_not_overflow() {
+        let c = LaunchConfig { grid: [u32::MAX, u32::MAX, 1], group: [1024, 1024, 64], dynamic_lds_bytes: 0 };
+        assert_eq!(c.groups(), u64::from(u32::MAX) * u64::from(u32::MAX));
+        assert_eq!(c.group_items(), 1 << 26);
+        // (2^32 − 1)^3 does not fit in 64 bits: the count saturates instead of wrapping or panicking.
+        let absurd = LaunchConfig { grid: [u32::MAX; 3], group: [u32::MAX; 3], dynamic_lds_bytes: 0 };
+        assert_eq!((absurd.groups(), absurd.group_items()), (u64::MAX, u64::MAX));
+        assert_eq!(LaunchConfig { grid: [0, u32::MAX, u32::MAX], ..absurd }.groups(), 0);
+        let l = LaunchConfig::linear(7, 96);
+        assert_eq!((l.grid, l.group, l.groups(), l.group_items()), ([7, 1, 1], [96, 1, 1], 7, 96));
+    }
+
+    #[test]
+    fn timing_methods_have_stable_names() {
+        assert_eq!((Timing::Stream.name(), Timing::Graph.to_string()), ("stream", "graph".to_string()));
+        assert_eq!(serde_json::to_string(&Timing::Graph).unwrap(), "\"graph\"");
+        assert_eq!(serde_json::from_str::<Timing>("\"stream\"").unwrap(), Timing::Stream);
     }
 
     #[test]

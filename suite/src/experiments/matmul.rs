@@ -544,6 +544,10 @@ impl Case for VendorCase<'_> {
         let s = self.inputs.shape;
         matmul_flops(s.m, s.n, s.k)
     }
+
+    fn footprint_bytes(&self) -> Option<u64> {
+        Some((self.inputs.a.bytes() + self.inputs.b.bytes() + self.c.bytes()) as u64)
+    }
 }
 
 /// One kernel of the ladder at one shape, checked against the vendor result (all elements) or the host (samples).
@@ -576,6 +580,10 @@ impl Case for KernelCase<'_> {
     fn work(&self) -> f64 {
         let s = self.inputs.shape;
         matmul_flops(s.m, s.n, s.k)
+    }
+
+    fn footprint_bytes(&self) -> Option<u64> {
+        Some((self.inputs.a.bytes() + self.inputs.b.bytes() + self.c.bytes()) as u64)
     }
 }
 

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
-use crate::device;
+use crate::device::{self, Device, LaunchConfig, Timing};
 use crate::gpu::Gpu;
 use crate::measure::Stats;
 use crate::report::csv::{header, read_rows, Context, CsvLog, Row, Status};
@@ -45,6 +45,12 @@ pub enum Error {
     /// A plot could not be drawn.
     #[error("plot: {0}")]
     Plot(String),
+    /// The device events gave no usable time.
+    #[error("timing: {0}")]
+    Timing(String),
+    /// A benchmark of the suite itself could not run.
+    #[error("bench: {0}")]
+    Bench(String),
 }
 
 /// One point of a sweep.
@@ -71,12 +77,19 @@ pub struct Metric {
 
 /// One prepared sweep point, ready to launch.
 pub trait Case {
-    /// Enqueues one launch of the kernel under test.
+    /// Enqueues one launch of the kernel under test. The runner calls it many times back to back, and may capture
+    /// the calls into a graph that replays them, so it must only enqueue: no copies to or from the host, no
+    /// synchronisation, and the same arguments every time once the first (verified) launch is done.
     fn launch(&mut self) -> device::Result<()>;
     /// Compares the device result of the launch before with the reference.
     fn verify(&mut self) -> Result<Verification, Error>;
     /// Work done by one launch, in the metric's unit before scaling: bytes for GB/s, FLOP for GFLOP/s.
     fn work(&self) -> f64;
+    /// Bytes of device memory one launch touches (inputs and outputs), so the runner can tell whether back-to-back
+    /// launches find them in L2. `None` when unknown.
+    fn footprint_bytes(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// An experiment: a sweep and how to prepare each of its points.
@@ -169,11 +182,155 @@ pub struct RunOptions {
     /// Time one point may spend in warm-up and timed launches, in seconds. A point whose single launch is slow
     /// gets fewer launches (never fewer than 3 timed), so a naive kernel at 8192 does not take minutes.
     pub time_budget_s: f64,
+    /// How each repetition's batch of launches is enqueued.
+    pub timing: Timing,
 }
 
-/// Warm-up and timed launch counts for a point whose launch takes `launch_ms`: as asked, unless that overruns
-/// `budget_s`, but at least 3 timed launches (a median of fewer means little) and no warm-up beyond the one that
-/// measured `launch_ms`.
+/// A repetition's batch lasts at least this long (ms) where the budget allows: long against the events'
+/// resolution (about 0.5 µs) and the host's cost of one launch, so neither shows in the time per launch.
+pub const TARGET_BATCH_MS: f64 = 1.0;
+
+/// Most launches in one batch: bounds the size of a captured graph (and the host's work to enqueue a batch).
+pub const MAX_LAUNCHES_PER_REP: u32 = 4096;
+
+/// Launches per repetition for a kernel whose one launch takes `launch_ms`: enough for a batch of
+/// [`TARGET_BATCH_MS`], at most [`MAX_LAUNCHES_PER_REP`], few enough that three repetitions fit in `budget_s`, and at
+/// least one (a kernel that is already long runs alone). A launch too short for the events to see gets the most.
+pub fn launches_per_rep(launch_ms: f64, budget_s: f64) -> u32 {
+    if !(launch_ms > 0.0 && launch_ms.is_finite()) {
+        return MAX_LAUNCHES_PER_REP;
+    }
+    let target = (TARGET_BATCH_MS / launch_ms).ceil();
+    let affordable = (budget_s * 1e3 / (3.0 * launch_ms)).floor();
+    let b = target.min(affordable).min(f64::from(MAX_LAUNCHES_PER_REP));
+    if b >= 1.0 {
+        b as u32
+    } else {
+        1
+    }
+}
+
+/// What [`time_case`] measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timed {
+    /// Time per launch (each repetition's batch time / `launches_per_rep`), ms.
+    pub stats: Stats,
+    /// Launches in each repetition's batch.
+    pub launches_per_rep: u32,
+    /// How the batches were enqueued.
+    pub timing: Timing,
+    /// Why a graph was asked for but the stream used, when that happened.
+    pub note: Option<String>,
+}
+
+/// Times a prepared case the way the runner does: after one untimed-for-the-row launch that sizes the batch and a
+/// probe batch that refines it, each repetition launches the case `B` times back to back between one pair of device
+/// events (or replays a graph of those `B` launches) and records the batch time / `B`. Slow kernels get `B` = 1 and
+/// fewer repetitions (at least 3) within `opts.time_budget_s`. The case must have been launched (and verified) once.
+pub fn time_case(dev: &dyn Device, case: &mut dyn Case, opts: &RunOptions) -> Result<Timed, Error> {
+    let budget = opts.time_budget_s;
+    // Warm-up 1: one launch, timed alone, which includes its launch latency, so B starts low.
+    let single_ms = f64::from(dev.time_ms(&mut || case.launch())?);
+    let mut b = launches_per_rep(single_ms, budget);
+    let mut per_launch_ms = single_ms;
+    let mut warmups_done = 1;
+    if b > 1 {
+        // Warm-up 2: a batch, whose time per launch no longer includes the latency; B is sized again from it.
+        let batch_ms = f64::from(dev.time_ms(&mut || (0..b).try_for_each(|_| case.launch()))?);
+        per_launch_ms = batch_ms / f64::from(b);
+        b = launches_per_rep(per_launch_ms, budget);
+        warmups_done += 1;
+    }
+    let (mut replay, mut note) = (None, None);
+    if opts.timing == Timing::Graph {
+        match dev.capture(b, &mut || case.launch()) {
+            Ok(r) => replay = r,
+            Err(e) => {
+                // A case that cannot be captured (a library call that allocates, say) is still timed, on the stream.
+                dev.synchronize()?;
+                note = Some(format!("timed on the stream: the graph capture failed: {e}"));
+            }
+        }
+    }
+    let timing = if replay.is_some() { Timing::Graph } else { Timing::Stream };
+    let mut batch = || match &replay {
+        Some(r) => r.launch(),
+        None => (0..b).try_for_each(|_| case.launch()),
+    };
+    let batch_ms = per_launch_ms * f64::from(b);
+    let (warmup, reps) = launches_within_budget(batch_ms, opts.warmup.saturating_sub(warmups_done), opts.reps, budget);
+    // A fresh graph is replayed once untimed in any case: its first launch may still set up.
+    let warmup = if replay.is_some() { warmup.max(1) } else { warmup };
+    for _ in 0..warmup {
+        batch()?;
+    }
+    let mut times = Vec::with_capacity(reps as usize);
+    for _ in 0..reps {
+        times.push(f64::from(dev.time_ms(&mut batch)?) / f64::from(b));
+    }
+    let stats = Stats::from_ms(&times).ok_or_else(|| Error::Timing(format!("no valid timings from {times:?}")))?;
+    if stats.median_ms <= 0.0 {
+        return Err(Error::Timing(format!(
+            "the median time per launch is {} ms ({} repetitions of {b} launches): the device events saw no time",
+            stats.median_ms, stats.reps
+        )));
+    }
+    Ok(Timed { stats, launches_per_rep: b, timing, note })
+}
+
+/// Launches of the empty kernel per repetition when measuring the launch gap.
+const GAP_LAUNCHES: u32 = 1000;
+
+/// How a run was timed, for `run.json`: the method asked for and the GPU's gap between back-to-back kernels both
+/// ways, measured at the start of the run.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct TimingRecord {
+    /// The method asked for (`--timing`); a row's `timing` column says what timed it.
+    pub method: Timing,
+    /// Time per launch of an empty one-item kernel in a batch of 1000 launched back to back on the stream, µs
+    /// (median of 5): the gap each batched launch adds to a kernel's own time.
+    pub launch_gap_us: Option<f64>,
+    /// The same batch replayed as a graph, µs; absent where the platform cannot capture.
+    pub graph_launch_gap_us: Option<f64>,
+    /// Why a gap could not be measured, when it could not.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub note: String,
+}
+
+/// Measures the launch gap both ways with `smoke_empty`; a failure is noted, not fatal.
+pub fn timing_record(gpu: &Gpu, method: Timing) -> TimingRecord {
+    let mut record = TimingRecord { method, launch_gap_us: None, graph_launch_gap_us: None, note: String::new() };
+    match launch_gaps_us(gpu) {
+        Ok((stream, graph)) => (record.launch_gap_us, record.graph_launch_gap_us) = (Some(stream), graph),
+        Err(e) => record.note = format!("launch gap not measured: {e}"),
+    }
+    record
+}
+
+/// Time per launch of the empty kernel, µs, in a batch on the stream and (where it can be captured) as a graph.
+pub fn launch_gaps_us(gpu: &Gpu) -> Result<(f64, Option<f64>), Error> {
+    let kernel = gpu.kernel("smoke", "smoke_empty")?;
+    let dev = gpu.device.as_ref();
+    let config = LaunchConfig::linear(1, 1);
+    let mut launch = || dev.launch(&kernel, &config, &[]);
+    let median_us = |batch: &mut dyn FnMut() -> device::Result<()>| -> Result<f64, Error> {
+        batch()?;
+        let times = (0..5)
+            .map(|_| Ok(f64::from(dev.time_ms(batch)?) * 1e3 / f64::from(GAP_LAUNCHES)))
+            .collect::<Result<Vec<f64>, Error>>()?;
+        Stats::from_ms(&times).map(|s| s.median_ms).ok_or_else(|| Error::Timing(format!("bad timings {times:?}")))
+    };
+    let stream = median_us(&mut || (0..GAP_LAUNCHES).try_for_each(|_| launch()))?;
+    let graph = match dev.capture(GAP_LAUNCHES, &mut launch)? {
+        Some(replay) => Some(median_us(&mut || replay.launch())?),
+        None => None,
+    };
+    Ok((stream, graph))
+}
+
+/// Warm-up and timed repetition counts for a point whose repetition (one batch of launches) takes `launch_ms`: as
+/// asked, unless that overruns `budget_s`, but at least 3 timed repetitions (a median of fewer means little) and no
+/// warm-up beyond the batches that measured `launch_ms`.
 pub fn launches_within_budget(launch_ms: f64, warmup: u32, reps: u32, budget_s: f64) -> (u32, u32) {
     let fits = if launch_ms > 0.0 { (budget_s * 1e3 / launch_ms).floor() } else { f64::INFINITY };
     let fits = if fits.is_finite() { fits as u64 } else { u64::MAX };
@@ -242,6 +399,7 @@ pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary
         "warmup": opts.warmup,
         "reps": opts.reps,
         "time_budget_s": opts.time_budget_s,
+        "timing": opts.timing,
         "metric": exp.metric(),
     });
     let mut invocation = Invocation::now(options.clone(), opts.shard.map(|s| s.to_string()));
@@ -251,6 +409,7 @@ pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary
         Ok(path) => path,
         Err(e) => e.to_string(),
     };
+    invocation.timing = Some(timing_record(gpu, opts.timing));
     let context = Context {
         experiment: exp.name().to_string(),
         platform: props.platform.name().to_string(),
@@ -323,7 +482,12 @@ pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary
 /// One progress line for a finished row.
 fn describe(exp: &dyn Experiment, row: &Row) -> String {
     let rate = row.rate.map(|r| format!("{r:.1} {}", exp.metric().column)).unwrap_or_default();
-    let time = row.time_ms.map(|(m, lo, hi)| format!("{m:.4} ms [{lo:.4}, {hi:.4}]")).unwrap_or_default();
+    let time = row
+        .time_ms
+        .map(|(m, lo, hi)| {
+            format!("{m:.4} ms [{lo:.4}, {hi:.4}] ({}×{} {})", row.reps, row.launches_per_rep, row.timing)
+        })
+        .unwrap_or_default();
     let msg = if row.message.is_empty() { String::new() } else { format!(": {}", row.message) };
     format!("{} {} {time} {rate}{msg}", row.status.as_str(), row.key)
 }
@@ -332,6 +496,9 @@ fn measure_point(gpu: &Gpu, exp: &dyn Experiment, point: &Point, opts: &RunOptio
     let mut row = Row {
         params: point.params.clone(),
         reps: 0,
+        launches_per_rep: 0,
+        timing: String::new(),
+        l2_resident: None,
         time_ms: None,
         rate: None,
         max_rel_err: None,
@@ -368,27 +535,250 @@ fn time_point(gpu: &Gpu, exp: &dyn Experiment, point: &Point, opts: &RunOptions,
         row.message = check.summary();
         return Ok(());
     }
-    // The first warm-up launch is timed to size the rest to the point's time budget.
-    let first_ms = f64::from(gpu.device.time_ms(&mut || case.launch())?);
-    let (warmup, reps) = launches_within_budget(first_ms, opts.warmup.saturating_sub(1), opts.reps, opts.time_budget_s);
-    for _ in 0..warmup {
-        case.launch()?;
+    let l2 = gpu.device.props().l2_bytes;
+    row.l2_resident = case.footprint_bytes().zip(l2).map(|(bytes, l2)| bytes <= l2);
+    let timed = time_case(gpu.device.as_ref(), case.as_mut(), opts)?;
+    let rate = timed
+        .stats
+        .giga_per_second(case.work())
+        .ok_or_else(|| Error::Timing(format!("no rate from a median of {} ms per launch", timed.stats.median_ms)))?;
+    row.reps = timed.stats.reps;
+    row.launches_per_rep = timed.launches_per_rep;
+    row.timing = timed.timing.name().to_string();
+    row.time_ms = Some((timed.stats.median_ms, timed.stats.min_ms, timed.stats.max_ms));
+    row.rate = Some(rate);
+    if let Some(note) = timed.note {
+        row.message = note;
     }
-    let mut times = Vec::with_capacity(reps as usize);
-    for _ in 0..reps {
-        let ms = gpu.device.time_ms(&mut || case.launch())?;
-        times.push(f64::from(ms));
-    }
-    let stats = Stats::from_ms(&times).ok_or_else(|| Error::Options(format!("no valid timings from {times:?}")))?;
-    row.reps = stats.reps;
-    row.time_ms = Some((stats.median_ms, stats.min_ms, stats.max_ms));
-    row.rate = Some(stats.giga_per_second(case.work()));
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::device::{Arch, Arg, Kernel, Module, Platform, Props, RawAlloc, Replay, WaveSize};
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    /// What the fake device's `capture` does.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Capture {
+        Works,
+        Unsupported,
+        Fails,
+    }
+
+    /// A device whose events report, exactly, `latency` per timed region plus `kernel` per launch enqueued in it
+    /// (`gap` more per launch on the stream than in a graph), so the runner's arithmetic can be checked on a CPU.
+    struct FakeDevice {
+        props: Props,
+        enqueued: AtomicU32,
+        capture: Capture,
+        latency_ms: f64,
+        kernel_ms: f64,
+        stream_gap_ms: f64,
+    }
+
+    struct FakeReplay<'d> {
+        dev: &'d FakeDevice,
+        launches: u32,
+    }
+
+    impl Replay for FakeReplay<'_> {
+        fn launch(&self) -> device::Result<()> {
+            // A graph's launches are counted from bit 16 up, where `time_ms` charges them no stream gap.
+            self.dev.enqueued.fetch_add(self.launches << 16, Ordering::SeqCst);
+            Ok(())
+        }
+    }
+
+    impl Device for FakeDevice {
+        fn props(&self) -> &Props {
+            &self.props
+        }
+        fn time_ms(&self, work: &mut dyn FnMut() -> device::Result<()>) -> device::Result<f32> {
+            self.enqueued.store(0, Ordering::SeqCst);
+            work()?;
+            let n = self.enqueued.load(Ordering::SeqCst);
+            let (stream, graph) = (f64::from(n & 0xffff), f64::from(n >> 16));
+            Ok((self.latency_ms + stream * (self.kernel_ms + self.stream_gap_ms) + graph * self.kernel_ms) as f32)
+        }
+        fn capture(
+            &self,
+            times: u32,
+            work: &mut dyn FnMut() -> device::Result<()>,
+        ) -> device::Result<Option<Box<dyn Replay + '_>>> {
+            match self.capture {
+                Capture::Unsupported => Ok(None),
+                Capture::Fails => Err(device::Error::Api {
+                    api: "cuStreamEndCapture",
+                    code: 901,
+                    code_name: "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED".into(),
+                    text: "capture invalidated".into(),
+                }),
+                Capture::Works => {
+                    for _ in 0..times {
+                        work()?;
+                    }
+                    Ok(Some(Box::new(FakeReplay { dev: self, launches: times })))
+                }
+            }
+        }
+        fn synchronize(&self) -> device::Result<()> {
+            Ok(())
+        }
+        fn memory_info(&self) -> device::Result<(u64, u64)> {
+            unreachable!("not used by the timer")
+        }
+        fn alloc(&self, _: usize) -> device::Result<Box<dyn RawAlloc>> {
+            unreachable!("not used by the timer")
+        }
+        fn copy_to_device(&self, _: &dyn RawAlloc, _: &[u8]) -> device::Result<()> {
+            unreachable!("not used by the timer")
+        }
+        fn copy_to_host(&self, _: &dyn RawAlloc, _: &mut [u8]) -> device::Result<()> {
+            unreachable!("not used by the timer")
+        }
+        fn copy_on_device(&self, _: &dyn RawAlloc, _: &dyn RawAlloc, _: usize) -> device::Result<()> {
+            unreachable!("not used by the timer")
+        }
+        fn fill_bytes(&self, _: &dyn RawAlloc, _: u8) -> device::Result<()> {
+            unreachable!("not used by the timer")
+        }
+        fn load_module(&self, _: &[u8]) -> device::Result<Module> {
+            unreachable!("not used by the timer")
+        }
+        fn kernel(&self, _: &Module, _: &str) -> device::Result<Kernel> {
+            unreachable!("not used by the timer")
+        }
+        fn launch(&self, _: &Kernel, _: &LaunchConfig, _: &[Arg]) -> device::Result<()> {
+            unreachable!("not used by the timer")
+        }
+        fn launch_cooperative(&self, _: &Kernel, _: &LaunchConfig, _: &[Arg]) -> device::Result<()> {
+            unreachable!("not used by the timer")
+        }
+        fn occupancy_groups_per_cu(&self, _: &Kernel, _: u32, _: u32) -> device::Result<u32> {
+            unreachable!("not used by the timer")
+        }
+        fn blas(&self) -> device::Result<String> {
+            unreachable!("not used by the timer")
+        }
+        fn sgemm(
+            &self,
+            _: usize,
+            _: usize,
+            _: usize,
+            _: &dyn RawAlloc,
+            _: &dyn RawAlloc,
+            _: &dyn RawAlloc,
+        ) -> device::Result<()> {
+            unreachable!("not used by the timer")
+        }
+    }
+
+    struct FakeCase<'d>(&'d FakeDevice);
+
+    impl Case for FakeCase<'_> {
+        fn launch(&mut self) -> device::Result<()> {
+            self.0.enqueued.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        }
+        fn verify(&mut self) -> Result<Verification, Error> {
+            unreachable!("the timer does not verify")
+        }
+        fn work(&self) -> f64 {
+            1.0
+        }
+    }
+
+    fn fake(capture: Capture, latency_ms: f64, kernel_ms: f64, stream_gap_ms: f64) -> FakeDevice {
+        let props = Props {
+            platform: Platform::Nvidia,
+            ordinal: 0,
+            name: "fake".into(),
+            arch: Arch::parse("sm_90").expect("valid"),
+            arch_full: "sm_90".into(),
+            wave_size: WaveSize(32),
+            cu_count: 1,
+            max_items_per_cu: 2048,
+            max_group_size: 1024,
+            max_groups_per_cu: None,
+            lds_bytes_per_cu: 1 << 16,
+            lds_bytes_per_group: 1 << 16,
+            lds_bytes_per_group_optin: 1 << 16,
+            registers_per_cu: 1 << 16,
+            clock_mhz: None,
+            memory_clock_mhz: None,
+            memory_bus_bits: None,
+            l2_bytes: None,
+            memory_bytes: 1 << 30,
+            runtime_version: String::new(),
+            driver_version: String::new(),
+        };
+        FakeDevice { props, enqueued: AtomicU32::new(0), capture, latency_ms, kernel_ms, stream_gap_ms }
+    }
+
+    fn options(timing: Timing) -> RunOptions {
+        RunOptions {
+            out_dir: PathBuf::new(),
+            resume: false,
+            shard: None,
+            warmup: 3,
+            reps: 7,
+            time_budget_s: 2.0,
+            timing,
+        }
+    }
+
+    #[test]
+    fn batches_remove_the_launch_latency_and_graphs_the_gap() {
+        // A 5 µs kernel, 20 µs of latency per timed region, 2 µs of gap per launch on the stream.
+        let dev = fake(Capture::Works, 0.020, 0.005, 0.002);
+        let timed = time_case(&dev, &mut FakeCase(&dev), &options(Timing::Graph)).unwrap();
+        let b = timed.launches_per_rep;
+        // A single launch reads 27 µs, so the probe batch has ceil(1 ms / 27 µs) = 38 launches; it reads
+        // (20 + 38 · 7) µs, 7.53 µs per launch, which sets B = ceil(1 ms / 7.53 µs) = 133.
+        assert_eq!(launches_per_rep(0.027, 2.0), 38);
+        assert_eq!(b, 133);
+        assert!(f64::from(b) * 0.005 >= 0.5, "a batch of {b} launches is too short");
+        assert_eq!((timed.timing, timed.note.as_deref(), timed.stats.reps), (Timing::Graph, None, 7));
+        // One region's latency spread over B launches, no stream gap: 5 µs + 20 µs / B.
+        let want = 0.005 + 0.020 / f64::from(b);
+        assert!((timed.stats.median_ms - want).abs() < 1e-6, "{} vs {want}", timed.stats.median_ms);
+
+        let timed = time_case(&dev, &mut FakeCase(&dev), &options(Timing::Stream)).unwrap();
+        let want = 0.007 + 0.020 / f64::from(timed.launches_per_rep);
+        assert_eq!(timed.timing, Timing::Stream);
+        assert!((timed.stats.median_ms - want).abs() < 1e-6, "{} vs {want}", timed.stats.median_ms);
+    }
+
+    #[test]
+    fn a_graph_that_cannot_be_made_falls_back_to_the_stream_and_says_so() {
+        let dev = fake(Capture::Unsupported, 0.0, 0.01, 0.0);
+        let timed = time_case(&dev, &mut FakeCase(&dev), &options(Timing::Graph)).unwrap();
+        assert_eq!((timed.timing, timed.note), (Timing::Stream, None));
+        let dev = fake(Capture::Fails, 0.0, 0.01, 0.0);
+        let timed = time_case(&dev, &mut FakeCase(&dev), &options(Timing::Graph)).unwrap();
+        assert_eq!(timed.timing, Timing::Stream);
+        let note = timed.note.expect("the fallback is noted");
+        assert!(note.contains("graph capture failed") && note.contains("INVALIDATED"), "{note}");
+    }
+
+    #[test]
+    fn long_kernels_run_alone_and_slow_ones_get_fewer_reps() {
+        // 300 ms per launch, 2 s budget: B = 1, and 6 repetitions fit (after the sizing launch), of 7 asked.
+        let dev = fake(Capture::Works, 0.0, 300.0, 0.0);
+        let timed = time_case(&dev, &mut FakeCase(&dev), &options(Timing::Graph)).unwrap();
+        assert_eq!((timed.launches_per_rep, timed.stats.reps), (1, 6));
+        assert!((timed.stats.median_ms - 300.0).abs() < 1e-3);
+    }
+
+    #[test]
+    fn events_that_see_no_time_are_an_error_not_a_rate() {
+        let dev = fake(Capture::Works, 0.0, 0.0, 0.0);
+        let err = time_case(&dev, &mut FakeCase(&dev), &options(Timing::Graph)).unwrap_err();
+        assert!(matches!(err, Error::Timing(_)), "{err}");
+        assert!(err.to_string().contains("saw no time"), "{err}");
+    }
 
     #[test]
     fn shards_parse_and_reject_nonsense() {
@@ -444,6 +834,7 @@ mod tests {
             warmup: 1,
             reps: 3,
             time_budget_s: 1.0,
+            timing: crate::device::Timing::Graph,
         };
         let first = run(&gpu, &sweep, &opts).unwrap();
         assert_eq!((first.ok, first.fail, first.error), (2, 0, 0));
@@ -480,5 +871,24 @@ mod tests {
         // Fewer asked than the floor: what was asked.
         assert_eq!(launches_within_budget(5000.0, 0, 1, 2.0), (0, 1));
         assert_eq!(launches_within_budget(0.0, 1, 5, 0.0), (1, 5));
+    }
+
+    #[test]
+    fn batches_last_a_millisecond_within_the_budget() {
+        // A 5 µs kernel: 200 launches make 1 ms.
+        assert_eq!(launches_per_rep(0.005, 2.0), 200);
+        // Rounding up: 3 launches of 0.4 ms.
+        assert_eq!(launches_per_rep(0.4, 2.0), 3);
+        // Already long: alone.
+        assert_eq!(launches_per_rep(1.0, 2.0), 1);
+        assert_eq!(launches_per_rep(250.0, 2.0), 1);
+        // An empty kernel in a batch (~2 µs) would want 500; a 1 ns launch is capped.
+        assert_eq!(launches_per_rep(0.000_001, 2.0), MAX_LAUNCHES_PER_REP);
+        // The events saw nothing, or nonsense: the most launches, so the batch becomes visible.
+        assert_eq!(launches_per_rep(0.0, 2.0), MAX_LAUNCHES_PER_REP);
+        assert_eq!(launches_per_rep(f64::NAN, 2.0), MAX_LAUNCHES_PER_REP);
+        // A tight budget: three repetitions of the batch must fit (3 × 33 × 0.01 ms ≤ 1 ms).
+        assert_eq!(launches_per_rep(0.01, 0.001), 33);
+        assert_eq!(launches_per_rep(0.01, 0.0), 1);
     }
 }

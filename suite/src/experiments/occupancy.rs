@@ -524,6 +524,10 @@ impl Case for CopyCase<'_> {
     fn work(&self) -> f64 {
         self.bytes
     }
+
+    fn footprint_bytes(&self) -> Option<u64> {
+        Some((self.src.bytes() + self.dst.bytes()) as u64)
+    }
 }
 
 /// The residency probe: its records are both its output and its timeline.
@@ -568,6 +572,10 @@ impl Case for SpinCase<'_> {
 
     fn work(&self) -> f64 {
         0.0
+    }
+
+    fn footprint_bytes(&self) -> Option<u64> {
+        Some(self.timeline.buf.bytes() as u64)
     }
 }
 
@@ -654,6 +662,14 @@ impl Case for KernelCase<'_> {
 
     fn work(&self) -> f64 {
         self.bytes
+    }
+
+    fn footprint_bytes(&self) -> Option<u64> {
+        let b = match &self.kind {
+            Kind::VectorAdd { b, .. } | Kind::Lds { b, .. } | Kind::Chunks { b, .. } => b.bytes(),
+            Kind::Registers { .. } => 0,
+        };
+        Some((self.a.bytes() + b + self.out.bytes()) as u64)
     }
 }
 

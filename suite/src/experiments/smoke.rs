@@ -144,4 +144,8 @@ impl Case for Triad<'_> {
     fn work(&self) -> f64 {
         (self.n * TRIAD_BYTES_PER_ELEMENT) as f64
     }
+
+    fn footprint_bytes(&self) -> Option<u64> {
+        Some((self.a.bytes() + self.b.bytes() + self.c.bytes()) as u64)
+    }
 }

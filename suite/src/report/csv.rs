@@ -16,8 +16,11 @@ use super::{Error, Result};
 pub const CONTEXT_COLUMNS: [&str; 5] = ["experiment", "platform", "device", "arch", "wave_size"];
 
 /// Columns every row ends with; `{metric}` is replaced by the experiment's rate column (`gbps`, `gflops`).
-pub const MEASUREMENT_COLUMNS: [&str; 10] = [
+pub const MEASUREMENT_COLUMNS: [&str; 13] = [
     "reps",
+    "launches_per_rep",
+    "timing",
+    "l2_resident",
     "time_ms_median",
     "time_ms_min",
     "time_ms_max",
@@ -82,6 +85,14 @@ pub struct Row {
     pub params: Vec<String>,
     /// Timed repetitions (0 when not timed).
     pub reps: usize,
+    /// Launches back to back in each repetition; a repetition's time is its batch's time divided by this (0 when
+    /// not timed).
+    pub launches_per_rep: u32,
+    /// How the batches were enqueued, `stream` or `graph` (empty when not timed).
+    pub timing: String,
+    /// Whether the point's data fits in the device's L2, so back-to-back launches find it there (absent when the
+    /// footprint or the L2 size is unknown).
+    pub l2_resident: Option<bool>,
     /// Median, min and max time in ms (absent when not timed).
     pub time_ms: Option<(f64, f64, f64)>,
     /// The rate at the median time (GB/s or GFLOP/s).
@@ -226,6 +237,9 @@ impl CsvLog {
         fields.extend(row.params.iter().cloned());
         fields.extend([
             row.reps.to_string(),
+            row.launches_per_rep.to_string(),
+            row.timing.clone(),
+            row.l2_resident.map(|r| r.to_string()).unwrap_or_default(),
             opt(median),
             opt(min),
             opt(max),
@@ -302,6 +316,9 @@ mod tests {
         Row {
             params: vec!["1024".into(), "256".into()],
             reps: 3,
+            launches_per_rep: 40,
+            timing: "graph".into(),
+            l2_resident: Some(true),
             time_ms: Some((1.5, 1.0, 2.0)),
             rate: Some(8.0),
             max_rel_err: Some(0.0),
@@ -319,7 +336,8 @@ mod tests {
         assert_eq!(&h[5..7], &["n", "group_size"]);
         assert_eq!(
             h[7..].join(","),
-            "reps,time_ms_median,time_ms_min,time_ms_max,gbps,max_rel_err,tolerance,status,message,key"
+            "reps,launches_per_rep,timing,l2_resident,time_ms_median,time_ms_min,time_ms_max,gbps,max_rel_err,tolerance,\
+             status,message,key"
         );
     }
 
@@ -327,8 +345,8 @@ mod tests {
         std::fs::read_to_string(path).unwrap()
     }
 
-    const HEADER_LINE: &str = "experiment,platform,device,arch,wave_size,n,group_size,reps,time_ms_median,time_ms_min,\
-                               time_ms_max,gbps,max_rel_err,tolerance,status,message,key\n";
+    const HEADER_LINE: &str = "experiment,platform,device,arch,wave_size,n,group_size,reps,launches_per_rep,timing,\
+                               l2_resident,time_ms_median,time_ms_min,time_ms_max,gbps,max_rel_err,tolerance,status,message,key\n";
 
     #[test]
     fn rows_are_flushed_as_written_and_a_file_is_never_overwritten() {
@@ -344,8 +362,8 @@ mod tests {
         log.append(&failed).unwrap();
         // Each append is on disk already, before the log is dropped; fields with a comma are quoted.
         let expected = HEADER_LINE.to_string()
-            + "smoke,nvidia,\"Test GPU, with a comma\",sm_90,32,1024,256,3,1.5,1,2,8,0,0.000001,ok,,a\n"
-            + "smoke,nvidia,\"Test GPU, with a comma\",sm_90,32,1024,256,3,,,,,0,0.000001,fail,\"3 of 1024 differ, first at 7: 2.5 vs 2\",b\n";
+            + "smoke,nvidia,\"Test GPU, with a comma\",sm_90,32,1024,256,3,40,graph,true,1.5,1,2,8,0,0.000001,ok,,a\n"
+            + "smoke,nvidia,\"Test GPU, with a comma\",sm_90,32,1024,256,3,40,graph,true,,,,,0,0.000001,fail,\"3 of 1024 differ, first at 7: 2.5 vs 2\",b\n";
         assert_eq!(read(&path), expected);
         drop(log);
         assert!(matches!(CsvLog::open(&path, context(), &h, false), Err(Error::Exists { .. })));
@@ -354,6 +372,8 @@ mod tests {
         assert_eq!(rows.len(), 2);
         assert_eq!(rows[0]["device"], "Test GPU, with a comma");
         assert_eq!(rows[0]["time_ms_median"], "1.5");
+        assert_eq!((rows[0]["launches_per_rep"].as_str(), rows[0]["timing"].as_str()), ("40", "graph"));
+        assert_eq!(rows[0]["l2_resident"], "true");
         assert_eq!(rows[1]["message"], "3 of 1024 differ, first at 7: 2.5 vs 2");
         assert_eq!(rows[1]["gbps"], "");
     }

@@ -160,6 +160,9 @@ pub struct Invocation {
     pub compilers: Vec<CompilerRecord>,
     /// Vendor BLAS library loaded, or why none.
     pub blas: String,
+    /// How rows were timed and the GPU's gap between back-to-back kernels, measured at the start of the run.
+    #[serde(default)]
+    pub timing: Option<crate::experiments::TimingRecord>,
 }
 
 /// The whole file.
@@ -188,6 +191,7 @@ impl Invocation {
             experiments,
             compilers: Vec::new(),
             blas: String::new(),
+            timing: None,
         }
     }
 }

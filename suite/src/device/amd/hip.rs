@@ -532,7 +532,8 @@ impl Hip {
         Ok(value)
     }
 
-    /// `hipModuleLaunchKernel` with `kernelParams`, then `hipGetLastError`.
+    /// `hipModuleLaunchKernel` (or, with `cooperative`, `hipModuleLaunchCooperativeKernel`) with `kernelParams`,
+    /// then `hipGetLastError`.
     ///
     /// # Safety
     /// `function` belongs to a live module; `params` holds one pointer per kernel parameter, each to a value of
@@ -544,44 +545,30 @@ impl Hip {
         config: &LaunchConfig,
         stream: hipStream_t,
         params: &mut [*mut c_void],
+        cooperative: bool,
     ) -> Result<()> {
-        let f = self.sym(&self.rt().hipModuleLaunchKernel, "hipModuleLaunchKernel")?;
         let [gx, gy, gz] = config.grid;
         let [bx, by, bz] = config.group;
+        let lds = config.dynamic_lds_bytes;
         let params_ptr = if params.is_empty() { std::ptr::null_mut() } else { params.as_mut_ptr() };
-        // SAFETY: the caller guarantees the function, the values behind `params` and the stream; `extra` is null
-        // because the arguments go through `kernelParams`.
-        let code = unsafe {
-            f(function, gx, gy, gz, bx, by, bz, config.dynamic_lds_bytes, stream, params_ptr, std::ptr::null_mut())
+        let api = if cooperative { "hipModuleLaunchCooperativeKernel" } else { "hipModuleLaunchKernel" };
+        let code = if cooperative {
+            let f = self.sym(&self.rt().hipModuleLaunchCooperativeKernel, api)?;
+            // SAFETY: the caller guarantees the function, the values behind `params` and the stream; this entry
+            // point takes no `extra`.
+            unsafe { f(function, gx, gy, gz, bx, by, bz, lds, stream, params_ptr) }
+        } else {
+            let f = self.sym(&self.rt().hipModuleLaunchKernel, api)?;
+            // SAFETY: as above; `extra` is null because the arguments go through `kernelParams`.
+            unsafe { f(function, gx, gy, gz, bx, by, bz, lds, stream, params_ptr, std::ptr::null_mut()) }
         };
-        self.check("hipModuleLaunchKernel", code)?;
+        self.check(api, code)?;
         self.last_error()
     }
 
     /// Whether this runtime exports `hipModuleLaunchCooperativeKernel` (ROCm 5.5 and later).
     pub fn has_cooperative_launch(&self) -> bool {
         self.exports("hipModuleLaunchCooperativeKernel")
-    }
-
-    /// `hipModuleLaunchCooperativeKernel`, then `hipGetLastError`.
-    ///
-    /// # Safety
-    /// As [`Hip::launch`].
-    pub unsafe fn launch_cooperative(
-        &self,
-        function: hipFunction_t,
-        config: &LaunchConfig,
-        stream: hipStream_t,
-        params: &mut [*mut c_void],
-    ) -> Result<()> {
-        let f = self.sym(&self.rt().hipModuleLaunchCooperativeKernel, "hipModuleLaunchCooperativeKernel")?;
-        let [gx, gy, gz] = config.grid;
-        let [bx, by, bz] = config.group;
-        let params_ptr = if params.is_empty() { std::ptr::null_mut() } else { params.as_mut_ptr() };
-        // SAFETY: as in `launch`; this entry point takes no `extra`.
-        let code = unsafe { f(function, gx, gy, gz, bx, by, bz, config.dynamic_lds_bytes, stream, params_ptr) };
-        self.check("hipModuleLaunchCooperativeKernel", code)?;
-        self.last_error()
     }
 
     /// `hipGetLastError`: the thread's last error, which the runtime then resets. HIP sets it on every call,

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use cudarc::driver::sys;
 
 use super::{
-    Arch, Arg, Device, Error, Kernel, KernelAttrs, LaunchConfig, Module, Platform, Props, RawAlloc, Result,
+    Arch, Arg, Device, Error, Kernel, KernelAttrs, LaunchConfig, Module, Platform, Props, RawAlloc, Replay, Result,
     RuntimeInfo, Survey, WaveSize,
 };
 use cuda::check;
@@ -139,8 +139,8 @@ pub fn open(ordinal: u32) -> Result<Box<dyn Device>> {
     check("cuStreamCreate", unsafe {
         sys::cuStreamCreate(&mut stream, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as c_uint)
     })?;
-    let stream = Stream { handle: stream, context: context.clone() };
-    let events = (Event::new(&context)?, Event::new(&context)?);
+    let stream = Owned::new(stream, &context, "cuStreamDestroy", sys::cuStreamDestroy_v2);
+    let events = (Event::create(&context)?, Event::create(&context)?);
     let has_param_info = cuda::has_symbol("cuFuncGetParamInfo");
     Ok(Box::new(CudaDevice {
         props,
@@ -195,20 +195,34 @@ impl Drop for Context {
     }
 }
 
-struct Stream {
-    handle: sys::CUstream,
+/// A driver object created in `context`, destroyed once on drop by the driver call that `destroy` names. One type
+/// for every handle the device owns (stream, events, memory, modules, graphs), so each is released the same way.
+struct Owned<H: Copy> {
+    handle: H,
     context: Arc<Context>,
+    /// The driver function that destroys the handle, with its name for messages.
+    destroy: (&'static str, unsafe fn(H) -> sys::CUresult),
 }
 
-// SAFETY: streams may be used from any thread with their context current; the device orders its own use.
-unsafe impl Send for Stream {}
-// SAFETY: as above.
-unsafe impl Sync for Stream {}
+// SAFETY: driver handles may be used from any thread with their context current (the driver is thread-safe); the
+// device serialises the uses that need it (the timing events are used under a mutex). CUdeviceptr is an address,
+// never dereferenced on the host.
+unsafe impl<H: Copy> Send for Owned<H> {}
+// SAFETY: as above; shared references only pass the handle to the driver.
+unsafe impl<H: Copy> Sync for Owned<H> {}
 
-impl Drop for Stream {
+impl<H: Copy> Owned<H> {
+    fn new(handle: H, context: &Arc<Context>, api: &'static str, destroy: unsafe fn(H) -> sys::CUresult) -> Self {
+        Owned { handle, context: context.clone(), destroy: (api, destroy) }
+    }
+}
+
+impl<H: Copy> Drop for Owned<H> {
     fn drop(&mut self) {
-        // SAFETY: the stream was created in this context and is destroyed once.
-        release(&self.context, "cuStreamDestroy", || unsafe { sys::cuStreamDestroy_v2(self.handle) });
+        let ((api, destroy), handle) = (self.destroy, self.handle);
+        // SAFETY: the handle was created in this context by the call paired with `destroy` (see each `Owned::new`),
+        // is owned only here, and is destroyed once; the driver defers freeing what queued work still uses.
+        release(&self.context, api, || unsafe { destroy(handle) });
     }
 }
 
@@ -224,41 +238,35 @@ fn release(context: &Context, api: &str, destroy: impl FnOnce() -> sys::CUresult
     }
 }
 
-struct Event {
-    handle: sys::CUevent,
-    context: Arc<Context>,
-}
-
-// SAFETY: events are used only under the device's mutex, with their context current.
-unsafe impl Send for Event {}
+type Stream = Owned<sys::CUstream>;
+type Event = Owned<sys::CUevent>;
+type CudaModule = Owned<sys::CUmodule>;
 
 impl Event {
-    fn new(context: &Arc<Context>) -> Result<Event> {
+    fn create(context: &Arc<Context>) -> Result<Event> {
         context.make_current()?;
         let mut e = std::ptr::null_mut();
         // SAFETY: the context is current; default flags keep timing enabled.
         check("cuEventCreate", unsafe { sys::cuEventCreate(&mut e, sys::CUevent_flags::CU_EVENT_DEFAULT as c_uint) })?;
-        Ok(Event { handle: e, context: context.clone() })
-    }
-}
-
-impl Drop for Event {
-    fn drop(&mut self) {
-        // SAFETY: the event was created in this context and is destroyed once.
-        release(&self.context, "cuEventDestroy", || unsafe { sys::cuEventDestroy_v2(self.handle) });
+        Ok(Owned::new(e, context, "cuEventDestroy", sys::cuEventDestroy_v2))
     }
 }
 
 /// Device memory from `cuMemAlloc`, freed on drop.
 struct CudaAlloc {
-    ptr: sys::CUdeviceptr,
+    mem: Owned<sys::CUdeviceptr>,
     bytes: usize,
-    context: Arc<Context>,
+}
+
+impl CudaAlloc {
+    fn ptr(&self) -> sys::CUdeviceptr {
+        self.mem.handle
+    }
 }
 
 impl RawAlloc for CudaAlloc {
     fn device_ptr(&self) -> u64 {
-        self.ptr
+        self.ptr()
     }
     fn bytes(&self) -> usize {
         self.bytes
@@ -268,27 +276,18 @@ impl RawAlloc for CudaAlloc {
     }
 }
 
-impl Drop for CudaAlloc {
-    fn drop(&mut self) {
-        // SAFETY: ptr came from cuMemAlloc in this context and is freed once; cuMemFree waits for work using it.
-        release(&self.context, "cuMemFree", || unsafe { sys::cuMemFree_v2(self.ptr) });
-    }
+/// An instantiated graph, replayed on the device's stream; destroyed on drop.
+struct CudaReplay<'d> {
+    exec: Owned<sys::CUgraphExec>,
+    device: &'d CudaDevice,
 }
 
-struct CudaModule {
-    handle: sys::CUmodule,
-    context: Arc<Context>,
-}
-
-// SAFETY: module handles are immutable once loaded and usable from any thread with the context current.
-unsafe impl Send for CudaModule {}
-// SAFETY: as above.
-unsafe impl Sync for CudaModule {}
-
-impl Drop for CudaModule {
-    fn drop(&mut self) {
-        // SAFETY: the module was loaded in this context; every kernel holding it has been dropped.
-        release(&self.context, "cuModuleUnload", || unsafe { sys::cuModuleUnload(self.handle) });
+impl Replay for CudaReplay<'_> {
+    fn launch(&self) -> Result<()> {
+        self.device.context.make_current()?;
+        // SAFETY: the executable graph and the stream are live in the current context (the borrow of the device
+        // keeps the stream alive).
+        check("cuGraphLaunch", unsafe { sys::cuGraphLaunch(self.exec.handle, self.device.stream.handle) })
     }
 }
 
@@ -432,40 +431,15 @@ impl CudaDevice {
         }
         let [gx, gy, gz] = config.grid;
         let [bx, by, bz] = config.group;
+        let (h, lds, stream, p) = (f.handle, config.dynamic_lds_bytes, self.stream.handle, params.as_mut_ptr());
+        // SAFETY (both calls): f is live in the current context, params points at one value per kernel parameter
+        // (sizes checked against the driver's parameter info when available), and the stream belongs to the context.
         let status = if cooperative {
-            // SAFETY: f is live in the current context, params points at one value per kernel parameter (sizes
-            // checked against the driver's parameter info when available), and the stream belongs to the context.
-            unsafe {
-                sys::cuLaunchCooperativeKernel(
-                    f.handle,
-                    gx,
-                    gy,
-                    gz,
-                    bx,
-                    by,
-                    bz,
-                    config.dynamic_lds_bytes,
-                    self.stream.handle,
-                    params.as_mut_ptr(),
-                )
-            }
-        } else {
             // SAFETY: as above.
-            unsafe {
-                sys::cuLaunchKernel(
-                    f.handle,
-                    gx,
-                    gy,
-                    gz,
-                    bx,
-                    by,
-                    bz,
-                    config.dynamic_lds_bytes,
-                    self.stream.handle,
-                    params.as_mut_ptr(),
-                    std::ptr::null_mut(),
-                )
-            }
+            unsafe { sys::cuLaunchCooperativeKernel(h, gx, gy, gz, bx, by, bz, lds, stream, p) }
+        } else {
+            // SAFETY: as above; no `extra` arguments.
+            unsafe { sys::cuLaunchKernel(h, gx, gy, gz, bx, by, bz, lds, stream, p, std::ptr::null_mut()) }
         };
         match status {
             sys::CUresult::CUDA_SUCCESS => Ok(()),
@@ -510,7 +484,9 @@ impl Device for CudaDevice {
         // cuMemAlloc rejects zero bytes; a one-byte allocation keeps empty buffers valid.
         // SAFETY: the context is current (memory_info made it so); the call writes the address.
         match unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes.max(1)) } {
-            sys::CUresult::CUDA_SUCCESS => Ok(Box::new(CudaAlloc { ptr, bytes, context: self.context.clone() })),
+            sys::CUresult::CUDA_SUCCESS => {
+                Ok(Box::new(CudaAlloc { mem: Owned::new(ptr, &self.context, "cuMemFree", sys::cuMemFree_v2), bytes }))
+            }
             sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => Err(Error::OutOfMemory { requested: bytes as u64, free, total }),
             other => Err(cuda::api_error("cuMemAlloc", other)),
         }
@@ -527,7 +503,7 @@ impl Device for CudaDevice {
         self.context.make_current()?;
         // SAFETY: dst holds at least src.len() bytes; src stays borrowed until the stream sync below returns.
         check("cuMemcpyHtoDAsync", unsafe {
-            sys::cuMemcpyHtoDAsync_v2(dst.ptr, src.as_ptr().cast(), src.len(), self.stream.handle)
+            sys::cuMemcpyHtoDAsync_v2(dst.ptr(), src.as_ptr().cast(), src.len(), self.stream.handle)
         })?;
         self.stream_sync()
     }
@@ -544,7 +520,7 @@ impl Device for CudaDevice {
         // SAFETY: src holds at least dst.len() bytes; dst stays borrowed until the stream sync below returns, and
         // the copy is ordered after earlier work on the stream.
         check("cuMemcpyDtoHAsync", unsafe {
-            sys::cuMemcpyDtoHAsync_v2(dst.as_mut_ptr().cast(), src.ptr, dst.len(), self.stream.handle)
+            sys::cuMemcpyDtoHAsync_v2(dst.as_mut_ptr().cast(), src.ptr(), dst.len(), self.stream.handle)
         })?;
         self.stream_sync()
     }
@@ -560,14 +536,16 @@ impl Device for CudaDevice {
         self.context.make_current()?;
         // SAFETY: both buffers hold at least `bytes` and stay alive (they are borrowed by the caller, and freeing
         // waits for the stream).
-        check("cuMemcpyDtoDAsync", unsafe { sys::cuMemcpyDtoDAsync_v2(dst.ptr, src.ptr, bytes, self.stream.handle) })
+        check("cuMemcpyDtoDAsync", unsafe {
+            sys::cuMemcpyDtoDAsync_v2(dst.ptr(), src.ptr(), bytes, self.stream.handle)
+        })
     }
 
     fn fill_bytes(&self, dst: &dyn RawAlloc, value: u8) -> Result<()> {
         let dst = self.alloc_of(dst)?;
         self.context.make_current()?;
         // SAFETY: the buffer holds dst.bytes bytes.
-        check("cuMemsetD8Async", unsafe { sys::cuMemsetD8Async(dst.ptr, value, dst.bytes, self.stream.handle) })
+        check("cuMemsetD8Async", unsafe { sys::cuMemsetD8Async(dst.ptr(), value, dst.bytes, self.stream.handle) })
     }
 
     fn load_module(&self, image: &[u8]) -> Result<Module> {
@@ -597,7 +575,7 @@ impl Device for CudaDevice {
             }
             other => return Err(cuda::api_error("cuModuleLoadData", other)),
         }
-        let inner = Arc::new(CudaModule { handle: module, context: self.context.clone() });
+        let inner: Arc<CudaModule> = Arc::new(Owned::new(module, &self.context, "cuModuleUnload", sys::cuModuleUnload));
         Ok(Module { inner, kernel_names: Vec::new() })
     }
 
@@ -685,6 +663,44 @@ impl Device for CudaDevice {
         Ok(ms)
     }
 
+    fn capture(&self, times: u32, work: &mut dyn FnMut() -> Result<()>) -> Result<Option<Box<dyn Replay + '_>>> {
+        self.context.make_current()?;
+        // Thread-local mode: calls from this thread that are illegal while capturing fail (and end the capture)
+        // instead of running; other threads are not affected.
+        // SAFETY: the stream is live in the current context and not capturing (every capture ends below).
+        check("cuStreamBeginCapture", unsafe {
+            sys::cuStreamBeginCapture_v2(
+                self.stream.handle,
+                sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+            )
+        })?;
+        let mut enqueued = Ok(());
+        for _ in 0..times {
+            enqueued = work();
+            if enqueued.is_err() {
+                break;
+            }
+        }
+        let mut handle = std::ptr::null_mut();
+        // The capture ends whatever happened, so the stream is usable again.
+        // SAFETY: the stream is capturing (begun above); the call writes the graph or null.
+        let ended = check("cuStreamEndCapture", unsafe { sys::cuStreamEndCapture(self.stream.handle, &mut handle) });
+        let graph =
+            (!handle.is_null()).then(|| Owned::new(handle, &self.context, "cuGraphDestroy", sys::cuGraphDestroy));
+        enqueued?;
+        ended?;
+        let graph = graph.ok_or_else(|| cuda::api_error("cuStreamEndCapture", sys::CUresult::CUDA_ERROR_UNKNOWN))?;
+        let mut exec = std::ptr::null_mut();
+        // SAFETY: the graph is live in the current context; the call writes the executable graph.
+        check("cuGraphInstantiate", unsafe { sys::cuGraphInstantiateWithFlags(&mut exec, graph.handle, 0) })?;
+        let exec = Owned::new(exec, &self.context, "cuGraphExecDestroy", sys::cuGraphExecDestroy);
+        let replay = CudaReplay { exec, device: self };
+        // Uploading now keeps the first replay's set-up out of the timed ones.
+        // SAFETY: as in `CudaReplay::launch`.
+        check("cuGraphUpload", unsafe { sys::cuGraphUpload(replay.exec.handle, self.stream.handle) })?;
+        Ok(Some(Box::new(replay)))
+    }
+
     fn synchronize(&self) -> Result<()> {
         self.context.make_current()?;
         self.stream_sync()
@@ -712,6 +728,6 @@ impl Device for CudaDevice {
             *handle = Some(cublas::Handle::new(self.stream.handle)?);
         }
         let h = handle.as_ref().expect("the handle was created just above");
-        h.sgemm_row_major(m, n, k, a.ptr, b.ptr, c.ptr)
+        h.sgemm_row_major(m, n, k, a.ptr(), b.ptr(), c.ptr())
     }
 }
