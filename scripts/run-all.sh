@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 cargo build --release --quiet
 suite=target/release/suite
 "$suite" "$@" info
-"$suite" run smoke --resume "$@"
-"$suite" run matmul --resume "$@"
-"$suite" run occupancy --resume "$@"
+# Every experiment the suite knows (its registry), in the registry's order.
+for experiment in $("$suite" experiments); do
+    "$suite" run "$experiment" --resume "$@"
+done

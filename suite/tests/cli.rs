@@ -221,8 +221,35 @@ fn plotting_a_csv_without_verified_rows_or_of_an_unknown_experiment_fails_clearl
         .args(["plot", "fusion"])
         .arg(&csv)
         .assert()
-        .failure()
-        .stderr(predicate::str::contains("unknown experiment `fusion`"));
+        .code(2)
+        .stderr(predicate::str::contains("invalid value 'fusion'"))
+        .stderr(predicate::str::contains("[possible values: smoke, matmul, occupancy]"));
+}
+
+/// `suite experiments` prints the registry, and every name it prints can be run (`--help` of its subcommand) and
+/// plotted (the plot command finds it and reads the CSV); a shard of an unknown experiment is refused by merge.
+#[test]
+fn every_listed_experiment_is_runnable_and_plottable_by_name() {
+    let cache = tempfile::tempdir().unwrap();
+    let listed = suite_without_gpu(cache.path()).arg("experiments").assert().success().get_output().stdout.clone();
+    let listed = String::from_utf8(listed).unwrap();
+    let names: Vec<&str> = listed.lines().collect();
+    assert_eq!(names, suite::experiments::registry::names().collect::<Vec<_>>());
+    let dir = tempfile::tempdir().unwrap();
+    for name in names {
+        suite_without_gpu(cache.path()).args(["run", name, "--help"]).assert().success().stdout(
+            predicate::str::contains(format!("Usage: suite run {name}")).and(predicate::str::contains("--resume")),
+        );
+        let csv = dir.path().join(format!("{name}.csv"));
+        std::fs::write(&csv, "experiment,status\n").unwrap();
+        suite_without_gpu(cache.path())
+            .args(["plot", name])
+            .arg(&csv)
+            .assert()
+            .failure()
+            .code(1)
+            .stderr(predicate::str::contains("no verified rows to plot"));
+    }
 }
 
 #[test]

@@ -8,6 +8,7 @@
 
 pub mod matmul;
 pub mod occupancy;
+pub mod registry;
 pub mod smoke;
 
 use std::collections::BTreeMap;
@@ -45,6 +46,20 @@ pub enum Error {
     /// A plot could not be drawn.
     #[error("plot: {0}")]
     Plot(String),
+    /// An experiment name that is not in [`registry::EXPERIMENTS`].
+    #[error("unknown experiment `{name}`; known: {known}")]
+    UnknownExperiment {
+        /// The name asked for.
+        name: String,
+        /// The registry's names, comma-separated.
+        known: String,
+    },
+}
+
+impl From<crate::options::Error> for Error {
+    fn from(e: crate::options::Error) -> Error {
+        Error::Options(e.to_string())
+    }
 }
 
 /// One point of a sweep.
@@ -100,6 +115,11 @@ pub trait Experiment {
     fn plots(&self, rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, LinePlot)> {
         let _ = (rows, dir);
         Vec::new()
+    }
+    /// Tells the experiment its results folder before the run starts, for side files beside the CSV (e.g.
+    /// occupancy's timelines). Most experiments write none.
+    fn set_results_dir(&mut self, dir: &Path) {
+        let _ = dir;
     }
 }
 

@@ -239,6 +239,10 @@ fn sweep_name(spec: Spec) -> &'static str {
 }
 
 impl Experiment for OccupancySweep {
+    fn set_results_dir(&mut self, dir: &Path) {
+        self.timeline_dir = Some(dir.to_path_buf());
+    }
+
     fn name(&self) -> &'static str {
         "occupancy"
     }
