@@ -903,11 +903,12 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
             pts
         };
     let mut out = Vec::new();
+    // `x_scale` turns the CSV's x column into the axis' unit (e.g. bytes to KiB).
     let percent_plot = |file: &str,
                         what: &str,
                         caveat: &str,
                         rows: Vec<&&BTreeMap<String, String>>,
-                        x: &str,
+                        (x, x_scale): (&str, f64),
                         x_label: &str,
                         x_axis| {
         // A partial wave holds a whole wave slot: the share of lane slots doing work shows the quantisation.
@@ -915,24 +916,23 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
             let waves_per_group = num(r, "waves_per_cu")? / num(r, "groups_per_cu")?;
             Some(num(r, "occupancy_pct")? * num(r, "group_size")? / (waves_per_group * num(r, "wave_size")?))
         };
+        let scaled = |pts: Vec<(f64, f64)>| pts.into_iter().map(|(x, y)| (x / x_scale, y)).collect::<Vec<_>>();
+        // The theoretical occupancy is what these plots are about: the focus, drawn over the measured lines.
         let mut s = vec![
-            Series {
-                label: "theoretical occupancy (% of wave slots)".into(),
-                points: series(&rows, x, &|r| num(r, "occupancy_pct")),
-                kind: SeriesKind::Line,
-            },
-            Series {
-                label: "occupied lanes (% of lane slots: partial waves waste lanes)".into(),
-                points: series(&rows, x, &lanes),
-                kind: SeriesKind::Line,
-            },
+            Series::focus(
+                "theoretical occupancy (% of wave slots)",
+                scaled(series(&rows, x, &|r| num(r, "occupancy_pct"))),
+            ),
+            Series::line(
+                "occupied lanes (% of lane slots: partial waves waste lanes)",
+                scaled(series(&rows, x, &lanes)),
+            ),
         ];
         if let Some(copy) = copy {
-            s.push(Series {
-                label: format!("bandwidth (% of the {copy:.0} GB/s device copy)"),
-                points: series(&rows, x, &|r| Some(100.0 * num(r, "gbps")? / copy)),
-                kind: SeriesKind::Line,
-            });
+            s.push(Series::line(
+                format!("bandwidth (% of the {copy:.0} GB/s device copy)"),
+                scaled(series(&rows, x, &|r| Some(100.0 * num(r, "gbps")? / copy))),
+            ));
         }
         s.retain(|s| !s.points.is_empty());
         (!s.is_empty()).then(|| {
@@ -949,6 +949,7 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
                     y_axis: Axis::Linear,
                     series: s,
                     note: None,
+                    y_max: None,
                 },
             )
         })
@@ -958,25 +959,25 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
         "vector add vs group size",
         "",
         of("group_size"),
-        "group_size",
-        "items per group",
-        Axis::Linear,
+        ("group_size", 1.0),
+        "items per group (log2 axis)",
+        Axis::Log2,
     ));
     out.extend(percent_plot(
         "occupancy-lds.png",
         "vector add vs LDS per group",
         "",
         of("lds"),
-        "dynamic_lds_bytes",
-        "dynamic LDS per group (bytes)",
-        Axis::Linear,
+        ("dynamic_lds_bytes", 1024.0),
+        "dynamic LDS per group (KiB, log2 axis)",
+        Axis::Log2,
     ));
     out.extend(percent_plot(
         "occupancy-registers.png",
         "register pressure",
         " (8 bytes per item); R live values also mean R cached loads and R x rounds FMAs per item, so work grows too",
         of("registers"),
-        "registers_per_item",
+        ("registers_per_item", 1.0),
         "registers per item (as allocated by the compiler)",
         Axis::Linear,
     ));
@@ -1019,6 +1020,7 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
                 y_axis: Axis::Linear,
                 series: s,
                 note: None,
+                y_max: None,
             },
         ));
     }
@@ -1074,6 +1076,7 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
                     y_axis: Axis::Linear,
                     series,
                     note: None,
+                    y_max: None,
                 },
             ));
         }
