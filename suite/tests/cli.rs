@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{have_compiler, suite_without_gpu};
+use common::suite_without_gpu;
 use predicates::prelude::*;
 use suite::device::Platform;
 
@@ -25,13 +25,7 @@ fn info_without_a_gpu_says_why_per_platform_and_exits_non_zero() {
 #[test]
 fn info_with_libamdhip64_and_no_gpu_names_the_runtime_version_and_the_error() {
     let cache = tempfile::tempdir().unwrap();
-    let hip_present = std::path::Path::new("/usr/lib/x86_64-linux-gnu/libamdhip64.so.5").exists()
-        || std::env::var("ROCM_PATH").is_ok();
-    if !hip_present {
-        assert!(!common::compilers_required(), "libamdhip64 missing but SUITE_REQUIRE_COMPILERS=1");
-        eprintln!("SKIPPED: libamdhip64 not installed (apt-get install libamdhip64-dev)");
-        return;
-    }
+    common::require_hip_runtime();
     suite_without_gpu(cache.path()).args(["--platform", "amd", "info"]).assert().failure().stdout(
         predicate::str::is_match(r"HIP runtime \d+\.\d+\S* loaded: no AMD GPU visible \(hipErrorNoDevice\)").unwrap(),
     );
@@ -77,9 +71,7 @@ fn bad_values_name_the_flag() {
 
 #[test]
 fn kernels_build_and_inspect_for_gfx90a_without_a_gpu() {
-    if !have_compiler(Platform::Amd) {
-        return;
-    }
+    common::require_compiler(Platform::Amd);
     let cache = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
     suite_without_gpu(cache.path())

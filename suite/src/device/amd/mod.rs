@@ -597,28 +597,9 @@ impl Device for HipDevice {
 mod tests {
     use super::*;
 
-    /// Whether libamdhip64 is here. When it is not, prints one loud line naming the package, unless CI asks
-    /// (`SUITE_REQUIRE_COMPILERS=1`), in which case its absence fails the test.
-    fn hip_present() -> bool {
-        match hip_sys::loader::hip() {
-            Ok(_) => true,
-            Err(e) if std::env::var("SUITE_REQUIRE_COMPILERS").as_deref() == Ok("1") => {
-                panic!(
-                    "SUITE_REQUIRE_COMPILERS=1 but the HIP runtime is missing (apt-get install libamdhip64-dev):\n{e}"
-                )
-            }
-            Err(_) => {
-                eprintln!("!!! SKIPPED: libamdhip64 not found; install it with `apt-get install libamdhip64-dev` !!!");
-                false
-            }
-        }
-    }
-
     #[test]
     fn survey_without_gpu_reports_no_device_with_the_version() {
-        if !hip_present() {
-            return;
-        }
+        crate::test_deps::hip_runtime().unwrap_or_else(|missing| panic!("{missing}"));
         let survey = survey();
         assert_eq!(survey.platform, Platform::Amd);
         let runtime = survey.runtime.expect("the runtime loaded, so its version is readable");
@@ -646,9 +627,7 @@ mod tests {
 
     #[test]
     fn open_without_gpu_is_no_device() {
-        if !hip_present() {
-            return;
-        }
+        crate::test_deps::hip_runtime().unwrap_or_else(|missing| panic!("{missing}"));
         match open(0) {
             Ok(dev) => eprintln!("an AMD GPU is visible ({}): the no-GPU test does not apply", dev.props().name),
             Err(Error::NoDevice { code_name, .. }) => assert_eq!(code_name, "hipErrorNoDevice"),
