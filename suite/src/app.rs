@@ -94,7 +94,7 @@ pub fn run(cli: &Cli) -> Result<ExitCode, Error> {
             let out_dir = out.clone().unwrap_or_else(|| csv.parent().map(Path::to_path_buf).unwrap_or_default());
             let written = experiments::render_plots(exp.as_ref(), csv, &out_dir)?;
             if written.is_empty() {
-                return Err(Error::Options(format!("{}: no verified rows to plot", csv.display())));
+                return Err(Error::NothingToPlot { csv: csv.clone() });
             }
             let mut text = String::new();
             for path in written {
@@ -118,7 +118,7 @@ fn select_sources(names: &[String]) -> Result<Vec<&'static kernels::Source>, Err
 }
 
 fn open_gpu(cli: &Cli) -> Result<Gpu, Error> {
-    Gpu::open(cli.platform.platform(), cli.device, cli.kernels_dir.clone())
+    Ok(Gpu::open(cli.platform.platform(), cli.device, cli.kernels_dir.clone())?)
 }
 
 /// Runs `exp` on the device the command line names, into `--out` or the default results folder.
@@ -153,6 +153,23 @@ fn run_experiment(cli: &Cli, mut exp: Box<dyn Experiment>, args: &RunArgs) -> Re
         out_dir.display()
     );
     Ok(if summary.success() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// An error and its causes as one line for the user, each cause once: most of our messages already quote their
+/// cause (thiserror's `"cannot write {path}: {source}"`) while also returning it from `source()`, so a cause whose
+/// text the line already holds is not appended again.
+pub fn error_text<'a>(chain: impl IntoIterator<Item = &'a (dyn std::error::Error + 'static)>) -> String {
+    let mut text = String::new();
+    for cause in chain {
+        let message = cause.to_string();
+        if text.is_empty() {
+            text = message;
+        } else if !text.contains(&message) {
+            text.push_str(": ");
+            text.push_str(&message);
+        }
+    }
+    text
 }
 
 /// `suite info`: one block per platform; exit code 0 only when some GPU is visible.
@@ -467,4 +484,43 @@ fn bench_launch(cli: &Cli, count: u32, trials: u32) -> Result<ExitCode, Error> {
     );
     emit(&out);
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The chain of `e`, as anyhow walks it in `main`.
+    fn chain<'a>(e: &'a (dyn std::error::Error + 'static)) -> Vec<&'a (dyn std::error::Error + 'static)> {
+        std::iter::successors(Some(e), |e| e.source()).collect()
+    }
+
+    #[test]
+    fn each_cause_is_printed_once() {
+        let io = || std::io::Error::new(std::io::ErrorKind::PermissionDenied, "Permission denied (os error 13)");
+        let report = crate::report::Error::Io { action: "cannot create", path: "/results/x".into(), source: io() };
+        let e = Error::from(report);
+        assert_eq!(chain(&e).len(), 2, "the cause is also returned by source()");
+        assert_eq!(error_text(chain(&e)), "cannot create /results/x: Permission denied (os error 13)");
+        let kernels = kernels::Error::Io { action: "write cache file", path: "/c/k".into(), source: io(), hint: "" };
+        let text = error_text(chain(&Error::from(kernels)));
+        assert_eq!(text.matches("Permission denied").count(), 1, "{text}");
+
+        // A message that does not quote its cause gets it appended.
+        #[derive(Debug, thiserror::Error)]
+        #[error("cannot load the plot font")]
+        struct Outer(#[source] std::io::Error);
+        assert_eq!(error_text(chain(&Outer(io()))), "cannot load the plot font: Permission denied (os error 13)");
+    }
+
+    #[test]
+    fn failures_that_are_not_about_options_are_not_option_errors() {
+        let poisoned = Error::from(crate::gpu::Error::Poisoned { source_name: "smoke".into() });
+        assert!(matches!(poisoned, Error::Gpu(_)), "{poisoned:?}");
+        assert!(poisoned.to_string().contains("start the command again"), "{poisoned}");
+        let nothing = Error::NothingToPlot { csv: "r/matmul.csv".into() };
+        assert_eq!(nothing.to_string(), "r/matmul.csv: no verified rows to plot");
+        let plot = crate::report::plot::Error::NoSeries { path: "p.png".into() };
+        assert!(matches!(Error::from(plot), Error::Plot(_)));
+    }
 }

@@ -365,3 +365,27 @@ fn matmul_options_are_checked_before_any_gpu_work() {
             .stderr(predicate::str::contains(message));
     }
 }
+
+/// An I/O error names the file and its cause once (thiserror messages quote their cause, which anyhow's chain
+/// would print a second time).
+#[test]
+fn an_io_error_prints_its_cause_once() {
+    let cache = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "not a folder").unwrap();
+    let out = suite_without_gpu(cache.path())
+        .args(["plot", "matmul"])
+        .arg(fixture("matmul-h100.csv"))
+        .arg("--out")
+        .arg(file.join("plots"))
+        .assert()
+        .code(1)
+        .get_output()
+        .stderr
+        .clone();
+    let stderr = String::from_utf8(out).unwrap();
+    assert!(stderr.starts_with(&format!("error: cannot create {}", file.join("plots").display())), "{stderr}");
+    assert_eq!(stderr.matches("Not a directory").count(), 1, "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}

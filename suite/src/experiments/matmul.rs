@@ -492,7 +492,7 @@ impl Experiment for MatmulSweep {
             let host_c = dev.download(&c)?;
             let check = inputs.check_samples(&host_c);
             if !check.passed() {
-                return Err(Error::Options(format!(
+                return Err(Error::Reference(format!(
                     "the vendor BLAS result at {shape} does not match the host, so it cannot be the reference: {}",
                     check.summary()
                 )));
@@ -507,8 +507,9 @@ impl Experiment for MatmulSweep {
             }
             Some(v) => {
                 let kernel = gpu.kernel("matmul", v.symbol)?;
-                let config =
-                    v.launch_config(shape).ok_or_else(|| Error::Options(format!("{shape} needs too many groups")))?;
+                let config = v
+                    .launch_config(shape)
+                    .ok_or_else(|| Error::Unsupported(format!("{shape} needs too many groups")))?;
                 // All-ones bytes are NaN: an element the kernel does not write fails. The naive kernel adds into C,
                 // so it starts from zero instead.
                 dev.fill_bytes(c.raw(), if v.zero_c { 0 } else { 0xff })?;

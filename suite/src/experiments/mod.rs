@@ -37,15 +37,31 @@ pub enum Error {
     /// Results could not be written.
     #[error(transparent)]
     Report(#[from] crate::report::Error),
-    /// No GPU could be opened on any platform.
-    #[error("no GPU found:\n{0}")]
-    NoGpu(String),
-    /// An option is out of range.
+    /// The GPU could not be opened, or its kernels not loaded.
+    #[error(transparent)]
+    Gpu(#[from] crate::gpu::Error),
+    /// An option is out of range; the message names the flag.
     #[error("{0}")]
     Options(String),
+    /// A point cannot be launched as asked, e.g. it needs more groups than one launch takes.
+    #[error("{0}")]
+    Unsupported(String),
+    /// A measurement could not be made or used: no valid timings, a device clock that does not advance,
+    /// timeline records that do not parse.
+    #[error("{0}")]
+    Measurement(String),
+    /// The reference a point is checked against failed its own check (e.g. the vendor BLAS against the host).
+    #[error("{0}")]
+    Reference(String),
     /// A plot could not be drawn.
-    #[error("plot: {0}")]
-    Plot(String),
+    #[error(transparent)]
+    Plot(#[from] crate::report::plot::Error),
+    /// A CSV holds no verified rows, so there is nothing to plot.
+    #[error("{}: no verified rows to plot", .csv.display())]
+    NothingToPlot {
+        /// The CSV.
+        csv: PathBuf,
+    },
     /// An experiment name that is not in [`registry::EXPERIMENTS`].
     #[error("unknown experiment `{name}`; known: {known}")]
     UnknownExperiment {
@@ -135,7 +151,7 @@ pub fn render_plots(exp: &dyn Experiment, csv_path: &Path, out_dir: &Path) -> Re
     let dir = csv_path.parent().unwrap_or(Path::new("."));
     for (file, plot) in exp.plots(&rows, dir) {
         let path = out_dir.join(file);
-        render_png(&plot, &path, PLOT_WIDTH, PLOT_HEIGHT).map_err(|e| Error::Plot(e.to_string()))?;
+        render_png(&plot, &path, PLOT_WIDTH, PLOT_HEIGHT)?;
         written.push(path);
     }
     Ok(written)
@@ -378,7 +394,7 @@ fn time_point(gpu: &Gpu, exp: &dyn Experiment, point: &Point, opts: &RunOptions,
         let ms = gpu.device.time_ms(&mut || case.launch())?;
         times.push(f64::from(ms));
     }
-    let stats = Stats::from_ms(&times).ok_or_else(|| Error::Options(format!("no valid timings from {times:?}")))?;
+    let stats = Stats::from_ms(&times).ok_or_else(|| Error::Measurement(format!("no valid timings from {times:?}")))?;
     row.reps = stats.reps;
     row.time_ms = Some((stats.median_ms, stats.min_ms, stats.max_ms));
     row.rate = Some(stats.giga_per_second(case.work()));

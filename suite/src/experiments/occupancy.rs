@@ -413,7 +413,8 @@ impl Experiment for OccupancySweep {
             return Ok(Box::new(CopyCase { gpu, src, dst, host: a, bytes }));
         }
         let (groups, group, dynamic_lds) = geometry(self, props, spec);
-        let groups = u32::try_from(groups).map_err(|_| Error::Options(format!("{groups} groups")))?;
+        let groups = u32::try_from(groups)
+            .map_err(|_| Error::Unsupported(format!("{groups} groups do not fit in one launch")))?;
         let config = LaunchConfig { grid: [groups, 1, 1], group: [group, 1, 1], dynamic_lds_bytes: dynamic_lds };
         if matches!(spec, Spec::SpinCount { .. } | Spec::SpinTimeline { .. }) {
             let kernel = gpu.kernel(SOURCE, &symbol(spec))?;
@@ -547,7 +548,7 @@ impl Case for SpinCase<'_> {
 
     fn verify(&mut self) -> Result<Verification, Error> {
         let raw = self.gpu.device.download(&self.timeline.buf)?;
-        let records = parse_records(&raw).map_err(Error::Options)?;
+        let records = parse_records(&raw).map_err(Error::Measurement)?;
         // Every wave must have waited its full time; a shorter one means the clock or the loop is wrong.
         let short: Vec<(usize, f64, f64)> = records
             .iter()
@@ -647,7 +648,7 @@ impl Case for KernelCase<'_> {
             if !t.recorded {
                 t.recorded = true;
                 let raw = dev.download(&t.buf)?;
-                let records = parse_records(&raw).map_err(Error::Options)?;
+                let records = parse_records(&raw).map_err(Error::Measurement)?;
                 if let Some(path) = &t.file {
                     write_records(path, &records, t.clock_hz, t.device_wave_slots)?;
                 }
@@ -794,7 +795,7 @@ fn clock_rate(gpu: &Gpu) -> Result<f64, Error> {
     let (t1, h1) = read()?;
     let hz = (t1.wrapping_sub(t0)) as f64 / h1.duration_since(h0).as_secs_f64();
     if !(hz.is_finite() && hz > 1e5) {
-        return Err(Error::Options(format!("the device clock did not advance as expected ({t0} then {t1})")));
+        return Err(Error::Measurement(format!("the device clock did not advance as expected ({t0} then {t1})")));
     }
     CLOCK_HZ.with(|c| c.set(Some(hz)));
     Ok(hz)

@@ -11,6 +11,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::compile::{self, compile_with_flags, flags, Compiler};
@@ -256,6 +257,19 @@ fn write_atomically(path: &Path, bytes: &[u8], hint: &'static str) -> Result<()>
         hint,
     })?;
     Ok(())
+}
+
+/// The compiler that built a code object, as `run.json` records it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompilerRecord {
+    /// Kernel source, e.g. `smoke`.
+    pub source: String,
+    /// Where the code object came from: `compiled`, `cached` or `prebuilt`, with its path.
+    pub origin: String,
+    /// Compiler path and version, where known (a prebuilt object's compiler is not known).
+    pub compiler: String,
+    /// Flags used.
+    pub flags: Vec<String>,
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ use std::path::PathBuf;
 
 use crate::device::{Arch, Platform};
 
-pub use cache::{cache_key, default_cache_dir, prebuilt_file_name, CodeObject, KernelStore, Origin};
+pub use cache::{cache_key, default_cache_dir, prebuilt_file_name, CodeObject, CompilerRecord, KernelStore, Origin};
 pub use compile::{compile, find, flags, Compiler, CompilerKind};
 pub use metadata::{
     arg_sizes, check_arch, cubin_kernel_names, inspect, AmdKernelMeta, ArgMeta, CodeObjectInfo, Format,

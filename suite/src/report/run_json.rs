@@ -12,18 +12,8 @@ pub const SUITE_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// Git commit the binary was built from (`-dirty` when the tree had uncommitted changes).
 pub const GIT_COMMIT: &str = env!("SUITE_GIT_COMMIT");
 
-/// The compiler that built a code object.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CompilerRecord {
-    /// Kernel source, e.g. `smoke`.
-    pub source: String,
-    /// Where the code object came from: `compiled`, `cached` or `prebuilt`, with its path.
-    pub origin: String,
-    /// Compiler path and version, where known (a prebuilt object's compiler is not known).
-    pub compiler: String,
-    /// Flags used.
-    pub flags: Vec<String>,
-}
+/// Moved to `kernels`, which knows what built each code object; re-exported here for `run.json`'s readers.
+pub use crate::kernels::CompilerRecord;
 
 /// One invocation of `suite run` that wrote into the folder (a resumed run has several).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
