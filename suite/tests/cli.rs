@@ -79,8 +79,13 @@ fn kernels_build_and_inspect_for_gfx90a_without_a_gpu() {
         .arg(out.path())
         .assert()
         .success();
-    let built = out.path().join("smoke.gfx90a.hsaco");
-    assert!(built.exists(), "expected {}", built.display());
+    // The file is a gfx90a code object holding the smoke kernels.
+    let built = std::fs::read(out.path().join("smoke.gfx90a.hsaco")).expect("the built object");
+    let gfx90a = suite::device::Arch::parse("gfx90a").unwrap();
+    let info = suite::kernels::check_arch(&built, &gfx90a).unwrap_or_else(|e| panic!("{e}"));
+    let mut names: Vec<&str> = info.amd_kernels.iter().map(|k| k.name.as_str()).collect();
+    names.sort();
+    assert_eq!(names, ["smoke_empty", "smoke_triad"]);
     // Inspect reads the prebuilt object statically: no GPU, no compiler run.
     suite_without_gpu(cache.path())
         .args(["--kernels-dir"])
@@ -171,7 +176,12 @@ fn a_corrupt_prebuilt_object_is_refused_clearly() {
         .args(["kernels", "inspect", "--arch", "gfx90a", "--sources", "smoke"])
         .assert()
         .failure()
-        .stderr(predicate::str::contains("smoke.gfx90a.hsaco").or(predicate::str::contains("not a GPU code object")));
+        .code(1)
+        .stderr(predicate::str::starts_with(format!(
+            "error: not a GPU code object: {}: neither an ELF nor a clang offload bundle (26 bytes starting 64 65",
+            dir.path().join("smoke.gfx90a.hsaco").display()
+        )))
+        .stderr(predicate::str::contains("rebuild it with `suite kernels build`"));
 }
 
 fn fixture(name: &str) -> std::path::PathBuf {
