@@ -14,6 +14,7 @@ commit=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 if [[ $commit != unknown ]] && ! git diff --quiet HEAD --; then commit+=-dirty; fi
 out=${SUITE_OUT:-results/$commit-$(hostname -s)}
 "$suite" "$@" info
-"$suite" run smoke --resume --out "$out" "$@"
-"$suite" run matmul --resume --out "$out" "$@"
-"$suite" run occupancy --resume --out "$out" "$@"
+# Every experiment the suite knows (its registry), in the registry's order.
+for experiment in $("$suite" experiments); do
+    "$suite" run "$experiment" --resume --out "$out" "$@"
+done

@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# The test command (README): formatting, lints, then every CPU test of the workspace. No GPU needed.
+# The test command (README): install what the tests need when it is missing, then formatting, lints, then every
+# CPU test of the workspace. No GPU needed. A test whose tool (hipcc, nvcc, LLVM 15, libamdhip64) is missing fails;
+# scripts/install-test-deps.sh installs them, or says what to install and stops here.
 # GPU tests are marked #[ignore = "needs a GPU"]; run them on a GPU node with: cargo test --release -- --ignored
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+scripts/install-test-deps.sh
 
 # nvcc from the pip wheels (nvidia-cuda-nvcc) lives in site-packages, not on PATH.
 if ! command -v nvcc >/dev/null; then

@@ -8,9 +8,7 @@ use std::time::Instant;
 
 use crate::cli::{BenchCommand, Cli, Command, KernelsCommand, OccupancyArgs, OccupancyCommand, RunArgs, RunCommand};
 use crate::device::{self, Arch, LaunchConfig, Platform, Props};
-use crate::experiments::matmul::{self, MatmulSweep, Shape};
-use crate::experiments::occupancy::OccupancySweep;
-use crate::experiments::{self, smoke::SmokeSweep, Error, Experiment, RunOptions};
+use crate::experiments::{self, registry, Error, Experiment, RunOptions};
 use crate::gpu::Gpu;
 use crate::kernels::{self, KernelStore};
 use crate::measure::Stats;
@@ -60,39 +58,17 @@ pub fn run(cli: &Cli) -> Result<ExitCode, Error> {
             let sources = select_sources(sources)?;
             inspect(cli, arch.as_deref(), &sources)
         }
-        Command::Run(RunCommand::Smoke { sizes, group_size, run }) => {
-            let defaults = SmokeSweep::default();
-            let sweep =
-                SmokeSweep { sizes: options::parse_sizes("--sizes", sizes, &defaults.sizes)?, group_size: *group_size };
-            run_experiment(cli, &sweep, run)
+        Command::Run(RunCommand { experiment, matches, run }) => {
+            let exp = (experiment.sweep)(matches)?;
+            run_experiment(cli, exp, run)
         }
-        Command::Run(RunCommand::Matmul { sweep, run }) => {
-            let defaults = MatmulSweep::default();
-            let shapes = if sweep.sizes.is_empty() {
-                defaults.shapes
-            } else {
-                sweep.sizes.iter().map(|s| Shape::parse(s)).collect::<Result<_, _>>()?
-            };
-            let kernels = matmul::select_kernels(&sweep.kernels, &sweep.tiles)?;
-            run_experiment(cli, &MatmulSweep { shapes, kernels, vendor: !sweep.no_vendor }, run)
-        }
-        Command::Run(RunCommand::Occupancy { sweep, run }) => {
-            let mut exp = OccupancySweep::default();
-            if let Some(n) = &sweep.elements {
-                exp.elements = options::parse_size("--elements", n)?;
+        Command::Experiments => {
+            let mut text = String::new();
+            for name in registry::names() {
+                outln!(text, "{name}");
             }
-            if !sweep.group_sizes.is_empty() {
-                exp.group_sizes = sweep.group_sizes.clone();
-            }
-            if !sweep.lds_bytes.is_empty() {
-                exp.lds_bytes = sweep.lds_bytes.clone();
-            }
-            exp.chunk = sweep.chunk.unwrap_or(exp.chunk);
-            exp.passes = sweep.passes.unwrap_or(exp.passes);
-            if exp.chunk == 0 || exp.passes == 0 || exp.group_sizes.contains(&0) {
-                return Err(Error::Options("--chunk, --passes and --group-sizes must be at least 1".into()));
-            }
-            run_experiment_with(cli, &mut exp, run, |exp, dir| exp.timeline_dir = Some(dir.to_path_buf()))
+            emit(&text);
+            Ok(ExitCode::SUCCESS)
         }
         Command::Bench(BenchCommand::Launch { count, trials, baseline, cubin }) => {
             bench_launch(cli, *count, *trials, baseline.as_deref(), cubin.as_deref())
@@ -118,7 +94,7 @@ pub fn run(cli: &Cli) -> Result<ExitCode, Error> {
                 if !missing.is_empty() {
                     outln!(text, "{}: partial, missing {}", out.display(), missing.join(", "));
                 }
-                for path in experiments::render_plots(experiment_named(experiment)?.as_ref(), &out, dir)? {
+                for path in experiments::render_plots(registry::default_experiment(experiment)?.as_ref(), &out, dir)? {
                     outln!(text, "{}", path.display());
                 }
             }
@@ -126,11 +102,11 @@ pub fn run(cli: &Cli) -> Result<ExitCode, Error> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Plot { experiment, csv, out } => {
-            let exp = experiment_named(experiment)?;
+            let exp = registry::default_experiment(experiment)?;
             let out_dir = out.clone().unwrap_or_else(|| csv.parent().map(Path::to_path_buf).unwrap_or_default());
             let written = experiments::render_plots(exp.as_ref(), csv, &out_dir)?;
             if written.is_empty() {
-                return Err(Error::Options(format!("{}: no verified rows to plot", csv.display())));
+                return Err(Error::NothingToPlot { csv: csv.clone() });
             }
             let mut text = String::new();
             for path in written {
@@ -139,16 +115,6 @@ pub fn run(cli: &Cli) -> Result<ExitCode, Error> {
             emit(&text);
             Ok(ExitCode::SUCCESS)
         }
-    }
-}
-
-/// An experiment with its default sweep, by name (for commands that only read its CSV).
-fn experiment_named(name: &str) -> Result<Box<dyn Experiment>, Error> {
-    match name {
-        "matmul" => Ok(Box::new(MatmulSweep::default())),
-        "smoke" => Ok(Box::new(SmokeSweep::default())),
-        "occupancy" => Ok(Box::new(OccupancySweep::default())),
-        other => Err(Error::Options(format!("unknown experiment `{other}`; known: matmul, occupancy, smoke"))),
     }
 }
 
@@ -164,47 +130,21 @@ fn select_sources(names: &[String]) -> Result<Vec<&'static kernels::Source>, Err
 }
 
 fn open_gpu(cli: &Cli) -> Result<Gpu, Error> {
-    Gpu::open(cli.platform.platform(), cli.device, cli.kernels_dir.clone())
+    Ok(Gpu::open(cli.platform.platform(), cli.device, cli.kernels_dir.clone())?)
 }
 
-fn run_experiment(cli: &Cli, exp: &dyn Experiment, args: &RunArgs) -> Result<ExitCode, Error> {
-    run_experiment_inner(cli, exp, args, None)
-}
-
-/// Runs an experiment that wants to know its results folder before it starts (e.g. for side files).
-fn run_experiment_with<E: Experiment>(
-    cli: &Cli,
-    exp: &mut E,
-    args: &RunArgs,
-    set_dir: impl FnOnce(&mut E, &Path),
-) -> Result<ExitCode, Error> {
-    if let Some(dir) = &args.out {
-        set_dir(exp, dir);
-        return run_experiment_inner(cli, exp, args, None);
-    }
-    let gpu = open_gpu(cli)?;
-    let dir = experiments::default_out_dir(&gpu);
-    set_dir(exp, &dir);
-    run_experiment_inner(cli, exp, args, Some((gpu, dir)))
-}
-
-fn run_experiment_inner(
-    cli: &Cli,
-    exp: &dyn Experiment,
-    args: &RunArgs,
-    opened: Option<(Gpu, std::path::PathBuf)>,
-) -> Result<ExitCode, Error> {
+/// Runs `exp` on the device the command line names, into `--out` or the default results folder.
+fn run_experiment(cli: &Cli, mut exp: Box<dyn Experiment>, args: &RunArgs) -> Result<ExitCode, Error> {
     let reps = options::check_reps(args.reps)?;
-    let (gpu, default_dir) = match opened {
-        Some((gpu, dir)) => (gpu, Some(dir)),
-        None => (open_gpu(cli)?, None),
-    };
-    let props = gpu.device.props();
-    eprintln!("{} on {} ({}, wave {}), {}", exp.name(), props.name, props.arch, props.wave_size, props.runtime_version);
-    let out_dir = args.out.clone().or(default_dir).unwrap_or_else(|| experiments::default_out_dir(&gpu));
     if args.time_budget.is_nan() || args.time_budget <= 0.0 {
         return Err(Error::Options(format!("--time-budget: {} is not a positive number of seconds", args.time_budget)));
     }
+    let gpu = open_gpu(cli)?;
+    let out_dir = args.out.clone().unwrap_or_else(|| experiments::default_out_dir(&gpu));
+    exp.set_results_dir(&out_dir);
+    let exp = exp.as_ref();
+    let props = gpu.device.props();
+    eprintln!("{} on {} ({}, wave {}), {}", exp.name(), props.name, props.arch, props.wave_size, props.runtime_version);
     let opts = RunOptions {
         out_dir: out_dir.clone(),
         resume: args.resume,
@@ -228,6 +168,23 @@ fn run_experiment_inner(
         out_dir.display()
     );
     Ok(if summary.success() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// An error and its causes as one line for the user, each cause once: most of our messages already quote their
+/// cause (thiserror's `"cannot write {path}: {source}"`) while also returning it from `source()`, so a cause whose
+/// text the line already holds is not appended again.
+pub fn error_text<'a>(chain: impl IntoIterator<Item = &'a (dyn std::error::Error + 'static)>) -> String {
+    let mut text = String::new();
+    for cause in chain {
+        let message = cause.to_string();
+        if text.is_empty() {
+            text = message;
+        } else if !text.contains(&message) {
+            text.push_str(": ");
+            text.push_str(&message);
+        }
+    }
+    text
 }
 
 /// `suite info`: one block per platform; exit code 0 only when some GPU is visible.
@@ -616,15 +573,43 @@ fn baseline_us_per_launch(stdout: &str) -> Option<f64> {
     value.parse::<f64>().ok().filter(|v| v.is_finite() && *v > 0.0)
 }
 
-impl From<options::Error> for Error {
-    fn from(e: options::Error) -> Error {
-        Error::Options(e.to_string())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The chain of `e`, as anyhow walks it in `main`.
+    fn chain<'a>(e: &'a (dyn std::error::Error + 'static)) -> Vec<&'a (dyn std::error::Error + 'static)> {
+        std::iter::successors(Some(e), |e| e.source()).collect()
+    }
+
+    #[test]
+    fn each_cause_is_printed_once() {
+        let io = || std::io::Error::new(std::io::ErrorKind::PermissionDenied, "Permission denied (os error 13)");
+        let report = crate::report::Error::Io { action: "cannot create", path: "/results/x".into(), source: io() };
+        let e = Error::from(report);
+        assert_eq!(chain(&e).len(), 2, "the cause is also returned by source()");
+        assert_eq!(error_text(chain(&e)), "cannot create /results/x: Permission denied (os error 13)");
+        let kernels = kernels::Error::Io { action: "write cache file", path: "/c/k".into(), source: io(), hint: "" };
+        let text = error_text(chain(&Error::from(kernels)));
+        assert_eq!(text.matches("Permission denied").count(), 1, "{text}");
+
+        // A message that does not quote its cause gets it appended.
+        #[derive(Debug, thiserror::Error)]
+        #[error("cannot load the plot font")]
+        struct Outer(#[source] std::io::Error);
+        assert_eq!(error_text(chain(&Outer(io()))), "cannot load the plot font: Permission denied (os error 13)");
+    }
+
+    #[test]
+    fn failures_that_are_not_about_options_are_not_option_errors() {
+        let poisoned = Error::from(crate::gpu::Error::Poisoned { source_name: "smoke".into() });
+        assert!(matches!(poisoned, Error::Gpu(_)), "{poisoned:?}");
+        assert!(poisoned.to_string().contains("start the command again"), "{poisoned}");
+        let nothing = Error::NothingToPlot { csv: "r/matmul.csv".into() };
+        assert_eq!(nothing.to_string(), "r/matmul.csv: no verified rows to plot");
+        let plot = crate::report::plot::Error::NoSeries { path: "p.png".into() };
+        assert!(matches!(Error::from(plot), Error::Plot(_)));
+    }
 
     #[test]
     fn the_baselines_time_is_read_from_its_line() {

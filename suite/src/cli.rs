@@ -2,9 +2,12 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::builder::PossibleValuesParser;
+use clap::error::ErrorKind;
+use clap::{ArgMatches, Args, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use crate::device::Platform;
+use crate::experiments::registry::{self, Entry};
 use crate::experiments::Shard;
 
 /// GPU experiment suite: measure how kernels behave on AMD (HIP, wave64) and NVIDIA (CUDA, warp32) GPUs.
@@ -62,6 +65,8 @@ pub enum Command {
     /// Run an experiment and write CSV rows and run.json.
     #[command(subcommand)]
     Run(RunCommand),
+    /// List the experiments `suite run` knows, one name per line (scripts/run-all.sh runs each).
+    Experiments,
     /// Micro-benchmarks of the suite itself.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -79,7 +84,8 @@ pub enum Command {
     },
     /// Draw an experiment's plots again from its CSV (e.g. after `suite merge`, or on a laptop).
     Plot {
-        /// Experiment whose plots to draw: matmul, occupancy or smoke.
+        /// Experiment whose plots to draw.
+        #[arg(value_parser = PossibleValuesParser::new(registry::names()))]
         experiment: String,
         /// The experiment's CSV.
         csv: PathBuf,
@@ -144,77 +150,50 @@ pub struct RunArgs {
     pub shard: Option<Shard>,
 }
 
-/// `suite run ...`
-#[derive(Debug, Subcommand)]
-pub enum RunCommand {
-    /// The pipeline end to end: STREAM triad a = b + s*c, verified on the host, GB/s per size.
-    Smoke {
-        /// Elements per array, comma-separated (integers, or 2^N).
-        #[arg(long, value_delimiter = ',')]
-        sizes: Vec<String>,
-        /// Items per group.
-        #[arg(long, default_value_t = 256)]
-        group_size: u32,
-        /// Shared run options.
-        #[command(flatten)]
-        run: RunArgs,
-    },
-    /// Occupancy: group size, group count, barriers, LDS and registers vs time and bandwidth, with the theoretical
-    /// occupancy of every point and timelines of resident waves recorded inside the kernels.
-    Occupancy {
-        /// What to sweep.
-        #[command(flatten)]
-        sweep: OccupancySweepArgs,
-        /// Shared run options.
-        #[command(flatten)]
-        run: RunArgs,
-    },
-    /// Matmul ladder (naive, accumulator, LDS tiles, register-blocked) vs the vendor BLAS: GFLOP/s per size.
-    Matmul {
-        /// What to sweep.
-        #[command(flatten)]
-        sweep: MatmulArgs,
-        /// Shared run options.
-        #[command(flatten)]
-        run: RunArgs,
-    },
+/// `suite run <experiment> [its flags] [shared run flags]`: one subcommand per entry of
+/// [`registry::EXPERIMENTS`], declared from the table rather than by hand.
+#[derive(Debug)]
+pub struct RunCommand {
+    /// The experiment asked for.
+    pub experiment: &'static Entry,
+    /// Its parsed command line, for [`Entry::sweep`].
+    pub matches: ArgMatches,
+    /// The shared run options.
+    pub run: RunArgs,
 }
 
-/// `suite run matmul` options.
-#[derive(Debug, Args)]
-pub struct MatmulArgs {
-    /// Problem sizes, comma-separated: N for M = N = K, or MxNxK (default: 256 to 8192, doubling).
-    #[arg(long, value_delimiter = ',')]
-    pub sizes: Vec<String>,
-    /// Kernels by name or family, comma-separated (default: the whole ladder); `tiled` means every --tiles size.
-    #[arg(long, value_delimiter = ',')]
-    pub kernels: Vec<String>,
-    /// Tile sizes M of the tiled kernel (default: 4,8,16,32).
-    #[arg(long, value_delimiter = ',')]
-    pub tiles: Vec<u32>,
-    /// Skip the vendor BLAS (rocBLAS/cuBLAS) rows; it is still the reference where available.
-    #[arg(long)]
-    pub no_vendor: bool,
+impl FromArgMatches for RunCommand {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        let Some((name, sub)) = matches.subcommand() else {
+            return Err(clap::Error::raw(ErrorKind::MissingSubcommand, "suite run needs an experiment\n"));
+        };
+        let experiment =
+            registry::find(name).map_err(|e| clap::Error::raw(ErrorKind::InvalidSubcommand, format!("{e}\n")))?;
+        Ok(RunCommand { experiment, matches: sub.clone(), run: RunArgs::from_arg_matches(sub)? })
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        *self = RunCommand::from_arg_matches(matches)?;
+        Ok(())
+    }
 }
 
-/// `suite run occupancy` options (defaults in `OccupancySweep::default`).
-#[derive(Debug, Args)]
-pub struct OccupancySweepArgs {
-    /// Elements per array for the copy, group-size, LDS and register sweeps (integer or 2^N).
-    #[arg(long)]
-    pub elements: Option<String>,
-    /// Group sizes of the group-size sweep, comma-separated.
-    #[arg(long, value_delimiter = ',')]
-    pub group_sizes: Vec<u32>,
-    /// Elements each group adds per pass in the group-count and barrier sweeps.
-    #[arg(long)]
-    pub chunk: Option<u32>,
-    /// Passes each group makes over its chunk in the group-count and barrier sweeps.
-    #[arg(long)]
-    pub passes: Option<u32>,
-    /// Dynamic LDS per group of the LDS sweep, bytes, comma-separated.
-    #[arg(long, value_delimiter = ',')]
-    pub lds_bytes: Vec<u32>,
+impl Subcommand for RunCommand {
+    fn augment_subcommands(cmd: clap::Command) -> clap::Command {
+        // The help goes on last: the derived flag groups would otherwise put their own doc comments there.
+        registry::EXPERIMENTS.iter().fold(cmd, |cmd, e| {
+            let sub = RunArgs::augment_args((e.flags)(clap::Command::new(e.name)));
+            cmd.subcommand(sub.about(e.help).long_about(None))
+        })
+    }
+
+    fn augment_subcommands_for_update(cmd: clap::Command) -> clap::Command {
+        RunCommand::augment_subcommands(cmd)
+    }
+
+    fn has_subcommand(name: &str) -> bool {
+        registry::find(name).is_ok()
+    }
 }
 
 /// `suite occupancy ...`
@@ -269,4 +248,36 @@ pub enum BenchCommand {
         #[arg(long)]
         cubin: Option<PathBuf>,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn the_command_line_declares_exactly_the_registry() {
+        let cmd = Cli::command();
+        cmd.clone().debug_assert();
+        let registry: Vec<&str> = registry::names().collect();
+        let run = cmd.find_subcommand("run").expect("suite run exists");
+        let runnable: Vec<&str> = run.get_subcommands().map(|c| c.get_name()).collect();
+        assert_eq!(runnable, registry);
+        let plot = cmd.find_subcommand("plot").expect("suite plot exists");
+        let experiment = plot.get_arguments().find(|a| a.get_id() == "experiment").expect("plot's experiment argument");
+        let plottable: Vec<String> =
+            experiment.get_possible_values().iter().map(|v| v.get_name().to_string()).collect();
+        assert_eq!(plottable, registry);
+        for entry in registry::EXPERIMENTS {
+            let help = run.find_subcommand(entry.name).and_then(|c| c.get_about()).map(|a| a.to_string());
+            assert_eq!(help.as_deref(), Some(entry.help));
+            // Each parses to its own entry, with the shared run options.
+            let cli = Cli::try_parse_from(["suite", "run", entry.name, "--reps", "7"]).expect("a valid command line");
+            let Command::Run(run) = cli.command else { panic!("`suite run {}` is not a run", entry.name) };
+            assert_eq!((run.experiment.name, run.run.reps), (entry.name, 7));
+        }
+        assert!(Cli::try_parse_from(["suite", "run", "fusion"]).is_err());
+        assert!(Cli::try_parse_from(["suite", "plot", "fusion", "x.csv"]).is_err());
+    }
 }

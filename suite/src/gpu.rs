@@ -5,9 +5,27 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 use crate::device::{self, Device, Kernel, Module, Platform};
-use crate::experiments::Error;
-use crate::kernels::{self, KernelStore};
-use crate::report::run_json::CompilerRecord;
+use crate::kernels::{self, CompilerRecord, KernelStore};
+
+/// Why a GPU could not be opened or a kernel not loaded on it.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The device layer failed.
+    #[error(transparent)]
+    Device(#[from] device::Error),
+    /// A kernel could not be built, found or loaded.
+    #[error(transparent)]
+    Kernels(#[from] kernels::Error),
+    /// No GPU could be opened on any platform; one line per platform says why.
+    #[error("no GPU found:\n{0}")]
+    NoGpu(String),
+    /// A thread panicked while it held the table of loaded kernels, so the table may be half-written.
+    #[error("the table of loaded kernels is unusable: a thread panicked while loading kernel source `{source_name}`; start the command again")]
+    Poisoned {
+        /// The kernel source being looked up when the poisoned table was found.
+        source_name: String,
+    },
+}
 
 /// A loaded code object with the metadata read from it (AMD: per-kernel argument layout).
 struct Loaded {
@@ -43,7 +61,7 @@ impl Gpu {
 
     /// Makes sure kernel source `source` is compiled (or found) for this device and loaded.
     pub fn module(&self, source: &str) -> Result<(), Error> {
-        let mut modules = self.modules.lock().map_err(|_| Error::Options("kernel table lock poisoned".into()))?;
+        let mut modules = self.modules.lock().map_err(|_| Error::Poisoned { source_name: source.to_string() })?;
         if modules.contains_key(source) {
             return Ok(());
         }
@@ -74,7 +92,7 @@ impl Gpu {
     /// Runs `f` on source `source`'s loaded code object, loading it first if needed.
     fn with_loaded<T>(&self, source: &str, f: impl FnOnce(&Loaded) -> Result<T, Error>) -> Result<T, Error> {
         self.module(source)?;
-        let modules = self.modules.lock().map_err(|_| Error::Options("kernel table lock poisoned".into()))?;
+        let modules = self.modules.lock().map_err(|_| Error::Poisoned { source_name: source.to_string() })?;
         f(modules.get(source).expect("module() inserted the source just above"))
     }
 

@@ -15,4 +15,5 @@ pub mod measure;
 pub mod occupancy;
 pub mod options;
 pub mod report;
+pub mod test_deps;
 pub mod verify;

@@ -9,7 +9,7 @@ fn main() -> ExitCode {
     match suite::app::run(&cli).map_err(anyhow::Error::from) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", suite::app::error_text(e.chain()));
             ExitCode::FAILURE
         }
     }

@@ -492,7 +492,7 @@ impl Experiment for MatmulSweep {
             let host_c = dev.download(&c)?;
             let check = inputs.check_samples(&host_c);
             if !check.passed() {
-                return Err(Error::Options(format!(
+                return Err(Error::Reference(format!(
                     "the vendor BLAS result at {shape} does not match the host, so it cannot be the reference: {}",
                     check.summary()
                 )));
@@ -507,8 +507,9 @@ impl Experiment for MatmulSweep {
             }
             Some(v) => {
                 let kernel = gpu.kernel("matmul", v.symbol)?;
-                let config =
-                    v.launch_config(shape).ok_or_else(|| Error::Options(format!("{shape} needs too many groups")))?;
+                let config = v
+                    .launch_config(shape)
+                    .ok_or_else(|| Error::Unsupported(format!("{shape} needs too many groups")))?;
                 // All-ones bytes are NaN: an element the kernel does not write fails. The naive kernel adds into C,
                 // so it starts from zero instead.
                 dev.fill_bytes(c.raw(), if v.zero_c { 0 } else { 0xff })?;
@@ -626,6 +627,16 @@ pub fn plots(rows: &[BTreeMap<String, String>]) -> Vec<(String, LinePlot)> {
         pts
     };
     let gflops = |r: &BTreeMap<String, String>| num(r, "gflops");
+    // Fastest at the largest size first: the legend then lists the kernels in the order their lines end at the
+    // right edge, which untangles 15 crossing lines, and both plots give each kernel the same colour (the % of the
+    // vendor at one size orders the kernels as their GFLOP/s do). Kernels without points go last, in ladder order.
+    let at_largest = |k: &str| series_of(k, &gflops).last().map(|&(n, g)| (n, g));
+    kernels.sort_by(|a, b| match (at_largest(a), at_largest(b)) {
+        (Some(pa), Some(pb)) => pb.0.total_cmp(&pa.0).then(pb.1.total_cmp(&pa.1)),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => std::cmp::Ordering::Equal,
+    });
     let vendor_at = |n: f64| {
         ok.iter()
             .find(|r| r.get("kernel").map(String::as_str) == Some(vendor) && num(r, "n") == Some(n))
@@ -684,6 +695,7 @@ pub fn plots(rows: &[BTreeMap<String, String>]) -> Vec<(String, LinePlot)> {
                 y_axis: axes.1,
                 series,
                 note: note.clone(),
+                y_max: None,
             },
         )
     };
@@ -712,17 +724,31 @@ pub fn plots(rows: &[BTreeMap<String, String>]) -> Vec<(String, LinePlot)> {
         ));
     }
     if !percent.is_empty() {
-        out.push(plot(
+        // The y axis stops a little above the vendor's 100%, and at most at PERCENT_TOP: one outlier (a small size
+        // whose vendor call is slow to start) would otherwise squash every other kernel into the bottom band.
+        let highest = percent.iter().flat_map(|s| s.points.iter().map(|p| p.1)).fold(0.0, f64::max);
+        let top = highest.clamp(110.0, PERCENT_TOP);
+        let clipped = percent.iter().flat_map(|s| &s.points).filter(|p| p.1 > top).count();
+        let (file, mut p) = plot(
             "matmul-percent-of-vendor.png",
             &format!("% of {vendor_label}"),
             size_label,
             (Axis::Log2, Axis::Linear),
             &format!("% of {vendor_label} GFLOP/s"),
             percent,
-        ));
+        );
+        p.y_max = Some(top);
+        if clipped > 0 {
+            let line = format!("{clipped} point(s) above {top:.0}% run off the top edge; the CSV has their values");
+            p.note = Some(p.note.map_or(line.clone(), |n| format!("{n}\n{line}")));
+        }
+        out.push((file, p));
     }
     out
 }
+
+/// The highest % of the vendor BLAS the %-of-vendor plot shows, so an outlier cannot stretch its y axis.
+const PERCENT_TOP: f64 = 150.0;
 
 /// Legend label of a kernel: `tiled_m16` reads `tiled M=16`.
 fn kernel_label(name: &str) -> String {

@@ -8,6 +8,7 @@
 
 pub mod matmul;
 pub mod occupancy;
+pub mod registry;
 pub mod smoke;
 
 use std::collections::BTreeMap;
@@ -36,21 +37,51 @@ pub enum Error {
     /// Results could not be written.
     #[error(transparent)]
     Report(#[from] crate::report::Error),
-    /// No GPU could be opened on any platform.
-    #[error("no GPU found:\n{0}")]
-    NoGpu(String),
-    /// An option is out of range.
+    /// The GPU could not be opened, or its kernels not loaded.
+    #[error(transparent)]
+    Gpu(#[from] crate::gpu::Error),
+    /// An option is out of range; the message names the flag.
     #[error("{0}")]
     Options(String),
+    /// A point cannot be launched as asked, e.g. it needs more groups than one launch takes.
+    #[error("{0}")]
+    Unsupported(String),
+    /// A measurement could not be made or used: no valid timings, a device clock that does not advance,
+    /// timeline records that do not parse.
+    #[error("{0}")]
+    Measurement(String),
+    /// The reference a point is checked against failed its own check (e.g. the vendor BLAS against the host).
+    #[error("{0}")]
+    Reference(String),
     /// A plot could not be drawn.
-    #[error("plot: {0}")]
-    Plot(String),
+    #[error(transparent)]
+    Plot(#[from] crate::report::plot::Error),
     /// The device events gave no usable time.
     #[error("timing: {0}")]
     Timing(String),
     /// A benchmark of the suite itself could not run.
     #[error("bench: {0}")]
     Bench(String),
+    /// A CSV holds no verified rows, so there is nothing to plot.
+    #[error("{}: no verified rows to plot", .csv.display())]
+    NothingToPlot {
+        /// The CSV.
+        csv: PathBuf,
+    },
+    /// An experiment name that is not in [`registry::EXPERIMENTS`].
+    #[error("unknown experiment `{name}`; known: {known}")]
+    UnknownExperiment {
+        /// The name asked for.
+        name: String,
+        /// The registry's names, comma-separated.
+        known: String,
+    },
+}
+
+impl From<crate::options::Error> for Error {
+    fn from(e: crate::options::Error) -> Error {
+        Error::Options(e.to_string())
+    }
 }
 
 /// One point of a sweep.
@@ -114,6 +145,11 @@ pub trait Experiment {
         let _ = (rows, dir);
         Vec::new()
     }
+    /// Tells the experiment its results folder before the run starts, for side files beside the CSV (e.g.
+    /// occupancy's timelines). Most experiments write none.
+    fn set_results_dir(&mut self, dir: &Path) {
+        let _ = dir;
+    }
 }
 
 /// Renders an experiment's plots from its CSV into `out_dir`; returns the files written.
@@ -128,7 +164,7 @@ pub fn render_plots(exp: &dyn Experiment, csv_path: &Path, out_dir: &Path) -> Re
     let dir = csv_path.parent().unwrap_or(Path::new("."));
     for (file, plot) in exp.plots(&rows, dir) {
         let path = out_dir.join(file);
-        render_png(&plot, &path, PLOT_WIDTH, PLOT_HEIGHT).map_err(|e| Error::Plot(e.to_string()))?;
+        render_png(&plot, &path, PLOT_WIDTH, PLOT_HEIGHT)?;
         written.push(path);
     }
     Ok(written)

@@ -239,6 +239,10 @@ fn sweep_name(spec: Spec) -> &'static str {
 }
 
 impl Experiment for OccupancySweep {
+    fn set_results_dir(&mut self, dir: &Path) {
+        self.timeline_dir = Some(dir.to_path_buf());
+    }
+
     fn name(&self) -> &'static str {
         "occupancy"
     }
@@ -409,7 +413,8 @@ impl Experiment for OccupancySweep {
             return Ok(Box::new(CopyCase { gpu, src, dst, host: a, bytes }));
         }
         let (groups, group, dynamic_lds) = geometry(self, props, spec);
-        let groups = u32::try_from(groups).map_err(|_| Error::Options(format!("{groups} groups")))?;
+        let groups = u32::try_from(groups)
+            .map_err(|_| Error::Unsupported(format!("{groups} groups do not fit in one launch")))?;
         let config = LaunchConfig { grid: [groups, 1, 1], group: [group, 1, 1], dynamic_lds_bytes: dynamic_lds };
         if matches!(spec, Spec::SpinCount { .. } | Spec::SpinTimeline { .. }) {
             let kernel = gpu.kernel(SOURCE, &symbol(spec))?;
@@ -547,7 +552,7 @@ impl Case for SpinCase<'_> {
 
     fn verify(&mut self) -> Result<Verification, Error> {
         let raw = self.gpu.device.download(&self.timeline.buf)?;
-        let records = parse_records(&raw).map_err(Error::Options)?;
+        let records = parse_records(&raw).map_err(Error::Measurement)?;
         // Every wave must have waited its full time; a shorter one means the clock or the loop is wrong.
         let short: Vec<(usize, f64, f64)> = records
             .iter()
@@ -651,7 +656,7 @@ impl Case for KernelCase<'_> {
             if !t.recorded {
                 t.recorded = true;
                 let raw = dev.download(&t.buf)?;
-                let records = parse_records(&raw).map_err(Error::Options)?;
+                let records = parse_records(&raw).map_err(Error::Measurement)?;
                 if let Some(path) = &t.file {
                     write_records(path, &records, t.clock_hz, t.device_wave_slots)?;
                 }
@@ -806,7 +811,7 @@ fn clock_rate(gpu: &Gpu) -> Result<f64, Error> {
     let (t1, h1) = read()?;
     let hz = (t1.wrapping_sub(t0)) as f64 / h1.duration_since(h0).as_secs_f64();
     if !(hz.is_finite() && hz > 1e5) {
-        return Err(Error::Options(format!("the device clock did not advance as expected ({t0} then {t1})")));
+        return Err(Error::Measurement(format!("the device clock did not advance as expected ({t0} then {t1})")));
     }
     CLOCK_HZ.with(|c| c.set(Some(hz)));
     Ok(hz)
@@ -915,11 +920,12 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
             pts
         };
     let mut out = Vec::new();
+    // `x_scale` turns the CSV's x column into the axis' unit (e.g. bytes to KiB).
     let percent_plot = |file: &str,
                         what: &str,
                         caveat: &str,
                         rows: Vec<&&BTreeMap<String, String>>,
-                        x: &str,
+                        (x, x_scale): (&str, f64),
                         x_label: &str,
                         x_axis| {
         // A partial wave holds a whole wave slot: the share of lane slots doing work shows the quantisation.
@@ -927,24 +933,23 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
             let waves_per_group = num(r, "waves_per_cu")? / num(r, "groups_per_cu")?;
             Some(num(r, "occupancy_pct")? * num(r, "group_size")? / (waves_per_group * num(r, "wave_size")?))
         };
+        let scaled = |pts: Vec<(f64, f64)>| pts.into_iter().map(|(x, y)| (x / x_scale, y)).collect::<Vec<_>>();
+        // The theoretical occupancy is what these plots are about: the focus, drawn over the measured lines.
         let mut s = vec![
-            Series {
-                label: "theoretical occupancy (% of wave slots)".into(),
-                points: series(&rows, x, &|r| num(r, "occupancy_pct")),
-                kind: SeriesKind::Line,
-            },
-            Series {
-                label: "occupied lanes (% of lane slots: partial waves waste lanes)".into(),
-                points: series(&rows, x, &lanes),
-                kind: SeriesKind::Line,
-            },
+            Series::focus(
+                "theoretical occupancy (% of wave slots)",
+                scaled(series(&rows, x, &|r| num(r, "occupancy_pct"))),
+            ),
+            Series::line(
+                "occupied lanes (% of lane slots: partial waves waste lanes)",
+                scaled(series(&rows, x, &lanes)),
+            ),
         ];
         if let Some(copy) = copy {
-            s.push(Series {
-                label: format!("bandwidth (% of the {copy:.0} GB/s device copy)"),
-                points: series(&rows, x, &|r| Some(100.0 * num(r, "gbps")? / copy)),
-                kind: SeriesKind::Line,
-            });
+            s.push(Series::line(
+                format!("bandwidth (% of the {copy:.0} GB/s device copy)"),
+                scaled(series(&rows, x, &|r| Some(100.0 * num(r, "gbps")? / copy))),
+            ));
         }
         s.retain(|s| !s.points.is_empty());
         (!s.is_empty()).then(|| {
@@ -961,6 +966,7 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
                     y_axis: Axis::Linear,
                     series: s,
                     note: None,
+                    y_max: None,
                 },
             )
         })
@@ -970,25 +976,25 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
         "vector add vs group size",
         "",
         of("group_size"),
-        "group_size",
-        "items per group",
-        Axis::Linear,
+        ("group_size", 1.0),
+        "items per group (log2 axis)",
+        Axis::Log2,
     ));
     out.extend(percent_plot(
         "occupancy-lds.png",
         "vector add vs LDS per group",
         "",
         of("lds"),
-        "dynamic_lds_bytes",
-        "dynamic LDS per group (bytes)",
-        Axis::Linear,
+        ("dynamic_lds_bytes", 1024.0),
+        "dynamic LDS per group (KiB, log2 axis)",
+        Axis::Log2,
     ));
     out.extend(percent_plot(
         "occupancy-registers.png",
         "register pressure",
         " (8 bytes per item); R live values also mean R cached loads and R x rounds FMAs per item, so work grows too",
         of("registers"),
-        "registers_per_item",
+        ("registers_per_item", 1.0),
         "registers per item (as allocated by the compiler)",
         Axis::Linear,
     ));
@@ -1031,6 +1037,7 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
                 y_axis: Axis::Linear,
                 series: s,
                 note: None,
+                y_max: None,
             },
         ));
     }
@@ -1086,6 +1093,7 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
                     y_axis: Axis::Linear,
                     series,
                     note: None,
+                    y_max: None,
                 },
             ));
         }

@@ -95,7 +95,7 @@ impl Experiment for SmokeSweep {
         let b_buf = dev.upload(&b)?;
         let c_buf = dev.upload(&c)?;
         let groups = u32::try_from(n.div_ceil(self.group_size as usize))
-            .map_err(|_| Error::Options(format!("n = {n} needs more than 2^32 groups")))?;
+            .map_err(|_| Error::Unsupported(format!("n = {n} needs more than 2^32 groups")))?;
         Ok(Box::new(Triad {
             gpu,
             kernel,

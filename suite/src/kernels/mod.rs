@@ -21,7 +21,7 @@ use std::path::PathBuf;
 
 use crate::device::{Arch, Platform};
 
-pub use cache::{cache_key, default_cache_dir, prebuilt_file_name, CodeObject, KernelStore, Origin};
+pub use cache::{cache_key, default_cache_dir, prebuilt_file_name, CodeObject, CompilerRecord, KernelStore, Origin};
 pub use compile::{compile, find, flags, Compiler, CompilerKind};
 pub use metadata::{
     arg_sizes, check_arch, cubin_kernel_names, inspect, AmdKernelMeta, ArgMeta, CodeObjectInfo, Format,
@@ -136,69 +136,33 @@ impl CompilerName for Platform {
     }
 }
 
-/// Shared by the tests of every file in this module: the compilers, found once, under the
-/// `SUITE_REQUIRE_COMPILERS` rule.
+/// Shared by the tests of every file in this module: the tools they need, from [`crate::test_deps`]. A missing
+/// tool fails the test with a message saying what to install.
 #[cfg(test)]
 pub(crate) mod test_support {
     use std::path::PathBuf;
-    use std::process::Command;
-    use std::sync::OnceLock;
 
-    use super::compile::{find, Compiler};
-    use super::{CompilerName as _, Error};
+    use super::compile::Compiler;
     use crate::device::Platform;
+    use crate::test_deps;
 
-    /// Whether CI asked for missing compilers to fail tests rather than skip them.
-    pub fn compilers_required() -> bool {
-        std::env::var("SUITE_REQUIRE_COMPILERS").is_ok_and(|v| v == "1")
-    }
-
-    /// Skips (one loud line) or fails (under `SUITE_REQUIRE_COMPILERS=1`) a test that needs `what`.
-    pub fn missing(test: &str, what: &str, how: &str) {
-        if compilers_required() {
-            panic!("SUITE_REQUIRE_COMPILERS=1 but {what} is missing: {how}");
-        }
-        // Written to the stderr handle, not with eprintln!, which the test harness captures and hides for passing
-        // tests: a skip must be seen.
-        let line = format!(
-            "!!!!! SKIPPED {test}: {what} not found ({how}); set SUITE_REQUIRE_COMPILERS=1 to make this fail\n"
-        );
-        let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
-    }
-
-    /// The platform's compiler, found once per test binary; `None` (after a loud line) when it is missing.
-    pub fn compiler(test: &str, platform: Platform) -> Option<Compiler> {
-        static AMD: OnceLock<Result<Compiler, String>> = OnceLock::new();
-        static NVIDIA: OnceLock<Result<Compiler, String>> = OnceLock::new();
-        let cell = match platform {
-            Platform::Amd => &AMD,
-            Platform::Nvidia => &NVIDIA,
-        };
-        let found = cell.get_or_init(|| {
-            find(platform).map_err(|e| match e {
-                Error::CompilerNotFound { hint, .. } => hint,
-                other => other.to_string(),
-            })
-        });
-        match found {
-            Ok(c) => Some(c.clone()),
-            Err(hint) => {
-                missing(test, platform.compiler_name(), hint);
-                None
-            }
+    /// The platform's compiler; fails the calling test when it is missing.
+    #[track_caller]
+    pub fn compiler(platform: Platform) -> Compiler {
+        match test_deps::compiler(platform) {
+            Ok(c) => c,
+            Err(missing) => panic!("{missing}"),
         }
     }
 
-    /// The first of `names` that runs with `--version`, e.g. an LLVM tool under one of its versioned names.
-    pub fn tool(test: &str, names: &[&str]) -> Option<PathBuf> {
-        let found = names
-            .iter()
-            .map(PathBuf::from)
-            .find(|p| Command::new(p).arg("--version").output().is_ok_and(|o| o.status.success()));
-        if found.is_none() {
-            missing(test, &names.join(" or "), "apt-get install llvm-15 clang-15 (they come with Debian's hipcc)");
+    /// The first of `names` that runs, e.g. an LLVM tool under one of its versioned names; fails the calling test
+    /// when none does.
+    #[track_caller]
+    pub fn tool(names: &[&str]) -> PathBuf {
+        match test_deps::llvm_tool(names) {
+            Ok(path) => path,
+            Err(missing) => panic!("{missing}"),
         }
-        found
     }
 
     /// A committed test fixture under `suite/tests/fixtures/kernels/`.

@@ -121,6 +121,10 @@ pub enum SeriesKind {
     /// A reference to compare against (the vendor BLAS, a hardware peak): dashed, thicker, in black or grey,
     /// drawn on top of the measured lines.
     Reference,
+    /// What the plot is about (e.g. the theoretical occupancy that the measured lines are read against): drawn
+    /// last, over every other series, in its own colour ([`FOCUS`], in no palette), thicker than a line and
+    /// dashed, so it is never hidden and a series with the same values still shows through its gaps.
+    Focus,
 }
 
 /// One line of the plot.
@@ -144,6 +148,11 @@ impl Series {
     /// A reference series ([`SeriesKind::Reference`]).
     pub fn reference(label: impl Into<String>, points: Vec<(f64, f64)>) -> Self {
         Self { label: label.into(), points, kind: SeriesKind::Reference }
+    }
+
+    /// The series the plot is about ([`SeriesKind::Focus`]).
+    pub fn focus(label: impl Into<String>, points: Vec<(f64, f64)>) -> Self {
+        Self { label: label.into(), points, kind: SeriesKind::Focus }
     }
 }
 
@@ -176,6 +185,9 @@ pub struct LinePlot {
     pub y_axis: Axis,
     /// The lines, in legend order. Line series take the palette colours in this order.
     pub series: Vec<Series>,
+    /// Top of the y axis, in data units, where the data's own maximum would stretch the axis (an outlier far
+    /// above the rest); points above it are clipped at the edge. `None`: the data's maximum.
+    pub y_max: Option<f64>,
     /// A footnote drawn under the chart, e.g. why the reference is out of reach.
     pub note: Option<String>,
 }
@@ -219,6 +231,8 @@ const PALETTE: [RGBColor; 16] = [
 /// Reference colours, in order: black, then greys that stay distinct from it.
 const REFERENCE_PALETTE: [RGBColor; 3] =
     [RGBColor(0x00, 0x00, 0x00), RGBColor(0x6E, 0x6E, 0x6E), RGBColor(0xA0, 0xA0, 0xA0)];
+/// The colour of [`SeriesKind::Focus`] series: crimson, in no palette, so the series a plot is about stands out.
+pub const FOCUS: RGBColor = RGBColor(0xDC, 0x14, 0x3C);
 const TEXT: RGBColor = RGBColor(0x1A, 0x1A, 0x1A);
 const MUTED_TEXT: RGBColor = RGBColor(0x55, 0x55, 0x55);
 const AXIS: RGBColor = RGBColor(0x33, 0x33, 0x33);
@@ -238,6 +252,7 @@ struct Metrics {
     tick_len: f64,
     line_w: f64,
     reference_w: f64,
+    focus_w: f64,
     marker_r: f64,
 }
 
@@ -256,6 +271,7 @@ impl Metrics {
             tick_len: (5.0 * s).round().max(3.0),
             line_w: (2.0 * s).max(1.2),
             reference_w: (3.0 * s).max(2.0),
+            focus_w: (4.5 * s).max(3.0),
             marker_r: (3.5 * s).max(2.5),
         }
     }
@@ -308,6 +324,7 @@ fn prepare<'a>(plot: &'a LinePlot, path: &Path) -> Result<Vec<Prepared<'a>>, Err
                 refs += 1;
                 REFERENCE_PALETTE[(refs - 1) % REFERENCE_PALETTE.len()]
             }
+            SeriesKind::Focus => FOCUS,
         };
         out.push(Prepared { label: &s.label, kind: s.kind, color, points });
     }
@@ -800,7 +817,11 @@ fn layout(
     let legend_origin = (w - m.pad - legend.box_w, top);
 
     // The y axis first: its tick labels set the room on the left.
-    let (ylo, yhi) = bounds(series.iter().flat_map(|s| s.points.iter().map(|p| p.1)));
+    let (mut ylo, mut yhi) = bounds(series.iter().flat_map(|s| s.points.iter().map(|p| p.1)));
+    if let Some(top) = plot.y_max.and_then(|v| to_axis(plot.y_axis, v)) {
+        yhi = top;
+        ylo = ylo.min(top);
+    }
     let (xlo, xhi) = bounds(series.iter().flat_map(|s| s.points.iter().map(|p| p.0)));
     for (axis, lo, hi) in [("x", xlo, xhi), ("y", ylo, yhi)] {
         // Log axes hold exponents here, so only a linear axis can overflow.
@@ -919,13 +940,14 @@ fn draw_shapes(
         root.draw(&Rectangle::new(crisp(pl - tl, y, pl, y), AXIS.filled())).map_err(err("axes"))?;
     }
 
-    // Series, clipped to the plotting area: measured lines first, references on top so they are never hidden.
+    // Series, clipped to the plotting area: measured lines first, references over them, and what the plot is
+    // about over everything, so neither is ever hidden.
     let area =
         root.clone().shrink((s(left), s(top)), ((s(right) - s(left)) as u32 + 1, (s(bottom) - s(top)) as u32 + 1));
     let mut chart = ChartBuilder::on(&area).build_cartesian_2d(&l.x, &l.y).map_err(err("chart"))?;
     let line_w = |w: f64| (w * k).round().max(1.0) as u32;
-    let order = series.iter().filter(|p| p.kind == SeriesKind::Line);
-    for p in order.chain(series.iter().filter(|p| p.kind == SeriesKind::Reference)) {
+    let of_kind = |kind| series.iter().filter(move |p| p.kind == kind);
+    for p in of_kind(SeriesKind::Line).chain(of_kind(SeriesKind::Reference)).chain(of_kind(SeriesKind::Focus)) {
         let pts = p.points.iter().copied();
         match p.kind {
             SeriesKind::Line => {
@@ -937,11 +959,18 @@ fn draw_shapes(
                 let (dash, gap) = (s(4.0 * m.reference_w), s(2.5 * m.reference_w));
                 chart.draw_series(DashedLineSeries::new(pts, dash, gap, style)).map_err(err("series"))?;
             }
+            SeriesKind::Focus => {
+                // Long dashes with gaps wide enough to see a line with the same values underneath.
+                let style = p.color.stroke_width(line_w(m.focus_w));
+                let (dash, gap) = (s(4.0 * m.focus_w), s(2.0 * m.focus_w));
+                chart.draw_series(DashedLineSeries::new(pts, dash, gap, style)).map_err(err("series"))?;
+            }
         }
         // Markers with a thin white ring, so crossing lines do not blur into them; smaller where points crowd.
         let spread = l.x.to_px(p.points[p.points.len() - 1].0, left, right) - l.x.to_px(p.points[0].0, left, right);
         let spacing = if p.points.len() > 1 { spread / (p.points.len() - 1) as f64 } else { f64::INFINITY };
-        let marker_r = s(m.marker_r.min(0.3 * spacing).max(1.5));
+        let marker_r = if p.kind == SeriesKind::Focus { 1.4 * m.marker_r } else { m.marker_r };
+        let marker_r = s(marker_r.min(0.3 * spacing).max(1.5));
         chart
             .draw_series(p.points.iter().map(|&q| Circle::new(q, marker_r + ss, WHITE.filled())))
             .map_err(err("series"))?;
@@ -970,9 +999,10 @@ fn draw_shapes(
                 let style = p.color.stroke_width(line_w(m.line_w * scale));
                 root.draw(&PathElement::new(vec![(xa, yc), (xb, yc)], style)).map_err(err("legend"))?;
             }
-            SeriesKind::Reference => {
+            SeriesKind::Reference | SeriesKind::Focus => {
                 // Two dashes, as on the chart.
-                let style = p.color.stroke_width(line_w(m.reference_w * scale));
+                let w = if p.kind == SeriesKind::Focus { m.focus_w } else { m.reference_w };
+                let style = p.color.stroke_width(line_w(w * scale));
                 let third = (xb - xa) / 3;
                 root.draw(&PathElement::new(vec![(xa, yc), (xa + third, yc)], style)).map_err(err("legend"))?;
                 root.draw(&PathElement::new(vec![(xb - third, yc), (xb, yc)], style)).map_err(err("legend"))?;
@@ -1073,6 +1103,7 @@ mod tests {
                 Series::reference("rocBLAS", kernel(2000.0)),
             ],
             note: Some("rocBLAS SGEMM uses matrix cores on CDNA; these kernels use plain FMA".to_owned()),
+            y_max: None,
         }
     }
 
@@ -1159,8 +1190,34 @@ mod tests {
         assert!(colours.contains(&[c.0, c.1, c.2][..]), "the single point is not drawn");
     }
 
+    /// Where data point `p` lands in the final image of `plot` at `w` x `h`, in whole pixels.
+    fn pixel_of(plot: &LinePlot, w: u32, h: u32, (x, y): (f64, f64)) -> (u32, u32) {
+        let path = Path::new("test.png");
+        let series = prepare(plot, path).expect("drawable series");
+        let ts = Typesetter::new(typeface(path).expect("the bundled font"));
+        let l = layout(plot, &series, &ts, &Metrics::new(w, h), w, h, path).expect("a layout");
+        let (left, top, right, bottom) = l.plot;
+        let px = l.x.to_px(to_axis(plot.x_axis, x).expect("x on the axis"), left, right);
+        let py = l.y.to_px(to_axis(plot.y_axis, y).expect("y on the axis"), bottom, top);
+        (px.round() as u32, py.round() as u32)
+    }
+
+    fn colour_at(rgb: &[u8], w: u32, (x, y): (u32, u32)) -> [u8; 3] {
+        let i = (y as usize * w as usize + x as usize) * 3;
+        [rgb[i], rgb[i + 1], rgb[i + 2]]
+    }
+
+    fn rgb(c: RGBColor) -> [u8; 3] {
+        [c.0, c.1, c.2]
+    }
+
+    /// Pixels of exactly colour `c` in the rectangle `x0..x1` x `y0..y1`.
+    fn count(rgb: &[u8], w: u32, (x0, y0, x1, y1): (u32, u32, u32, u32), c: [u8; 3]) -> usize {
+        (y0..y1).flat_map(|y| (x0..x1).map(move |x| (x, y))).filter(|&p| colour_at(rgb, w, p) == c).count()
+    }
+
     #[test]
-    fn all_axis_kinds_render() {
+    fn every_axis_kind_puts_each_point_where_its_axis_says() {
         for (x_axis, y_axis) in [
             (Axis::Linear, Axis::Linear),
             (Axis::Log10, Axis::Log10),
@@ -1170,8 +1227,84 @@ mod tests {
             let mut plot = fixture();
             plot.x_axis = x_axis;
             plot.y_axis = y_axis;
-            render(&plot, 640, 480);
+            // One series, so no other marker can cover its points.
+            plot.series.truncate(1);
+            let (bytes, _dir) = render(&plot, 800, 600);
+            let (w, h, img) = decode(&bytes);
+            let mut xs = Vec::new();
+            for &p in &plot.series[0].points {
+                let at = pixel_of(&plot, w, h, p);
+                assert_eq!(colour_at(&img, w, at), rgb(PALETTE[0]), "{x_axis:?}/{y_axis:?}: no marker at {p:?}");
+                xs.push(at.0);
+            }
+            // Sizes that double are evenly spaced on a log axis, and not on a linear one.
+            let gaps: Vec<i64> = xs.windows(2).map(|p| i64::from(p[1]) - i64::from(p[0])).collect();
+            let even = gaps.iter().all(|g| (g - gaps[0]).abs() <= 1);
+            assert_eq!(even, x_axis != Axis::Linear, "{x_axis:?}: x gaps {gaps:?}");
         }
+    }
+
+    /// The series a plot is about is drawn over a line with the very same values (the occupancy plots' case):
+    /// its markers win, its colour is in no palette, and the line still shows between its dashes.
+    #[test]
+    fn the_focus_series_is_drawn_last_and_stays_visible() {
+        let pts: Vec<(f64, f64)> = (5..=10).map(|k| (f64::from(1u32 << k), if k < 8 { 100.0 } else { 50.0 })).collect();
+        let mut plot = fixture();
+        plot.series = vec![
+            Series::focus("theoretical occupancy", pts.clone()),
+            Series::line("occupied lanes", pts.clone()),
+            Series::line("bandwidth", pts.iter().map(|&(x, y)| (x, 0.4 * y)).collect()),
+        ];
+        assert!(!PALETTE.contains(&FOCUS) && !REFERENCE_PALETTE.contains(&FOCUS));
+        let (bytes, _dir) = render(&plot, 1000, 700);
+        let (w, h, img) = decode(&bytes);
+        for &p in &pts {
+            assert_eq!(colour_at(&img, w, pixel_of(&plot, w, h, p)), rgb(FOCUS), "focus marker hidden at {p:?}");
+        }
+        // Along the flat stretch at 100%, between the first two markers: both colours, the line in the dash gaps.
+        let (x0, y) = pixel_of(&plot, w, h, pts[0]);
+        let (x1, _) = pixel_of(&plot, w, h, pts[1]);
+        let band = (x0 + 12, y - 3, x1 - 12, y + 4);
+        let (focus, line) = (count(&img, w, band, rgb(FOCUS)), count(&img, w, band, rgb(PALETTE[0])));
+        if let Some(out) = std::env::var_os("SUITE_PLOT_EXAMPLE") {
+            std::fs::write(out, &bytes).expect("the example copy is written");
+        }
+        assert!(2 * focus > 3 * (x1 - x0 - 24) as usize, "the focus line is thin or missing: {focus} px");
+        assert!(line > 10, "the line under the focus does not show through its gaps: {line} px");
+        // The focus line is thicker than a line: compare column heights at the bandwidth line's flat stretch.
+        let thickness =
+            |c: [u8; 3], y: u32| (y - 10..y + 10).filter(|&yy| colour_at(&img, w, (x0 + 20, yy)) == c).count();
+        let (_, y_bw) = pixel_of(&plot, w, h, (pts[0].0, 40.0));
+        let focus_column = (0..30)
+            .map(|dx| (y - 10..y + 10).filter(|&yy| colour_at(&img, w, (x0 + 12 + dx, yy)) == rgb(FOCUS)).count());
+        assert!(focus_column.max().unwrap_or(0) > thickness(rgb(PALETTE[1]), y_bw), "focus not thicker than a line");
+        // The legend shows the focus colour too, right of the plotting area.
+        let legend = (3 * w / 5, 0, w, h / 2);
+        assert!(count(&img, w, legend, rgb(FOCUS)) > 20, "no focus sample in the legend");
+    }
+
+    #[test]
+    fn y_max_caps_the_axis_and_clips_what_is_above() {
+        let mut plot = fixture();
+        plot.y_axis = Axis::Linear;
+        plot.series = vec![
+            Series::line("outlier", vec![(256.0, 1000.0), (512.0, 50.0), (1024.0, 60.0)]),
+            Series::reference("vendor", vec![(256.0, 100.0), (1024.0, 100.0)]),
+        ];
+        plot.y_max = Some(150.0);
+        let path = Path::new("capped.png");
+        let series = prepare(&plot, path).expect("drawable");
+        let ts = Typesetter::new(typeface(path).expect("font"));
+        let l = layout(&plot, &series, &ts, &Metrics::new(800, 600), 800, 600, path).expect("a layout");
+        assert!(l.y.hi >= 150.0 && l.y.hi < 160.0, "top of the axis {}", l.y.hi);
+        assert!(l.y.ticks.iter().all(|t| t.0 <= 150.0), "ticks above the cap: {:?}", l.y.ticks);
+        let (bytes, _dir) = render(&plot, 800, 600);
+        let (w, h, img) = decode(&bytes);
+        // The 50 and 60 points sit in the lower half, not squashed at the bottom as a 0..1000 axis would put them.
+        let (_, y50) = pixel_of(&plot, w, h, (512.0, 50.0));
+        let (_, top, _, bottom) = l.plot;
+        assert!(f64::from(y50) < bottom - 0.25 * (bottom - top), "50 is drawn at row {y50}");
+        assert_eq!(colour_at(&img, w, pixel_of(&plot, w, h, (512.0, 50.0))), rgb(PALETTE[0]));
     }
 
     #[test]
@@ -1345,10 +1478,21 @@ mod tests {
                  tensor cores; these kernels use plain FMA."
                     .to_owned(),
             ),
+            y_max: None,
         };
         let (w, h) = DEFAULT_SIZE;
         let (bytes, _dir) = render(&plot, w, h);
-        assert_eq!(decode(&bytes).0, w);
+        let (dw, dh, img) = decode(&bytes);
+        assert_eq!((dw, dh), (w, h));
+        // Every kernel's point at the largest size sits where the axes put it, in its own colour (the lines end
+        // apart there); the reference is black and drawn over them.
+        // (The six slowest end within a marker of each other on a 0..50000 axis.)
+        for (i, s) in plot.series.iter().enumerate().filter(|(_, s)| s.kind == SeriesKind::Line).skip(6) {
+            let at = pixel_of(&plot, w, h, *s.points.last().expect("points"));
+            assert_eq!(colour_at(&img, w, at), rgb(PALETTE[i]), "{} at {at:?}", s.label);
+        }
+        let vendor = plot.series.last().expect("the reference");
+        assert_eq!(colour_at(&img, w, pixel_of(&plot, w, h, vendor.points[3])), rgb(REFERENCE_PALETTE[0]));
         if let Some(out) = std::env::var_os("SUITE_PLOT_EXAMPLE") {
             std::fs::write(out, &bytes).expect("the example copy is written");
         }

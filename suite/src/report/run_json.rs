@@ -30,18 +30,8 @@ pub fn git_describe() -> String {
     format!("{GIT_COMMIT}{}", if git_dirty() { "-dirty" } else { "" })
 }
 
-/// The compiler that built a code object.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CompilerRecord {
-    /// Kernel source, e.g. `smoke`.
-    pub source: String,
-    /// Where the code object came from: `compiled`, `cached` or `prebuilt`, with its path.
-    pub origin: String,
-    /// Compiler path and version, where known (a prebuilt object's compiler is not known).
-    pub compiler: String,
-    /// Flags used.
-    pub flags: Vec<String>,
-}
+/// Moved to `kernels`, which knows what built each code object; re-exported here for `run.json`'s readers.
+pub use crate::kernels::CompilerRecord;
 
 /// What makes the rows of one experiment comparable: rows are added to a folder (`--resume`, or another shard)
 /// only when every field equals the one recorded there. The shard is not part of it: shards of one run share it.

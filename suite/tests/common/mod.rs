@@ -1,4 +1,5 @@
-//! Shared helpers for the CLI tests: the binary's command, isolated from the machine's GPUs and caches.
+//! Shared helpers for the CLI tests: the binary's command, isolated from the machine's GPUs and caches, and the
+//! tools a test needs (from `suite::test_deps`, the one place that says what the tests need and how to get it).
 
 use assert_cmd::Command;
 
@@ -12,22 +13,18 @@ pub fn suite_without_gpu(cache: &std::path::Path) -> Command {
     cmd
 }
 
-/// Whether CI installed the compilers, so that a missing one is a failure rather than a skip.
-pub fn compilers_required() -> bool {
-    std::env::var("SUITE_REQUIRE_COMPILERS").is_ok_and(|v| v == "1")
+/// Fails the calling test, saying what to install, when `platform`'s kernel compiler is missing.
+#[track_caller]
+pub fn require_compiler(platform: suite::device::Platform) {
+    if let Err(missing) = suite::test_deps::compiler(platform) {
+        panic!("{missing}");
+    }
 }
 
-/// Whether the suite finds `platform`'s kernel compiler; when it does not, print one loud line (or fail where CI
-/// installed it).
-pub fn have_compiler(platform: suite::device::Platform) -> bool {
-    match suite::kernels::find(platform) {
-        Ok(_) => true,
-        Err(e) => {
-            assert!(!compilers_required(), "no {platform} compiler but SUITE_REQUIRE_COMPILERS=1: {e}");
-            // Straight to stderr: libtest captures eprintln! of passing tests, and a skip must be seen.
-            let line = format!("!!!!! SKIPPED: no {platform} kernel compiler: {e}\n");
-            let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
-            false
-        }
+/// Fails the calling test, saying what to install, when the HIP runtime library is missing.
+#[track_caller]
+pub fn require_hip_runtime() {
+    if let Err(missing) = suite::test_deps::hip_runtime() {
+        panic!("{missing}");
     }
 }

@@ -590,18 +590,10 @@ impl Device for HipDevice {
 mod tests {
     use super::*;
 
-    /// The HIP runtime, which CI installs (libamdhip64-dev) so these tests run there; on a machine without it they
-    /// fail with the package to install rather than pass unseen.
-    fn require_hip() {
-        if let Err(e) = hip_sys::loader::hip() {
-            panic!("this test needs the HIP runtime library: `apt-get install libamdhip64-dev` (or load rocm)\n{e}");
-        }
-    }
-
     /// Without an AMD GPU the survey names the runtime's version and `hipErrorNoDevice`; with one, it lists it.
     #[test]
     fn survey_reports_the_runtime_version_and_what_it_sees() {
-        require_hip();
+        crate::test_deps::hip_runtime().unwrap_or_else(|missing| panic!("{missing}"));
         let survey = survey();
         assert_eq!(survey.platform, Platform::Amd);
         let runtime = survey.runtime.expect("the runtime loaded, so its version is readable");
@@ -632,7 +624,7 @@ mod tests {
 
     #[test]
     fn open_gives_an_amd_device_or_no_device() {
-        require_hip();
+        crate::test_deps::hip_runtime().unwrap_or_else(|missing| panic!("{missing}"));
         match open(0) {
             Ok(dev) => assert_eq!(dev.props().platform, Platform::Amd),
             Err(Error::NoDevice { code_name, .. }) => assert_eq!(code_name, "hipErrorNoDevice"),
