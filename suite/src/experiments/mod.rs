@@ -121,6 +121,47 @@ pub trait Case {
     fn footprint_bytes(&self) -> Option<u64> {
         None
     }
+    /// Which clock times the case. [`Clock::Device`] (the default): `launch` only enqueues, and batches of launches
+    /// are timed with device events. [`Clock::Host`]: `launch` runs a whole sequence with host steps in it (a
+    /// readback, then a launch sized by it) and the runner times each call, up to a final synchronisation, with the
+    /// host's monotonic clock.
+    fn clock(&self) -> Clock {
+        Clock::Device
+    }
+}
+
+/// The clock that times a case (see [`Case::clock`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Clock {
+    /// Device events around batches of back-to-back launches.
+    Device,
+    /// The host's monotonic clock around one whole sequence and a final synchronisation.
+    Host,
+}
+
+/// What timed a row, as written in its `timing` column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimedBy {
+    /// Device events, around batches enqueued this way.
+    Device(Timing),
+    /// The host clock, around whole sequences (one per repetition).
+    Host,
+}
+
+impl TimedBy {
+    /// The CSV value: `graph` or `stream` (device events), or `host`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TimedBy::Device(timing) => timing.name(),
+            TimedBy::Host => "host",
+        }
+    }
+}
+
+impl std::fmt::Display for TimedBy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// An experiment: a sweep and how to prepare each of its points.
@@ -253,8 +294,8 @@ pub struct Timed {
     pub stats: Stats,
     /// Launches in each repetition's batch.
     pub launches_per_rep: u32,
-    /// How the batches were enqueued.
-    pub timing: Timing,
+    /// What timed it: device events around batches (enqueued as a graph or on the stream), or the host clock.
+    pub timing: TimedBy,
     /// Why a graph was asked for but the stream used, when that happened.
     pub note: Option<String>,
 }
@@ -264,6 +305,9 @@ pub struct Timed {
 /// events (or replays a graph of those `B` launches) and records the batch time / `B`. Slow kernels get `B` = 1 and
 /// fewer repetitions (at least 3) within `opts.time_budget_s`. The case must have been launched (and verified) once.
 pub fn time_case(dev: &dyn Device, case: &mut dyn Case, opts: &RunOptions) -> Result<Timed, Error> {
+    if case.clock() == Clock::Host {
+        return time_sequence(dev, case, opts);
+    }
     let budget = opts.time_budget_s;
     // Warm-up 1: one launch, timed alone, which includes its launch latency, so B starts low.
     let single_ms = f64::from(dev.time_ms(&mut || case.launch())?);
@@ -288,7 +332,7 @@ pub fn time_case(dev: &dyn Device, case: &mut dyn Case, opts: &RunOptions) -> Re
             }
         }
     }
-    let timing = if replay.is_some() { Timing::Graph } else { Timing::Stream };
+    let timing = TimedBy::Device(if replay.is_some() { Timing::Graph } else { Timing::Stream });
     let mut batch = || match &replay {
         Some(r) => r.launch(),
         None => (0..b).try_for_each(|_| case.launch()),
@@ -312,6 +356,29 @@ pub fn time_case(dev: &dyn Device, case: &mut dyn Case, opts: &RunOptions) -> Re
         )));
     }
     Ok(Timed { stats, launches_per_rep: b, timing, note })
+}
+
+/// Times a [`Clock::Host`] case: each repetition is one whole sequence (`launch`, which may read back and launch
+/// again, then a synchronisation) between two readings of the host's monotonic clock. The first call is untimed
+/// and sizes the warm-up and repetitions to the budget, as for slow kernels.
+fn time_sequence(dev: &dyn Device, case: &mut dyn Case, opts: &RunOptions) -> Result<Timed, Error> {
+    let mut once = || -> Result<f64, Error> {
+        let start = std::time::Instant::now();
+        case.launch()?;
+        dev.synchronize()?;
+        Ok(start.elapsed().as_secs_f64() * 1e3)
+    };
+    let first_ms = once()?;
+    let (warmup, reps) = launches_within_budget(first_ms, opts.warmup.saturating_sub(1), opts.reps, opts.time_budget_s);
+    for _ in 0..warmup {
+        once()?;
+    }
+    let times = (0..reps).map(|_| once()).collect::<Result<Vec<f64>, Error>>()?;
+    let stats = Stats::from_ms(&times).ok_or_else(|| Error::Timing(format!("no valid timings from {times:?}")))?;
+    if stats.median_ms <= 0.0 {
+        return Err(Error::Timing(format!("the host clock saw no time over {} sequences", stats.reps)));
+    }
+    Ok(Timed { stats, launches_per_rep: 1, timing: TimedBy::Host, note: None })
 }
 
 /// Launches of the empty kernel per repetition when measuring the launch gap.
@@ -753,6 +820,48 @@ mod tests {
         FakeDevice { props, enqueued: AtomicU32::new(0), capture, latency_ms, kernel_ms, stream_gap_ms }
     }
 
+    /// A sequence with a host step: it sleeps `ms` on the host (a stand-in for a readback and a relaunch).
+    struct HostSequence<'d> {
+        dev: &'d FakeDevice,
+        ms: u64,
+        calls: u32,
+    }
+
+    impl Case for HostSequence<'_> {
+        fn launch(&mut self) -> device::Result<()> {
+            self.calls += 1;
+            self.dev.enqueued.fetch_add(1, Ordering::SeqCst);
+            std::thread::sleep(std::time::Duration::from_millis(self.ms));
+            Ok(())
+        }
+        fn verify(&mut self) -> Result<Verification, Error> {
+            unreachable!("the timer does not verify")
+        }
+        fn work(&self) -> f64 {
+            1.0
+        }
+        fn clock(&self) -> Clock {
+            Clock::Host
+        }
+    }
+
+    #[test]
+    fn host_clock_cases_are_timed_one_whole_sequence_per_repetition() {
+        // The fake device's events would read 5 µs per launch; a host-clock case must not be timed by them.
+        let dev = fake(Capture::Works, 0.0, 0.005, 0.0);
+        let mut case = HostSequence { dev: &dev, ms: 3, calls: 0 };
+        for timing in [Timing::Graph, Timing::Stream] {
+            case.calls = 0;
+            let timed = time_case(&dev, &mut case, &options(timing)).unwrap();
+            assert_eq!((timed.timing, timed.launches_per_rep, timed.note), (TimedBy::Host, 1, None));
+            assert_eq!(timed.timing.name(), "host");
+            // One sizing call, 2 more warm-ups (3 asked), 7 repetitions: never batched, never captured.
+            assert_eq!((timed.stats.reps, case.calls), (7, 10));
+            // A sleep lasts at least what was asked, so every repetition reads at least 3 ms.
+            assert!(timed.stats.min_ms >= 3.0, "{:?}", timed.stats);
+        }
+    }
+
     fn options(timing: Timing) -> RunOptions {
         RunOptions {
             out_dir: PathBuf::new(),
@@ -776,14 +885,14 @@ mod tests {
         assert_eq!(launches_per_rep(0.027, 2.0), 38);
         assert_eq!(b, 133);
         assert!(f64::from(b) * 0.005 >= 0.5, "a batch of {b} launches is too short");
-        assert_eq!((timed.timing, timed.note.as_deref(), timed.stats.reps), (Timing::Graph, None, 7));
+        assert_eq!((timed.timing, timed.note.as_deref(), timed.stats.reps), (TimedBy::Device(Timing::Graph), None, 7));
         // One region's latency spread over B launches, no stream gap: 5 µs + 20 µs / B.
         let want = 0.005 + 0.020 / f64::from(b);
         assert!((timed.stats.median_ms - want).abs() < 1e-6, "{} vs {want}", timed.stats.median_ms);
 
         let timed = time_case(&dev, &mut FakeCase(&dev), &options(Timing::Stream)).unwrap();
         let want = 0.007 + 0.020 / f64::from(timed.launches_per_rep);
-        assert_eq!(timed.timing, Timing::Stream);
+        assert_eq!(timed.timing, TimedBy::Device(Timing::Stream));
         assert!((timed.stats.median_ms - want).abs() < 1e-6, "{} vs {want}", timed.stats.median_ms);
     }
 
@@ -791,10 +900,10 @@ mod tests {
     fn a_graph_that_cannot_be_made_falls_back_to_the_stream_and_says_so() {
         let dev = fake(Capture::Unsupported, 0.0, 0.01, 0.0);
         let timed = time_case(&dev, &mut FakeCase(&dev), &options(Timing::Graph)).unwrap();
-        assert_eq!((timed.timing, timed.note), (Timing::Stream, None));
+        assert_eq!((timed.timing, timed.note), (TimedBy::Device(Timing::Stream), None));
         let dev = fake(Capture::Fails, 0.0, 0.01, 0.0);
         let timed = time_case(&dev, &mut FakeCase(&dev), &options(Timing::Graph)).unwrap();
-        assert_eq!(timed.timing, Timing::Stream);
+        assert_eq!(timed.timing, TimedBy::Device(Timing::Stream));
         let note = timed.note.expect("the fallback is noted");
         assert!(note.contains("graph capture failed") && note.contains("INVALIDATED"), "{note}");
     }
