@@ -74,7 +74,7 @@ pub fn run(cli: &Cli) -> Result<ExitCode, Error> {
                 sweep.sizes.iter().map(|s| Shape::parse(s)).collect::<Result<_, _>>()?
             };
             let kernels = matmul::select_kernels(&sweep.kernels, &sweep.tiles)?;
-            run_experiment(cli, &MatmulSweep { shapes, kernels, vendor: !sweep.no_vendor }, run)
+            run_experiment(cli, &MatmulSweep::new(shapes, kernels, !sweep.no_vendor), run)
         }
         Command::Run(RunCommand::Occupancy { sweep, run }) => {
             let mut exp = OccupancySweep::default();

@@ -231,7 +231,8 @@ impl fmt::Display for Shape {
     }
 }
 
-/// The sweep: sizes × kernels, with the vendor BLAS at every size. Each field is one flag of `suite run matmul`.
+/// The sweep: sizes × kernels, with the vendor BLAS at every size. Each field but `inputs` is one flag of
+/// `suite run matmul`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct MatmulSweep {
     /// Problem sizes, in order.
@@ -240,16 +241,41 @@ pub struct MatmulSweep {
     pub kernels: Vec<&'static Variant>,
     /// Whether to run the vendor BLAS at every size (it is also the reference when present).
     pub vendor: bool,
+    /// The current shape's inputs, shared by the points of that shape (the runner prepares them in order).
+    #[serde(skip)]
+    inputs: InputCache,
+}
+
+/// The inputs of the shape being run, made at its first point and dropped when the sweep moves to the next shape
+/// (or is dropped). Run state, not an option: a clone starts empty and every cache compares equal.
+#[derive(Default)]
+struct InputCache(RefCell<Option<Rc<Inputs>>>);
+
+impl Clone for InputCache {
+    fn clone(&self) -> Self {
+        InputCache::default()
+    }
+}
+
+impl PartialEq for InputCache {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for InputCache {}
+
+impl fmt::Debug for InputCache {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let shape = self.0.borrow().as_ref().map(|i| i.shape);
+        f.debug_tuple("InputCache").field(&shape).finish()
+    }
 }
 
 impl Default for MatmulSweep {
     /// 256 to 8192, doubling; every kernel of the ladder; the vendor BLAS.
     fn default() -> Self {
-        MatmulSweep {
-            shapes: (8..=13).map(|p| Shape::square(1 << p)).collect(),
-            kernels: VARIANTS.iter().collect(),
-            vendor: true,
-        }
+        MatmulSweep::new((8..=13).map(|p| Shape::square(1 << p)).collect(), VARIANTS.iter().collect(), true)
     }
 }
 
@@ -349,8 +375,14 @@ impl Inputs {
 }
 
 impl MatmulSweep {
+    /// A sweep of `shapes` × `kernels`, with the vendor BLAS rows if `vendor`.
+    pub fn new(shapes: Vec<Shape>, kernels: Vec<&'static Variant>, vendor: bool) -> MatmulSweep {
+        MatmulSweep { shapes, kernels, vendor, inputs: InputCache::default() }
+    }
+
     /// The inputs for `shape`, made once per shape and kept until the sweep moves to the next one.
-    fn inputs(&self, gpu: &Gpu, cache: &RefCell<Option<Rc<Inputs>>>, shape: Shape) -> Result<Rc<Inputs>, Error> {
+    fn inputs(&self, gpu: &Gpu, shape: Shape) -> Result<Rc<Inputs>, Error> {
+        let cache = &self.inputs.0;
         if let Some(inputs) = cache.borrow().as_ref().filter(|i| i.shape == shape) {
             return Ok(inputs.clone());
         }
@@ -360,11 +392,6 @@ impl MatmulSweep {
         *cache.borrow_mut() = Some(inputs.clone());
         Ok(inputs)
     }
-}
-
-thread_local! {
-    /// The current shape's inputs. The runner prepares points one at a time on one thread.
-    static INPUTS: RefCell<Option<Rc<Inputs>>> = const { RefCell::new(None) };
 }
 
 /// The kernel (`None`: the vendor BLAS) and shape of point `index`: shapes in order, and at each shape the vendor
@@ -482,7 +509,7 @@ impl Experiment for MatmulSweep {
 
     fn prepare<'g>(&self, gpu: &'g Gpu, point: &Point) -> Result<Box<dyn Case + 'g>, Error> {
         let (variant, shape) = point_kernel(self, point.index);
-        let inputs = INPUTS.with(|cache| self.inputs(gpu, cache, shape))?;
+        let inputs = self.inputs(gpu, shape)?;
         let dev = gpu.device.as_ref();
         if dev.blas().is_ok() && inputs.vendor_c.borrow().is_none() {
             // The vendor result is the reference of every kernel at this shape: compute and check it once.
@@ -799,11 +826,8 @@ mod tests {
 
     #[test]
     fn points_follow_shape_then_vendor_then_ladder() {
-        let sweep = MatmulSweep {
-            shapes: vec![Shape::square(256), Shape::square(512)],
-            kernels: VARIANTS.iter().take(2).collect(),
-            vendor: true,
-        };
+        let sweep =
+            MatmulSweep::new(vec![Shape::square(256), Shape::square(512)], VARIANTS.iter().take(2).collect(), true);
         let order: Vec<(Option<&str>, usize)> =
             (0..6).map(|i| point_kernel(&sweep, i)).map(|(v, s)| (v.map(|v| v.name), s.n)).collect();
         assert_eq!(

@@ -20,6 +20,7 @@
 //! Bandwidth: GB/s = bytes the kernel reads and writes (12 per vector-add element and pass) / median time. For
 //! `group_count` and `barrier` the passes after the first hit the cache, so that figure is not DRAM bandwidth.
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -61,7 +62,14 @@ pub struct OccupancySweep {
     /// Folder where the barrier sweep writes its raw timelines (the run's results folder); none: not written.
     #[serde(skip)]
     pub timeline_dir: Option<PathBuf>,
+    /// The device clock's rate, measured at the first point that needs it (run state, not an option).
+    #[serde(skip)]
+    pub clock: ClockRate,
 }
+
+/// The device clock's rate in Hz once measured, kept by the sweep so it is measured once per run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ClockRate(Cell<Option<f64>>);
 
 impl Default for OccupancySweep {
     fn default() -> Self {
@@ -76,6 +84,7 @@ impl Default for OccupancySweep {
             register_values: vec![16, 32, 64, 96, 128, 192],
             register_rounds: 8,
             timeline_dir: None,
+            clock: ClockRate::default(),
         }
     }
 }
@@ -416,7 +425,7 @@ impl Experiment for OccupancySweep {
             let waves = u64::from(groups) * u64::from(props.wave_size.waves_for(group));
             let buf = dev.alloc_buffer::<u64>(usize::try_from(waves).unwrap_or(usize::MAX) * RECORD_WORDS)?;
             dev.fill_bytes(buf.raw(), 0xff)?;
-            let hz = clock_rate(gpu)?;
+            let hz = clock_rate(gpu, &self.clock)?;
             let file = match spec {
                 Spec::SpinTimeline { .. } => {
                     self.timeline_dir.as_ref().map(|d| d.join(timeline_file(SPIN_TIMELINE, "spin")))
@@ -451,7 +460,7 @@ impl Experiment for OccupancySweep {
                             buf,
                             file,
                             recorded: false,
-                            clock_hz: clock_rate(gpu)?,
+                            clock_hz: clock_rate(gpu, &self.clock)?,
                             device_wave_slots: u64::from(slots) * u64::from(props.cu_count),
                         })
                     }
@@ -764,16 +773,12 @@ pub fn read_timeline(path: &Path) -> Option<(Vec<WaveRecord>, f64, u64)> {
     Some((records, hz, slots))
 }
 
-thread_local! {
-    /// The device clock's measured rate, once per process.
-    static CLOCK_HZ: std::cell::Cell<Option<f64>> = const { std::cell::Cell::new(None) };
-}
-
 /// The rate of the device-wide clock the kernels read (`gpu_wall_clock()`), measured: two one-item launches read
 /// it 200 ms apart on the host. The same on both vendors, needing no runtime attribute (HIP 5.2 has none for it);
-/// on NVIDIA the answer must be 1 GHz (`%globaltimer` counts nanoseconds), which checks the method.
-fn clock_rate(gpu: &Gpu) -> Result<f64, Error> {
-    if let Some(hz) = CLOCK_HZ.with(|c| c.get()) {
+/// on NVIDIA the answer must be 1 GHz (`%globaltimer` counts nanoseconds), which checks the method. Measured once
+/// per sweep and kept in `known`.
+fn clock_rate(gpu: &Gpu, known: &ClockRate) -> Result<f64, Error> {
+    if let Some(hz) = known.0.get() {
         return Ok(hz);
     }
     let dev = gpu.device.as_ref();
@@ -792,7 +797,7 @@ fn clock_rate(gpu: &Gpu) -> Result<f64, Error> {
     if !(hz.is_finite() && hz > 1e5) {
         return Err(Error::Options(format!("the device clock did not advance as expected ({t0} then {t1})")));
     }
-    CLOCK_HZ.with(|c| c.set(Some(hz)));
+    known.0.set(Some(hz));
     Ok(hz)
 }
 
