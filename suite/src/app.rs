@@ -9,7 +9,7 @@ use std::time::Instant;
 use crate::cli::{BenchCommand, Cli, Command, KernelsCommand, OccupancyArgs, OccupancyCommand, RunArgs, RunCommand};
 use crate::device::{self, Arch, LaunchConfig, Platform, Props};
 use crate::experiments::matmul::{self, MatmulSweep, Shape};
-use crate::experiments::occupancy::OccupancySweep;
+use crate::experiments::occupancy::{OccupancySweep, SWEEPS as OCCUPANCY_SWEEPS};
 use crate::experiments::{self, smoke::SmokeSweep, Error, Experiment, RunOptions};
 use crate::gpu::Gpu;
 use crate::kernels::{self, KernelStore};
@@ -87,6 +87,13 @@ pub fn run(cli: &Cli) -> Result<ExitCode, Error> {
             if !sweep.lds_bytes.is_empty() {
                 exp.lds_bytes = sweep.lds_bytes.clone();
             }
+            if let Some(bad) = sweep.sweeps.iter().find(|s| !OCCUPANCY_SWEEPS.contains(&s.as_str())) {
+                return Err(Error::Options(format!(
+                    "--sweeps: unknown sweep `{bad}`; available: {}",
+                    OCCUPANCY_SWEEPS.join(", ")
+                )));
+            }
+            exp.sweeps = sweep.sweeps.clone();
             exp.chunk = sweep.chunk.unwrap_or(exp.chunk);
             exp.passes = sweep.passes.unwrap_or(exp.passes);
             if exp.chunk == 0 || exp.passes == 0 || exp.group_sizes.contains(&0) {

@@ -206,6 +206,10 @@ pub struct OccupancySweepArgs {
     /// Dynamic LDS per group of the LDS sweep, bytes, comma-separated.
     #[arg(long, value_delimiter = ',')]
     pub lds_bytes: Vec<u32>,
+    /// Sweeps to run, comma-separated (default: all): copy, copy_kernel, group_size, group_size_x4, group_count,
+    /// group_count_spin, spin_timeline, barrier, lds, lds_x4, registers.
+    #[arg(long, value_delimiter = ',')]
+    pub sweeps: Vec<String>,
 }
 
 /// `suite occupancy ...`

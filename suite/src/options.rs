@@ -61,7 +61,7 @@ pub fn index_u32_problem(n: u64, group: u32) -> Option<String> {
     if n > u64::from(u32::MAX) || items.is_none_or(|items| items - 1 > u64::from(u32::MAX)) {
         return Some(format!(
             "n = {n} in groups of {group} exceeds the kernel's 32-bit element index (at most {} elements)",
-            u64::from(u32::MAX) + 1 - u64::from(group)
+            ((1u64 << 32) / u64::from(group) * u64::from(group)).min(u64::from(u32::MAX))
         ));
     }
     if groups > MAX_GROUPS_X {
@@ -154,12 +154,14 @@ mod tests {
     #[test]
     fn the_32_bit_index_rule_is_exact_at_its_edges() {
         let max = u64::from(u32::MAX);
-        assert_eq!(index_u32_problem(max, 1), None);
-        assert!(index_u32_problem(max + 1, 1).is_some());
-        // 2^32 - 1 elements in groups of 256: the last group's items reach index 2^32 + 254, past u32.
-        assert!(index_u32_problem(max, 256).is_some());
-        assert_eq!(index_u32_problem(max + 1 - 256, 256), None);
-        assert!(index_u32_problem(max + 2 - 256, 256).is_some());
+        assert_eq!(index_u32_problem(max, 4), None);
+        assert!(index_u32_problem(max + 1, 4).is_some());
+        // Groups of 256 tile 2^32 exactly: every n < 2^32 fits.
+        assert_eq!(index_u32_problem(max, 256), None);
+        // Groups of 1000: at most 4294967 whole groups fit 2^32 items, so n up to 4294967000.
+        assert_eq!(index_u32_problem(4_294_967_000, 1000), None);
+        let why = index_u32_problem(4_294_967_001, 1000).unwrap();
+        assert!(why.contains("at most 4294967000 elements"), "{why}");
         assert!(index_u32_problem(u64::MAX, 1024).is_some());
         assert!(index_u32_problem(5, 0).is_some());
         // Groups of one item: the index fits, the grid does not.
@@ -170,7 +172,8 @@ mod tests {
     fn byte_counts_and_memory_checks_never_wrap() {
         assert_eq!(bytes_of(&[1, 2, 3], 4), Some(24));
         assert_eq!(bytes_of(&[u64::MAX / 4 + 1], 4), None);
-        assert_eq!(bytes_of(&[u64::MAX / 8, u64::MAX / 8 + 1], 4), None);
+        assert_eq!(bytes_of(&[u64::MAX / 8 + 1, u64::MAX / 8 + 1], 4), None);
+        assert_eq!(bytes_of(&[u64::MAX / 8, u64::MAX / 8 + 1], 4), Some(u64::MAX - 3));
         let mem = Memory { device: 1000, host: Some(500) };
         assert_eq!(mem.problem(Some(1000), Some(500)), None);
         assert!(mem.problem(Some(1001), Some(1)).unwrap().contains("device memory"));

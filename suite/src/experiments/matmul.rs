@@ -816,6 +816,82 @@ mod tests {
         assert_eq!(Shape::square(2).bytes(), Some(4 * (4 + 4 + 8)));
     }
 
+    fn edge_dims() -> impl proptest::strategy::Strategy<Value = usize> {
+        use proptest::prelude::*;
+        prop_oneof![
+            prop::sample::select(vec![
+                0,
+                1,
+                4,
+                255,
+                65_535 * 16,
+                65_535 * 16 + 1,
+                KERNEL_DIM_MAX,
+                KERNEL_DIM_MAX + 1,
+                (1 << 31) - 1,
+                1 << 31,
+                1 << 32,
+                (1 << 32) + 1,
+                1 << 40,
+                usize::MAX / 4,
+                usize::MAX,
+            ]),
+            1usize..20_000,
+            any::<usize>(),
+        ]
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn matmul_sizes_are_invalid_exactly_when_they_cannot_run(
+            m in edge_dims(),
+            n in edge_dims(),
+            k in edge_dims(),
+            kernel in 0..=VARIANTS.len(),
+            device in proptest::prop_oneof![proptest::strategy::Just(80u64 << 30), proptest::strategy::Just(u64::MAX), proptest::arbitrary::any::<u64>()],
+            host in proptest::option::of(proptest::prop_oneof![proptest::strategy::Just(2u64 << 40), proptest::arbitrary::any::<u64>()]),
+        ) {
+            let shape = Shape { m, n, k };
+            let variant = VARIANTS.get(kernel);
+            let memory = Memory { device, host };
+            let problem = shape.problem(variant, 1024, &memory);
+            // The same rules in u128, where nothing overflows.
+            let (m1, n1, k1) = (m as u128, n as u128, k as u128);
+            let bytes = [m1 * k1, k1 * n1, m1 * n1, m1 * n1].iter().fold(0u128, |sum, x| sum.saturating_add(x.saturating_mul(4)));
+            let grid_ok = |block: [u32; 2]| {
+                n1.div_ceil(block[0].into()) <= MAX_GROUPS_X.into() && m1.div_ceil(block[1].into()) <= MAX_GROUPS_YZ.into()
+            };
+            let valid = m.min(n).min(k) > 0
+                && m.max(n).max(k) <= KERNEL_DIM_MAX
+                && grid_ok([16, 16])
+                && variant.is_none_or(|v| {
+                    grid_ok(v.block)
+                        && m % v.multiples.m as usize == 0
+                        && n % v.multiples.n as usize == 0
+                        && k % v.multiples.k as usize == 0
+                })
+                && bytes <= u128::from(device)
+                && host.is_none_or(|h| bytes <= u128::from(h));
+            proptest::prop_assert_eq!(problem.is_none(), valid, "{}: {:?}", shape, problem);
+        }
+    }
+
+    #[test]
+    fn size_problems_name_their_cause() {
+        let mem = Memory { device: 80 << 30, host: Some(1 << 40) };
+        let why = |m, n, k| Shape { m, n, k }.problem(None, 1024, &mem).unwrap();
+        assert!(why(0, 4, 4).contains("M = 0"));
+        assert!(why(4, 1 << 32, 4).contains("exceeds what the kernels index"));
+        assert!(why(65_535 * 16 + 1, 1, 1).contains("grid"));
+        assert!(why(1 << 17, 1 << 17, 1 << 17).contains("GiB of device memory"));
+        assert!(Shape::square(1 << 20).bytes().is_some());
+        assert_eq!(Shape { m: 1 << 40, n: 1 << 40, k: 1 }.bytes(), None);
+        let host_small = Memory { device: u64::MAX, host: Some(1 << 30) };
+        assert!(Shape::square(1 << 14).problem(None, 1024, &host_small).unwrap().contains("host memory"));
+        assert_eq!(Shape::square(8192).problem(Some(&VARIANTS[0]), 1024, &mem), None);
+        assert!(Shape::square(8192).problem(Some(&VARIANTS[0]), 128, &mem).unwrap().contains("groups of 256"));
+    }
+
     #[test]
     fn launch_geometry_covers_ragged_edges() {
         let v = VARIANTS.iter().find(|v| v.name == "tiled_m16").unwrap();
