@@ -292,7 +292,8 @@ fn occupancy_sweeps_verify_and_record_timelines_of_every_wave() {
         group_sizes: vec![48, 96, 1000],
         chunk: 1000,
         passes: 3,
-        lds_bytes: vec![1024, 40 * 1024],
+        // 4096: the smallest the four-per-item LDS kernel takes in groups of 256.
+        lds_bytes: vec![4096, 40 * 1024],
         register_values: vec![16, 96],
         register_rounds: 3,
         timeline_dir: Some(dir.path().to_path_buf()),
