@@ -2,9 +2,12 @@
 //! that does to time and bandwidth (`kernels/occupancy.hip`; the seed's VectorAdd1..4).
 //!
 //! Sweeps, each point with its theoretical occupancy next to its time and bandwidth:
-//! - `copy`: a device-to-device copy, the bandwidth reference of the run;
+//! - `copy`: the driver's device-to-device copy, and `copy_kernel`: the same copy by a kernel with one float or one
+//!   float4 per item, the bandwidth references of the run (a kernel's is measured the way the other kernels are);
 //! - `group_size` (a): a one-element-per-item vector add, groups of 32..1024 items, including sizes that are not
 //!   multiples of the wave (48, 80, 96, 160) to show how a partial wave still takes a whole wave slot;
+//!   `group_size_x4`: the same with four elements (one float4) per item, which reaches the copy's bandwidth where
+//!   one 4-byte element per item is limited by the rate of memory instructions and groups, not by DRAM;
 //! - `group_count` (b): the seed's VectorAdd2/3, fixed-size groups each adding its own chunk `passes` times, from one
 //!   group to several times what the device holds at once: time is flat while every group is resident, then a
 //!   second, partial round of groups begins (this kernel shares each CU's load/store pipe among its groups, so
@@ -15,7 +18,10 @@
 //! - `barrier` (c): VectorAdd3 vs VectorAdd4 (a barrier at the start and the end), in configurations scaled to the
 //!   device, each also recorded as a timeline: every wave writes its CU and the device clock at start and end;
 //! - `lds` and `registers` (d): dynamic LDS per group, and kernels that keep more values live, lower the resident
-//!   groups step by step: the occupancy cliffs and what they cost.
+//!   groups step by step: the occupancy cliffs and what they cost; `lds_x4` stages four elements per item.
+//!
+//! Sizes the kernels cannot index, byte counts that overflow and buffers that do not fit the device or the host
+//! are `invalid` rows (`size_problem`).
 //!
 //! Bandwidth: GB/s = bytes the kernel reads and writes (12 per vector-add element and pass) / median time. For
 //! `group_count` and `barrier` the passes after the first hit the cache, so that figure is not DRAM bandwidth.
