@@ -635,3 +635,39 @@ DOUBLE_BUFFER_KERNEL(matmul_double_buffer_128x256x8_t256, 128, 256, 8, 256)
 DOUBLE_BUFFER_KERNEL(matmul_double_buffer_128x128x8_t256, 128, 128, 8, 256)
 DOUBLE_BUFFER_KERNEL(matmul_double_buffer_128x128x16_t256, 128, 128, 16, 256)
 DOUBLE_BUFFER_KERNEL(matmul_double_buffer_64x128x16_t128, 64, 128, 16, 128)
+
+// ---------------------------------------------------------------------------------------------------------------
+// matmul_reference_f64 — not a rung of the ladder: the reference every kernel (and the vendor BLAS) is checked
+// against at every element.
+//
+// Idea: the tiled kernel with 16×16 LDS tiles, accumulating each product a·b in FP64 (exact: a product of two
+// floats fits a double) and rounding the sum to FP32 once at the end, so the result is within about half an FP32
+// ulp of the exact C, far inside any FP32 kernel's own rounding error. Computing it on the GPU keeps a full check
+// practical at 8192³ (5.5·10¹¹ multiply-adds: well under a second of FP64 on a data-centre GPU, minutes on a host);
+// the host checks this kernel in turn, at sampled elements, against its own FP64 sums.
+// Launch: group (16, 16, 1), grid (ceil(N/16), ceil(M/16)). Any M, N, K. C need not be zeroed.
+// ---------------------------------------------------------------------------------------------------------------
+#define REFERENCE_TILE 16
+
+GPU_KERNEL __launch_bounds__(REFERENCE_TILE* REFERENCE_TILE) void matmul_reference_f64(const float* __restrict__ A,
+                                                                                       const float* __restrict__ B,
+                                                                                       float* __restrict__ C,
+                                                                                       int M, int N, int K) {
+    __shared__ float As[REFERENCE_TILE][REFERENCE_TILE];
+    __shared__ float Bs[REFERENCE_TILE][REFERENCE_TILE];
+    const int x = threadIdx.x;
+    const int y = threadIdx.y;
+    const int row = blockIdx.y * REFERENCE_TILE + y;
+    const int col = blockIdx.x * REFERENCE_TILE + x;
+    const float* a = A + (size_t)row * K;  // only dereferenced when row < M
+    double sum = 0.0;
+    for (int t = 0; t < K; t += REFERENCE_TILE) {
+        As[y][x] = (row < M && t + x < K) ? a[t + x] : 0.0f;
+        Bs[y][x] = (t + y < K && col < N) ? B[(size_t)(t + y) * N + col] : 0.0f;
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < REFERENCE_TILE; ++k) sum += (double)As[y][k] * (double)Bs[k][x];
+        __syncthreads();
+    }
+    if (row < M && col < N) C[(size_t)row * N + col] = (float)sum;
+}

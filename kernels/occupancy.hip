@@ -48,6 +48,47 @@ GPU_KERNEL void occupancy_vector_add(const float* __restrict__ a, const float* _
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// 1b. occupancy_vector_add_x4, occupancy_copy, occupancy_copy_x4 — the same memory-bound work with more per item.
+//
+// Idea: one 4-byte element per item spends an item (and its index arithmetic, its guard and its share of a group's
+// scheduling) per 12 bytes; 16-byte loads and stores move four elements per item, as the driver's memcpy does.
+// The copy kernels are the bandwidth reference measured the way the vector adds are (a kernel launch, bytes read +
+// written), next to the driver memcpy; `_x4` processes float4 q = elements 4q..4q+3.
+// Expected limit: memory bandwidth at every group size that fills the device.
+// Launch: grid ceil(ceil(n / W) / B) with W = 1 (occupancy_copy) or 4 (`_x4`), any B in 1..1024, any n < 2^32
+// (the float4 index is 32-bit; a last partial float4 is done element by element). Buffers from the allocator are
+// 256-byte aligned, so float4 accesses are aligned.
+// Host check: sum[i] == a[i] + b[i] exactly; dst[i] == src[i].
+// ---------------------------------------------------------------------------------------------------------------
+GPU_KERNEL void occupancy_vector_add_x4(const float* __restrict__ a, const float* __restrict__ b,
+                                        float* __restrict__ sum, unsigned n) {
+    const unsigned q = blockIdx.x * blockDim.x + threadIdx.x;
+    const size_t e = 4 * (size_t)q;
+    if (e + 4 <= n) {
+        const float4 x = reinterpret_cast<const float4*>(a)[q];
+        const float4 y = reinterpret_cast<const float4*>(b)[q];
+        reinterpret_cast<float4*>(sum)[q] = make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w);
+    } else {
+        for (size_t i = e; i < n; ++i) sum[i] = a[i] + b[i];
+    }
+}
+
+GPU_KERNEL void occupancy_copy(const float* __restrict__ src, float* __restrict__ dst, unsigned n) {
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) dst[i] = src[i];
+}
+
+GPU_KERNEL void occupancy_copy_x4(const float* __restrict__ src, float* __restrict__ dst, unsigned n) {
+    const unsigned q = blockIdx.x * blockDim.x + threadIdx.x;
+    const size_t e = 4 * (size_t)q;
+    if (e + 4 <= n) {
+        reinterpret_cast<float4*>(dst)[q] = reinterpret_cast<const float4*>(src)[q];
+    } else {
+        for (size_t i = e; i < n; ++i) dst[i] = src[i];
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
 // 2. occupancy_chunks — seed VectorAdd2<groups> / VectorAdd3<groups, wg_size>: a fixed amount of work per group.
 //
 // Idea: group g owns the elements [g*chunk, (g+1)*chunk) and adds them, item t taking elements g*chunk + t,
@@ -184,6 +225,39 @@ GPU_KERNEL void occupancy_lds(const float* __restrict__ a, const float* __restri
     lds[t] = i < n ? a[i] + b[i] : 0.0f;
     __syncthreads();  // every item's value is in LDS before any item reads its mirror's
     if (i < n) sum[i] = lds[blockDim.x - 1 - t];
+}
+
+// occupancy_lds_x4: occupancy_lds with four elements per item (float4 q = elements 4q..4q+3; lds_bytes >= 16*B):
+// item t stages the sums of its float4 (0 past n) in lds4[t] and writes out its mirror's float4 B-1-t.
+// Host check: with q = i / 4, j = i % 4, g = q / B, t = q % B, m = 4*(g*B + (B - 1 - t)) + j:
+//     sum[i] == (m < n ? a[m] + b[m] : 0.0f)   exactly, for every i < n.
+GPU_KERNEL void occupancy_lds_x4(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ sum,
+                                 unsigned n) {
+    extern __shared__ float4 lds4[];
+    const unsigned t = threadIdx.x;
+    const unsigned q = blockIdx.x * blockDim.x + t;
+    const size_t e = 4 * (size_t)q;
+    float4 v;
+    if (e + 4 <= n) {
+        const float4 x = reinterpret_cast<const float4*>(a)[q];
+        const float4 y = reinterpret_cast<const float4*>(b)[q];
+        v = make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w);
+    } else {
+        v.x = e < n ? a[e] + b[e] : 0.0f;
+        v.y = e + 1 < n ? a[e + 1] + b[e + 1] : 0.0f;
+        v.z = e + 2 < n ? a[e + 2] + b[e + 2] : 0.0f;
+        v.w = e + 3 < n ? a[e + 3] + b[e + 3] : 0.0f;
+    }
+    lds4[t] = v;
+    __syncthreads();  // every item's float4 is in LDS before any item reads its mirror's
+    const float4 m = lds4[blockDim.x - 1 - t];
+    if (e + 4 <= n) {
+        reinterpret_cast<float4*>(sum)[q] = m;
+    } else {
+        if (e < n) sum[e] = m.x;
+        if (e + 1 < n) sum[e + 1] = m.y;
+        if (e + 2 < n) sum[e + 2] = m.z;
+    }
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -42,6 +42,92 @@ pub fn check_reps(reps: u32) -> Result<u32, Error> {
     Ok(reps)
 }
 
+/// Most groups a 1-D grid may have: NVIDIA's `gridDim.x` limit, 2³¹ − 1 (HIP allows more groups, but not more than
+/// 2³² − 1 items in all, which the 32-bit index rule below already enforces).
+pub const MAX_GROUPS_X: u64 = (1 << 31) - 1;
+
+/// Most groups along y or z: NVIDIA's `gridDim.y` / `gridDim.z` limit.
+pub const MAX_GROUPS_YZ: u64 = 65_535;
+
+/// Why `n` elements, one per item in groups of `group` items, cannot be run by a kernel that takes `unsigned n`
+/// and computes its index as `blockIdx.x * blockDim.x + threadIdx.x` in 32 bits: n must fit a u32, and the grid's
+/// last index, groups · group − 1, must too (a larger one wraps around and writes a wrong element).
+pub fn index_u32_problem(n: u64, group: u32) -> Option<String> {
+    if group == 0 {
+        return Some("groups of 0 items".into());
+    }
+    let groups = n.div_ceil(u64::from(group));
+    let items = groups.checked_mul(u64::from(group));
+    if n > u64::from(u32::MAX) || items.is_none_or(|items| items - 1 > u64::from(u32::MAX)) {
+        return Some(format!(
+            "n = {n} in groups of {group} exceeds the kernel's 32-bit element index (at most {} elements)",
+            ((1u64 << 32) / u64::from(group) * u64::from(group)).min(u64::from(u32::MAX))
+        ));
+    }
+    if groups > MAX_GROUPS_X {
+        return Some(format!("n = {n} needs {groups} groups of {group}; a grid holds at most {MAX_GROUPS_X}"));
+    }
+    None
+}
+
+/// Bytes of arrays of `counts` elements of `size` bytes each, or `None` if the total does not fit a u64.
+pub fn bytes_of(counts: &[u64], size: u64) -> Option<u64> {
+    counts.iter().try_fold(0u64, |sum, &c| sum.checked_add(c.checked_mul(size)?))
+}
+
+/// The memory a run may use: the device's (total, in bytes) and the host's (available, in bytes; `None` where it
+/// cannot be read, and then not checked).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Memory {
+    /// Device memory, bytes.
+    pub device: u64,
+    /// Host memory available, bytes.
+    pub host: Option<u64>,
+}
+
+impl Memory {
+    /// The device's memory and the host's available memory now.
+    pub fn of(device_bytes: u64) -> Memory {
+        Memory { device: device_bytes, host: host_available_bytes() }
+    }
+
+    /// Why a point needing `device` bytes on the device and `host` bytes on the host does not fit (`None` for a
+    /// byte count that overflowed).
+    pub fn problem(&self, device: Option<u64>, host: Option<u64>) -> Option<String> {
+        let gib = |b: u64| b as f64 / f64::from(1u32 << 30);
+        let (Some(device), Some(host)) = (device, host) else {
+            return Some("its byte count overflows 64 bits".into());
+        };
+        if device > self.device {
+            return Some(format!(
+                "needs {:.1} GiB of device memory; the device has {:.1} GiB",
+                gib(device),
+                gib(self.device)
+            ));
+        }
+        match self.host {
+            Some(have) if host > have => Some(format!(
+                "needs {:.1} GiB of host memory for its inputs and checks; {:.1} GiB are available",
+                gib(host),
+                gib(have)
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// Host memory available now (Linux `MemAvailable`), bytes; `None` where it cannot be read.
+pub fn host_available_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    parse_mem_available(&text)
+}
+
+fn parse_mem_available(meminfo: &str) -> Option<u64> {
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -63,6 +149,39 @@ mod tests {
         }
         let err = parse_size("--sizes", "abc").unwrap_err();
         assert_eq!(err.to_string(), "--sizes: `abc` is not a size: use a positive integer or 2^N");
+    }
+
+    #[test]
+    fn the_32_bit_index_rule_is_exact_at_its_edges() {
+        let max = u64::from(u32::MAX);
+        assert_eq!(index_u32_problem(max, 4), None);
+        assert!(index_u32_problem(max + 1, 4).is_some());
+        // Groups of 256 tile 2^32 exactly: every n < 2^32 fits.
+        assert_eq!(index_u32_problem(max, 256), None);
+        // Groups of 1000: at most 4294967 whole groups fit 2^32 items, so n up to 4294967000.
+        assert_eq!(index_u32_problem(4_294_967_000, 1000), None);
+        let why = index_u32_problem(4_294_967_001, 1000).unwrap();
+        assert!(why.contains("at most 4294967000 elements"), "{why}");
+        assert!(index_u32_problem(u64::MAX, 1024).is_some());
+        assert!(index_u32_problem(5, 0).is_some());
+        // Groups of one item: the index fits, the grid does not.
+        assert!(index_u32_problem(MAX_GROUPS_X + 1, 1).unwrap().contains("grid"));
+    }
+
+    #[test]
+    fn byte_counts_and_memory_checks_never_wrap() {
+        assert_eq!(bytes_of(&[1, 2, 3], 4), Some(24));
+        assert_eq!(bytes_of(&[u64::MAX / 4 + 1], 4), None);
+        assert_eq!(bytes_of(&[u64::MAX / 8 + 1, u64::MAX / 8 + 1], 4), None);
+        assert_eq!(bytes_of(&[u64::MAX / 8, u64::MAX / 8 + 1], 4), Some(u64::MAX - 3));
+        let mem = Memory { device: 1000, host: Some(500) };
+        assert_eq!(mem.problem(Some(1000), Some(500)), None);
+        assert!(mem.problem(Some(1001), Some(1)).unwrap().contains("device memory"));
+        assert!(mem.problem(Some(1), Some(501)).unwrap().contains("host memory"));
+        assert!(mem.problem(None, Some(1)).unwrap().contains("overflows"));
+        assert_eq!(Memory { device: 10, host: None }.problem(Some(10), Some(u64::MAX)), None);
+        assert_eq!(parse_mem_available("MemTotal: 9 kB\nMemAvailable:    2048 kB\n"), Some(2 << 20));
+        assert_eq!(parse_mem_available("MemTotal: 9 kB\n"), None);
     }
 
     #[test]

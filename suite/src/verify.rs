@@ -80,6 +80,43 @@ where
     v
 }
 
+/// Relative tolerance of an FP32 matrix product C = A·B with inner size `k`, for inputs drawn uniformly from
+/// [−1, 1) (as the matmul experiment draws them), measured against the scale of [`check_matmul`].
+///
+/// Derivation (the probabilistic model of Higham and Mary, applied to this data). u = 2⁻²⁴ = ε/2 is the unit
+/// roundoff of FP32. One element is c = Σₚ aₚbₚ: the products have mean 0 and E[(ab)²] = E[a²]·E[b²] = 1/9, so
+/// c has standard deviation σ = √K / 3. Summed in FP32 one term at a time (with or without FMA), each partial sum
+/// Sⱼ of j terms is rounded with a relative error |δⱼ| ≤ u, and the computed sum is off by E ≈ Σⱼ Sⱼδⱼ (product
+/// rounding, without FMA, adds Σ aₚbₚηₚ, of variance K·u²/9: negligible). Taking the δⱼ as independent with mean
+/// 0 and variance at most u², Var E ≤ u²·Σⱼ E[Sⱼ²] = u²·Σⱼ j/9 ≈ u²K²/18. Blocked and tree orders (what tiled
+/// kernels and BLAS libraries use) have smaller partial sums, so less error: sequential order is the worst case.
+/// The kernel and an FP32 reference each carry such an error, so their difference has a standard deviation of
+/// at most √2·uK/√18 = uK/3 = u√K·σ.
+///
+/// The check divides every difference by a common scale of at least 3σ = √K (and by max |C| when that is larger),
+/// so the largest scaled difference over M·N elements stays below z·(uK/3)/√K = (z/3)·u√K, where z is the
+/// Gaussian quantile of the largest of M·N differences: z ≈ 7.7 even at 8192² elements with a 10⁻⁶ chance of a
+/// false failure. Hence a tolerance of 4u√K = 2ε√K (z = 12), a quarter of the former 8ε√K.
+///
+/// What it rejects: rounding the inputs to TF32 (10 mantissa bits, u = 2⁻¹¹) changes each product by a relative
+/// error of standard deviation about 0.8·2⁻¹¹, so c by about 4·10⁻⁴·σ, the same at every K; relative to a scale
+/// of about 3σ the largest error is about 4·10⁻⁴, against a tolerance of 2.2·10⁻⁵ at K = 8192 and 1.5·10⁻⁴ even at
+/// K = 2²⁰. A missing K term leaves out one product, up to 1 in size, against a scale of √K: 10⁻² at K = 8192.
+pub fn matmul_tolerance(k: usize) -> f64 {
+    2.0 * (k as f64).sqrt() * F32_EPS
+}
+
+/// Checks an FP32 matrix product of inner size `k` (inputs uniform in [−1, 1)) against a reference, element by
+/// element, with [`matmul_tolerance`] relative to max(max |want|, √K).
+pub fn check_matmul<G, W>(got: &[G], want: &[W], k: usize) -> Verification
+where
+    G: Copy + Into<f64>,
+    W: Copy + Into<f64>,
+{
+    let scale = max_abs(want).max((k as f64).sqrt());
+    compare(got, want, scale, matmul_tolerance(k))
+}
+
 /// Largest absolute value in a slice (the natural `scale` for [`compare`]).
 pub fn max_abs<T: Copy + Into<f64>>(values: &[T]) -> f64 {
     values.iter().map(|&x| x.into().abs()).fold(0.0, f64::max)

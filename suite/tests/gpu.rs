@@ -271,7 +271,7 @@ fn every_matmul_kernel_verifies_at_odd_sizes_and_bad_sizes_are_explained() {
     // 77×132×36: ragged against every tile, but N and K multiples of 4, so every kernel must run and verify.
     // 1×4×4: one row. 129×257×65: odd N and K, so the 16-byte-load kernels must refuse it with a reason.
     let shapes = vec![Shape { m: 77, n: 132, k: 36 }, Shape { m: 1, n: 4, k: 4 }, Shape { m: 129, n: 257, k: 65 }];
-    let sweep = MatmulSweep { shapes, kernels: VARIANTS.iter().collect(), vendor: true };
+    let sweep = MatmulSweep::new(shapes, VARIANTS.iter().collect(), true);
     let opts = quick_run(dir.path(), false, 0.5);
     let summary = experiments::run(&gpu, &sweep, &opts).unwrap();
     let rows = read_rows(&dir.path().join("matmul.csv")).unwrap();
@@ -298,8 +298,7 @@ fn a_matmul_too_large_for_the_device_is_a_row_not_a_crash() {
     let gpu = gpu();
     let dir = tempfile::tempdir().unwrap();
     // 2^17 squared floats = 64 GiB per matrix: more than any current GPU holds four of.
-    let sweep =
-        MatmulSweep { shapes: vec![Shape::square(1 << 17)], kernels: VARIANTS.iter().take(1).collect(), vendor: true };
+    let sweep = MatmulSweep::new(vec![Shape::square(1 << 17)], VARIANTS.iter().take(1).collect(), true);
     let opts = quick_run(dir.path(), false, 0.5);
     experiments::run(&gpu, &sweep, &opts).unwrap();
     let rows = read_rows(&dir.path().join("matmul.csv")).unwrap();
@@ -325,7 +324,8 @@ fn occupancy_sweeps_verify_and_record_timelines_of_every_wave() {
         group_sizes: vec![48, 96, 1000],
         chunk: 1000,
         passes: 3,
-        lds_bytes: vec![1024, 40 * 1024],
+        // 4096: the smallest the four-per-item LDS kernel takes in groups of 256.
+        lds_bytes: vec![4096, 40 * 1024],
         register_values: vec![16, 96],
         register_rounds: 3,
         timeline_dir: Some(dir.path().to_path_buf()),

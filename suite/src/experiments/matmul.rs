@@ -1,9 +1,9 @@
 //! Matmul: the seed's ladder (naive → accumulator → LDS tiles M = 4..32) up to register-blocked kernels, against
 //! the vendor BLAS at every size (`kernels/matmul.hip`, FP32, row-major, C = A·B).
 //!
-//! Every kernel point is verified element by element against the vendor BLAS result for the same inputs (or, where
-//! no vendor BLAS is installed, against a host computation in f64 at sampled elements); the vendor result itself is
-//! checked against the host at sampled elements. GFLOP/s = 2·M·N·K / median time.
+//! Every point, the vendor BLAS's included, is verified at every element of C against a reference kernel that
+//! accumulates in FP64 on the GPU (`matmul_reference_f64`), itself checked against the host's FP64 sums at sampled
+//! elements, with the tolerance of [`verify::matmul_tolerance`]. GFLOP/s = 2·M·N·K / median time.
 //!
 //! Sizes: the ladder's first rungs (naive, accumulator, tiled) take any M, N, K: out-of-range loads read zero and
 //! stores are guarded. The register-blocked kernels state what they need in [`VARIANTS`] (typically N and K
@@ -21,8 +21,9 @@ use super::{Case, Error, Experiment, Metric, Point};
 use crate::device::{Arg, Buffer, Kernel, LaunchConfig, Platform};
 use crate::gpu::Gpu;
 use crate::measure::matmul_flops;
+use crate::options::{Memory, MAX_GROUPS_X, MAX_GROUPS_YZ};
 use crate::report::plot::{Axis, LinePlot, Series, SeriesKind};
-use crate::verify::{self, Verification, F32_EPS};
+use crate::verify::{self, Verification};
 
 /// What a kernel needs of the sizes: each of M, N, K must be a multiple of the given number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -219,11 +220,54 @@ impl Shape {
         }
     }
 
-    /// Device bytes a point needs: A, B, the kernel's C and the reference C.
-    pub fn bytes(&self) -> u64 {
-        4 * (self.m * self.k + self.k * self.n + 2 * self.m * self.n) as u64
+    /// Bytes a point needs, on the device (A, B, the kernel's C and the reference C) and equally on the host (the
+    /// inputs as generated, the reference and the kernel's result downloaded); `None` if the count overflows.
+    pub fn bytes(&self) -> Option<u64> {
+        let (m, n, k) = (self.m as u64, self.n as u64, self.k as u64);
+        let size = std::mem::size_of::<f32>() as u64;
+        let mn = m.checked_mul(n)?;
+        crate::options::bytes_of(&[m.checked_mul(k)?, k.checked_mul(n)?, mn, mn], size)
+    }
+
+    /// Why this shape cannot run on a device with `memory` and groups of at most `max_group_size` items: sizes the
+    /// kernels cannot index or launch, byte counts that overflow, memory that is not there, and (for a kernel,
+    /// `variant`) the kernel's own size requirements. `None`: the point is valid. Needs no GPU.
+    pub fn problem(&self, variant: Option<&Variant>, max_group_size: u32, memory: &Memory) -> Option<String> {
+        let dims = [("M", self.m), ("N", self.n), ("K", self.k)];
+        if let Some((dim, _)) = dims.iter().find(|(_, size)| *size == 0) {
+            return Some(format!("{dim} = 0: every size must be at least 1"));
+        }
+        if let Some((dim, size)) = dims.iter().find(|(_, size)| *size > KERNEL_DIM_MAX) {
+            return Some(format!(
+                "{dim} = {size} exceeds what the kernels index with 32-bit ints (at most {KERNEL_DIM_MAX})"
+            ));
+        }
+        // The reference kernel runs at every shape; a kernel point also launches its own grid.
+        let reference = (REFERENCE_SYMBOL, [REFERENCE_TILE, REFERENCE_TILE]);
+        for (name, block) in std::iter::once(reference).chain(variant.map(|v| (v.symbol, v.block))) {
+            let (gx, gy) = (self.n.div_ceil(block[0] as usize) as u64, self.m.div_ceil(block[1] as usize) as u64);
+            if gx > MAX_GROUPS_X || gy > MAX_GROUPS_YZ {
+                return Some(format!(
+                    "{name} needs a grid of {gx} x {gy} groups; a grid holds at most {MAX_GROUPS_X} x {MAX_GROUPS_YZ}"
+                ));
+            }
+        }
+        if let Some(why) = memory.problem(self.bytes(), self.bytes()) {
+            return Some(format!("{self}: {why}"));
+        }
+        let v = variant?;
+        if let Some(why) = v.check(*self) {
+            return Some(why);
+        }
+        let items = v.group[0] * v.group[1];
+        (items > max_group_size)
+            .then(|| format!("{} uses groups of {items} items; the device allows {max_group_size}", v.name))
     }
 }
+
+/// Largest M, N or K the kernels take: they are `int` arguments, and a tile's indices run up to one block (at most
+/// 256) past the size before they are compared with it, so that must fit an int too.
+pub const KERNEL_DIM_MAX: usize = i32::MAX as usize - 256;
 
 impl fmt::Display for Shape {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -231,25 +275,51 @@ impl fmt::Display for Shape {
     }
 }
 
-/// The sweep: sizes × kernels, with the vendor BLAS at every size. Each field is one flag of `suite run matmul`.
+/// The sweep: sizes × kernels, with the vendor BLAS at every size. Each field but `inputs` is one flag of
+/// `suite run matmul`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct MatmulSweep {
     /// Problem sizes, in order.
     pub shapes: Vec<Shape>,
     /// Kernels, in ladder order.
     pub kernels: Vec<&'static Variant>,
-    /// Whether to run the vendor BLAS at every size (it is also the reference when present).
+    /// Whether to run the vendor BLAS at every size.
     pub vendor: bool,
+    /// The current shape's inputs, shared by the points of that shape (the runner prepares them in order).
+    #[serde(skip)]
+    inputs: InputCache,
+}
+
+/// The inputs of the shape being run, made at its first point and dropped when the sweep moves to the next shape
+/// (or is dropped). Run state, not an option: a clone starts empty and every cache compares equal.
+#[derive(Default)]
+struct InputCache(RefCell<Option<Rc<Inputs>>>);
+
+impl Clone for InputCache {
+    fn clone(&self) -> Self {
+        InputCache::default()
+    }
+}
+
+impl PartialEq for InputCache {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for InputCache {}
+
+impl fmt::Debug for InputCache {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let shape = self.0.borrow().as_ref().map(|i| i.shape);
+        f.debug_tuple("InputCache").field(&shape).finish()
+    }
 }
 
 impl Default for MatmulSweep {
     /// 256 to 8192, doubling; every kernel of the ladder; the vendor BLAS.
     fn default() -> Self {
-        MatmulSweep {
-            shapes: (8..=13).map(|p| Shape::square(1 << p)).collect(),
-            kernels: VARIANTS.iter().collect(),
-            vendor: true,
-        }
+        MatmulSweep::new((8..=13).map(|p| Shape::square(1 << p)).collect(), VARIANTS.iter().collect(), true)
     }
 }
 
@@ -292,65 +362,105 @@ pub fn vendor_name(platform: Platform) -> &'static str {
     }
 }
 
-/// Elements checked against the host in f64 when the vendor result is checked (or when there is no vendor BLAS).
+/// Elements of the GPU reference checked against the host's own FP64 sums.
 const HOST_SAMPLES: usize = 4096;
 
-/// Relative error allowed, against the largest |C| of the reference: FP32 rounding in a K-term dot product grows
-/// like √K·ε for random inputs, and two different summation orders (kernel, BLAS) each carry it; 8·√K·ε leaves a
-/// margin of several standard deviations over the largest of M·N elements, while a missing term or a TF32 product
-/// (10-bit mantissa, ~1e-3) lands far outside.
-pub fn tolerance(k: usize) -> f64 {
-    8.0 * (k as f64).sqrt() * F32_EPS
+/// The reference kernel (`kernels/matmul.hip`): FP64 accumulation in 16×16 tiles.
+const REFERENCE_SYMBOL: &str = "matmul_reference_f64";
+
+/// The `reference` column: what every point is checked against.
+const REFERENCE_NAME: &str = "gpu_f64";
+
+/// Rows and columns of C one group of the reference kernel computes.
+const REFERENCE_TILE: u32 = 16;
+
+/// Inputs as the experiment draws them: uniform in [−1, 1), fresh for every shape so no kernel can pass by
+/// matching one fixed pattern ([`verify::matmul_tolerance`] is derived for this distribution). An allocation the
+/// host cannot make is an error, not an abort.
+pub fn draw_inputs(rng: &mut fastrand::Rng, len: usize) -> Result<Vec<f32>, Error> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len)
+        .map_err(|_| Error::Unsupported(format!("cannot allocate {len} floats of input on the host")))?;
+    v.extend((0..len).map(|_| rng.f32() * 2.0 - 1.0));
+    Ok(v)
 }
 
-/// Inputs and references for one shape, shared by every point of that shape.
+/// Inputs and the reference result for one shape, shared by every point of that shape.
 struct Inputs {
     shape: Shape,
     a: Buffer<f32>,
     b: Buffer<f32>,
-    /// The vendor BLAS result on the host, once computed and checked (the reference of every kernel at this shape).
-    vendor_c: RefCell<Option<Rc<Vec<f32>>>>,
-    /// Sampled elements of C computed on the host in f64: (row, column, value).
-    samples: Vec<(usize, usize, f64)>,
+    /// C computed by the FP64 reference kernel (checked on the host at sampled elements), on the host.
+    reference: Vec<f32>,
 }
 
 impl Inputs {
+    /// Draws the inputs, runs the reference kernel and checks it against the host at [`HOST_SAMPLES`] elements.
     fn new(gpu: &Gpu, shape: Shape) -> Result<Inputs, Error> {
         let dev = gpu.device.as_ref();
         let (free, total) = dev.memory_info()?;
-        if shape.bytes() > free {
-            return Err(Error::Device(crate::device::Error::OutOfMemory { requested: shape.bytes(), free, total }));
+        let bytes = shape.bytes().unwrap_or(u64::MAX);
+        if bytes > free {
+            return Err(Error::Device(crate::device::Error::OutOfMemory { requested: bytes, free, total }));
         }
-        // Fresh random inputs in [-1, 1) for every shape, so no kernel can pass by matching one fixed pattern.
         let mut rng = fastrand::Rng::new();
-        let host_a: Vec<f32> = (0..shape.m * shape.k).map(|_| rng.f32() * 2.0 - 1.0).collect();
-        let host_b: Vec<f32> = (0..shape.k * shape.n).map(|_| rng.f32() * 2.0 - 1.0).collect();
-        let samples = (0..HOST_SAMPLES.min(shape.m * shape.n))
-            .map(|_| {
-                let (i, j) = (rng.usize(..shape.m), rng.usize(..shape.n));
-                let dot: f64 =
-                    (0..shape.k).map(|p| f64::from(host_a[i * shape.k + p]) * f64::from(host_b[p * shape.n + j])).sum();
-                (i, j, dot)
-            })
-            .collect();
+        let host_a = draw_inputs(&mut rng, shape.m * shape.k)?;
+        let host_b = draw_inputs(&mut rng, shape.k * shape.n)?;
         let a = dev.upload(&host_a)?;
         let b = dev.upload(&host_b)?;
-        Ok(Inputs { shape, a, b, vendor_c: RefCell::new(None), samples })
-    }
-
-    /// Checks `got` (all of C) at the sampled elements against the host's f64 values.
-    fn check_samples(&self, got: &[f32]) -> Verification {
-        let n = self.shape.n;
-        let got_s: Vec<f32> = self.samples.iter().map(|&(i, j, _)| got[i * n + j]).collect();
-        let want_s: Vec<f64> = self.samples.iter().map(|s| s.2).collect();
-        let scale = verify::max_abs(&want_s).max(f64::MIN_POSITIVE);
-        verify::compare(&got_s, &want_s, scale, tolerance(self.shape.k))
+        let c = dev.alloc_buffer::<f32>(shape.m * shape.n)?;
+        dev.fill_bytes(c.raw(), 0xff)?;
+        let kernel = gpu.kernel("matmul", REFERENCE_SYMBOL)?;
+        let grid = |size: usize| u32::try_from(size.div_ceil(REFERENCE_TILE as usize));
+        let (Ok(gx), Ok(gy)) = (grid(shape.n), grid(shape.m)) else {
+            return Err(Error::Unsupported(format!("{shape} needs too many groups for the reference kernel")));
+        };
+        let config =
+            LaunchConfig { grid: [gx, gy, 1], group: [REFERENCE_TILE, REFERENCE_TILE, 1], dynamic_lds_bytes: 0 };
+        dev.launch(&kernel, &config, &[a.arg(), b.arg(), c.arg(), dims(shape)?[0], dims(shape)?[1], dims(shape)?[2]])?;
+        dev.synchronize()?;
+        let reference = dev.download(&c)?;
+        drop(c);
+        // The reference at sampled elements against the host's FP64 sums.
+        let (mut got, mut want) = (Vec::new(), Vec::new());
+        for _ in 0..HOST_SAMPLES.min(shape.m * shape.n) {
+            let (i, j) = (rng.usize(..shape.m), rng.usize(..shape.n));
+            let dot: f64 =
+                (0..shape.k).map(|p| f64::from(host_a[i * shape.k + p]) * f64::from(host_b[p * shape.n + j])).sum();
+            got.push(reference[i * shape.n + j]);
+            want.push(dot);
+        }
+        let check = verify::check_matmul(&got, &want, shape.k);
+        if !check.passed() {
+            return Err(Error::Unsupported(format!(
+                "the reference kernel {REFERENCE_SYMBOL} does not match the host at {shape}, so nothing can be checked \
+                 against it: {}",
+                check.summary()
+            )));
+        }
+        Ok(Inputs { shape, a, b, reference })
     }
 }
 
+/// M, N and K as the kernels' `int` arguments.
+fn dims(shape: Shape) -> Result<[Arg; 3], Error> {
+    let int = |x: usize| {
+        i32::try_from(x)
+            .map(Arg::I32)
+            .map_err(|_| Error::Unsupported(format!("{shape} exceeds the kernels' int sizes")))
+    };
+    Ok([int(shape.m)?, int(shape.n)?, int(shape.k)?])
+}
+
 impl MatmulSweep {
+    /// A sweep of `shapes` × `kernels`, with the vendor BLAS rows if `vendor`.
+    pub fn new(shapes: Vec<Shape>, kernels: Vec<&'static Variant>, vendor: bool) -> MatmulSweep {
+        MatmulSweep { shapes, kernels, vendor, inputs: InputCache::default() }
+    }
+
     /// The inputs for `shape`, made once per shape and kept until the sweep moves to the next one.
-    fn inputs(&self, gpu: &Gpu, cache: &RefCell<Option<Rc<Inputs>>>, shape: Shape) -> Result<Rc<Inputs>, Error> {
+    fn inputs(&self, gpu: &Gpu, shape: Shape) -> Result<Rc<Inputs>, Error> {
+        let cache = &self.inputs.0;
         if let Some(inputs) = cache.borrow().as_ref().filter(|i| i.shape == shape) {
             return Ok(inputs.clone());
         }
@@ -360,11 +470,6 @@ impl MatmulSweep {
         *cache.borrow_mut() = Some(inputs.clone());
         Ok(inputs)
     }
-}
-
-thread_local! {
-    /// The current shape's inputs. The runner prepares points one at a time on one thread.
-    static INPUTS: RefCell<Option<Rc<Inputs>>> = const { RefCell::new(None) };
 }
 
 /// The kernel (`None`: the vendor BLAS) and shape of point `index`: shapes in order, and at each shape the vendor
@@ -398,7 +503,8 @@ impl Experiment for MatmulSweep {
             "shapes": self.shapes,
             "kernels": self.kernels.iter().map(|v| v.name).collect::<Vec<_>>(),
             "vendor": self.vendor,
-            "tolerance": "8*sqrt(K)*eps_f32, relative to max |C|",
+            "reference": REFERENCE_SYMBOL,
+            "tolerance": "2*sqrt(K)*eps_f32, relative to max(max |C|, sqrt(K)), every element",
         })
     }
 
@@ -410,29 +516,18 @@ impl Experiment for MatmulSweep {
         let props = gpu.device.props();
         let vendor = vendor_name(props.platform);
         let blas = gpu.device.blas();
-        let reference = if blas.is_ok() { vendor } else { "host" };
         let per_shape = self.kernels.len() + usize::from(self.vendor);
+        let memory = Memory::of(props.memory_bytes);
         (0..self.shapes.len() * per_shape)
             .map(|index| {
                 let (variant, shape) = point_kernel(self, index);
-                let too_big = i32::try_from(shape.m.max(shape.n).max(shape.k)).is_err();
-                let mut invalid = if too_big {
-                    Some(format!("{shape} exceeds the kernels' 32-bit int sizes"))
-                } else if shape.bytes() > props.memory_bytes {
-                    Some(format!(
-                        "needs {:.1} GiB for A, B, C and the reference; the device has {:.1} GiB",
-                        shape.bytes() as f64 / f64::from(1 << 30),
-                        props.memory_bytes as f64 / f64::from(1 << 30)
-                    ))
-                } else {
-                    None
-                };
+                let size_problem = shape.problem(variant, props.max_group_size, &memory);
                 match variant {
                     None => Point {
-                        invalid: invalid.or_else(|| {
+                        invalid: size_problem.or_else(|| {
                             blas.as_ref()
                                 .err()
-                                .map(|e| format!("{e}; the kernels are verified against the host instead"))
+                                .map(|e| format!("{e}; the kernels are still verified against the reference kernel"))
                         }),
                         index,
                         key: format!("{vendor}/{shape}"),
@@ -444,37 +539,24 @@ impl Experiment for MatmulSweep {
                             shape.k.to_string(),
                             String::new(),
                             String::new(),
-                            "host".into(),
+                            REFERENCE_NAME.into(),
                         ],
                     },
-                    Some(v) => {
-                        if invalid.is_none() {
-                            invalid = v.check(shape);
-                        }
-                        if invalid.is_none() && v.group[0] * v.group[1] > props.max_group_size {
-                            invalid = Some(format!(
-                                "{} uses groups of {} items; the device allows {}",
-                                v.name,
-                                v.group[0] * v.group[1],
-                                props.max_group_size
-                            ));
-                        }
-                        Point {
-                            index,
-                            key: format!("{}/{shape}", v.name),
-                            params: vec![
-                                v.name.into(),
-                                v.tile_m.map(|m| m.to_string()).unwrap_or_default(),
-                                shape.m.to_string(),
-                                shape.n.to_string(),
-                                shape.k.to_string(),
-                                v.group[0].to_string(),
-                                v.group[1].to_string(),
-                                reference.into(),
-                            ],
-                            invalid,
-                        }
-                    }
+                    Some(v) => Point {
+                        index,
+                        key: format!("{}/{shape}", v.name),
+                        params: vec![
+                            v.name.into(),
+                            v.tile_m.map(|m| m.to_string()).unwrap_or_default(),
+                            shape.m.to_string(),
+                            shape.n.to_string(),
+                            shape.k.to_string(),
+                            v.group[0].to_string(),
+                            v.group[1].to_string(),
+                            REFERENCE_NAME.into(),
+                        ],
+                        invalid: size_problem,
+                    },
                 }
             })
             .collect()
@@ -482,23 +564,8 @@ impl Experiment for MatmulSweep {
 
     fn prepare<'g>(&self, gpu: &'g Gpu, point: &Point) -> Result<Box<dyn Case + 'g>, Error> {
         let (variant, shape) = point_kernel(self, point.index);
-        let inputs = INPUTS.with(|cache| self.inputs(gpu, cache, shape))?;
+        let inputs = self.inputs(gpu, shape)?;
         let dev = gpu.device.as_ref();
-        if dev.blas().is_ok() && inputs.vendor_c.borrow().is_none() {
-            // The vendor result is the reference of every kernel at this shape: compute and check it once.
-            let c = dev.alloc_buffer::<f32>(shape.m * shape.n)?;
-            dev.fill_bytes(c.raw(), 0xff)?;
-            dev.sgemm(shape.m, shape.n, shape.k, inputs.a.raw(), inputs.b.raw(), c.raw())?;
-            let host_c = dev.download(&c)?;
-            let check = inputs.check_samples(&host_c);
-            if !check.passed() {
-                return Err(Error::Reference(format!(
-                    "the vendor BLAS result at {shape} does not match the host, so it cannot be the reference: {}",
-                    check.summary()
-                )));
-            }
-            *inputs.vendor_c.borrow_mut() = Some(Rc::new(host_c));
-        }
         let c = dev.alloc_buffer::<f32>(shape.m * shape.n)?;
         match variant {
             None => {
@@ -513,7 +580,8 @@ impl Experiment for MatmulSweep {
                 // All-ones bytes are NaN: an element the kernel does not write fails. The naive kernel adds into C,
                 // so it starts from zero instead.
                 dev.fill_bytes(c.raw(), if v.zero_c { 0 } else { 0xff })?;
-                Ok(Box::new(KernelCase { gpu, inputs, c, kernel, config }))
+                let dims = dims(shape)?;
+                Ok(Box::new(KernelCase { gpu, inputs, c, kernel, config, dims }))
             }
         }
     }
@@ -523,7 +591,7 @@ impl Experiment for MatmulSweep {
     }
 }
 
-/// The vendor BLAS at one shape, checked against the host at sampled elements.
+/// The vendor BLAS at one shape, checked at every element against the reference.
 struct VendorCase<'g> {
     gpu: &'g Gpu,
     inputs: Rc<Inputs>,
@@ -538,7 +606,7 @@ impl Case for VendorCase<'_> {
 
     fn verify(&mut self) -> Result<Verification, Error> {
         let got = self.gpu.device.download(&self.c)?;
-        Ok(self.inputs.check_samples(&got))
+        Ok(verify::check_matmul(&got, &self.inputs.reference, self.inputs.shape.k))
     }
 
     fn work(&self) -> f64 {
@@ -551,31 +619,27 @@ impl Case for VendorCase<'_> {
     }
 }
 
-/// One kernel of the ladder at one shape, checked against the vendor result (all elements) or the host (samples).
+/// One kernel of the ladder at one shape, checked at every element against the reference.
 struct KernelCase<'g> {
     gpu: &'g Gpu,
     inputs: Rc<Inputs>,
     c: Buffer<f32>,
     kernel: Kernel,
     config: LaunchConfig,
+    /// M, N, K as kernel arguments.
+    dims: [Arg; 3],
 }
 
 impl Case for KernelCase<'_> {
     fn launch(&mut self) -> crate::device::Result<()> {
-        let s = self.inputs.shape;
-        // Sizes were checked against i32 when the points were made.
-        let dim = |x: usize| Arg::I32(x as i32);
-        let args = [self.inputs.a.arg(), self.inputs.b.arg(), self.c.arg(), dim(s.m), dim(s.n), dim(s.k)];
+        let [m, n, k] = self.dims;
+        let args = [self.inputs.a.arg(), self.inputs.b.arg(), self.c.arg(), m, n, k];
         self.gpu.device.launch(&self.kernel, &self.config, &args)
     }
 
     fn verify(&mut self) -> Result<Verification, Error> {
         let got = self.gpu.device.download(&self.c)?;
-        let reference = self.inputs.vendor_c.borrow().clone();
-        Ok(match reference {
-            Some(want) => verify::compare(&got, &want, verify::max_abs(&want), tolerance(self.inputs.shape.k)),
-            None => self.inputs.check_samples(&got),
-        })
+        Ok(verify::check_matmul(&got, &self.inputs.reference, self.inputs.shape.k))
     }
 
     fn work(&self) -> f64 {
@@ -771,10 +835,11 @@ mod tests {
             // A group computes at least one element of C per item.
             assert!(v.block[0] * v.block[1] >= items, "{}", v.name);
         }
-        let names: Vec<&str> = VARIANTS.iter().map(|v| v.name).collect();
-        let mut unique = names.clone();
-        unique.dedup();
-        assert_eq!(names, unique);
+        // Names are keys of CSV rows and CLI values: no two kernels may share one (dedup alone would only catch
+        // neighbours).
+        let unique: std::collections::BTreeSet<&str> = VARIANTS.iter().map(|v| v.name).collect();
+        assert_eq!(unique.len(), VARIANTS.len());
+        assert!(!VARIANTS.iter().any(|v| v.symbol == REFERENCE_SYMBOL));
     }
 
     #[test]
@@ -785,7 +850,83 @@ mod tests {
         for bad in ["", "0", "1x2", "1x2x3x4", "axbxc", "12x0x3"] {
             assert!(Shape::parse(bad).is_err(), "{bad}");
         }
-        assert_eq!(Shape::square(2).bytes(), 4 * (4 + 4 + 8));
+        assert_eq!(Shape::square(2).bytes(), Some(4 * (4 + 4 + 8)));
+    }
+
+    fn edge_dims() -> impl proptest::strategy::Strategy<Value = usize> {
+        use proptest::prelude::*;
+        prop_oneof![
+            prop::sample::select(vec![
+                0,
+                1,
+                4,
+                255,
+                65_535 * 16,
+                65_535 * 16 + 1,
+                KERNEL_DIM_MAX,
+                KERNEL_DIM_MAX + 1,
+                (1 << 31) - 1,
+                1 << 31,
+                1 << 32,
+                (1 << 32) + 1,
+                1 << 40,
+                usize::MAX / 4,
+                usize::MAX,
+            ]),
+            1usize..20_000,
+            any::<usize>(),
+        ]
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn matmul_sizes_are_invalid_exactly_when_they_cannot_run(
+            m in edge_dims(),
+            n in edge_dims(),
+            k in edge_dims(),
+            kernel in 0..=VARIANTS.len(),
+            device in proptest::prop_oneof![proptest::strategy::Just(80u64 << 30), proptest::strategy::Just(u64::MAX), proptest::arbitrary::any::<u64>()],
+            host in proptest::option::of(proptest::prop_oneof![proptest::strategy::Just(2u64 << 40), proptest::arbitrary::any::<u64>()]),
+        ) {
+            let shape = Shape { m, n, k };
+            let variant = VARIANTS.get(kernel);
+            let memory = Memory { device, host };
+            let problem = shape.problem(variant, 1024, &memory);
+            // The same rules in u128, where nothing overflows.
+            let (m1, n1, k1) = (m as u128, n as u128, k as u128);
+            let bytes = [m1 * k1, k1 * n1, m1 * n1, m1 * n1].iter().fold(0u128, |sum, x| sum.saturating_add(x.saturating_mul(4)));
+            let grid_ok = |block: [u32; 2]| {
+                n1.div_ceil(block[0].into()) <= MAX_GROUPS_X.into() && m1.div_ceil(block[1].into()) <= MAX_GROUPS_YZ.into()
+            };
+            let valid = m.min(n).min(k) > 0
+                && m.max(n).max(k) <= KERNEL_DIM_MAX
+                && grid_ok([16, 16])
+                && variant.is_none_or(|v| {
+                    grid_ok(v.block)
+                        && m % v.multiples.m as usize == 0
+                        && n % v.multiples.n as usize == 0
+                        && k % v.multiples.k as usize == 0
+                })
+                && bytes <= u128::from(device)
+                && host.is_none_or(|h| bytes <= u128::from(h));
+            proptest::prop_assert_eq!(problem.is_none(), valid, "{}: {:?}", shape, problem);
+        }
+    }
+
+    #[test]
+    fn size_problems_name_their_cause() {
+        let mem = Memory { device: 80 << 30, host: Some(1 << 40) };
+        let why = |m, n, k| Shape { m, n, k }.problem(None, 1024, &mem).unwrap();
+        assert!(why(0, 4, 4).contains("M = 0"));
+        assert!(why(4, 1 << 32, 4).contains("exceeds what the kernels index"));
+        assert!(why(65_535 * 16 + 1, 1, 1).contains("grid"));
+        assert!(why(1 << 17, 1 << 17, 1 << 17).contains("GiB of device memory"));
+        assert!(Shape::square(1 << 20).bytes().is_some());
+        assert_eq!(Shape { m: 1 << 40, n: 1 << 40, k: 1 }.bytes(), None);
+        let host_small = Memory { device: u64::MAX, host: Some(1 << 30) };
+        assert!(Shape::square(1 << 14).problem(None, 1024, &host_small).unwrap().contains("host memory"));
+        assert_eq!(Shape::square(8192).problem(Some(&VARIANTS[0]), 1024, &mem), None);
+        assert!(Shape::square(8192).problem(Some(&VARIANTS[0]), 128, &mem).unwrap().contains("groups of 256"));
     }
 
     #[test]
@@ -824,20 +965,132 @@ mod tests {
         assert!(err.to_string().contains("--tiles: no tiled kernel with M = 12"), "{err}");
     }
 
+    /// A 32×32 product of inner size `k`, inputs drawn as the experiment draws them, seeded for repeatability.
+    struct Product {
+        k: usize,
+        a: Vec<f32>,
+        b: Vec<f32>,
+    }
+
+    const SIDE: usize = 32;
+
+    impl Product {
+        fn draw(k: usize, seed: u64) -> Product {
+            let mut rng = fastrand::Rng::with_seed(seed);
+            let a = draw_inputs(&mut rng, SIDE * k).unwrap();
+            let b = draw_inputs(&mut rng, k * SIDE).unwrap();
+            Product { k, a, b }
+        }
+
+        /// C computed by `dot`, given the K products of an element in order.
+        fn compute<T>(&self, dot: impl Fn(&[(f32, f32)]) -> T) -> Vec<T> {
+            let mut c = Vec::new();
+            for i in 0..SIDE {
+                for j in 0..SIDE {
+                    let terms: Vec<(f32, f32)> =
+                        (0..self.k).map(|p| (self.a[i * self.k + p], self.b[p * SIDE + j])).collect();
+                    c.push(dot(&terms));
+                }
+            }
+            c
+        }
+    }
+
+    /// FP32 FMA accumulation, in order: what every kernel of the ladder does for one element.
+    fn sequential(terms: &[(f32, f32)]) -> f32 {
+        terms.iter().fold(0.0f32, |acc, &(x, y)| x.mul_add(y, acc))
+    }
+
+    fn reversed(terms: &[(f32, f32)]) -> f32 {
+        terms.iter().rev().fold(0.0f32, |acc, &(x, y)| x.mul_add(y, acc))
+    }
+
+    /// Blocks of 8 terms accumulated on their own, then the block sums pairwise: a BLAS-like order.
+    fn blocked_tree(terms: &[(f32, f32)]) -> f32 {
+        let mut sums: Vec<f32> = terms.chunks(8).map(sequential).collect();
+        while sums.len() > 1 {
+            sums = sums.chunks(2).map(|p| p.iter().sum()).collect();
+        }
+        sums[0]
+    }
+
+    fn exact(terms: &[(f32, f32)]) -> f64 {
+        terms.iter().map(|&(x, y)| f64::from(x) * f64::from(y)).sum()
+    }
+
+    /// An f32 rounded to nearest (ties to even) at 10 mantissa bits, as TF32 keeps them.
+    fn tf32(x: f32) -> f32 {
+        let bits = x.to_bits();
+        let lsb = (bits >> 13) & 1;
+        f32::from_bits((bits + 0xfff + lsb) & !0x1fff)
+    }
+
+    const KS: [usize; 6] = [256, 512, 1024, 2048, 4096, 8192];
+
     #[test]
-    fn tolerance_grows_with_the_square_root_of_k_and_excludes_tf32() {
-        assert!((tolerance(4096) / tolerance(1024) - 2.0).abs() < 1e-12);
-        // TF32 keeps 10 mantissa bits: its rounding alone is ~5e-4 relative, far above the tolerance at 8192.
-        assert!(tolerance(8192) < 1e-4);
+    fn tf32_rounding_keeps_ten_mantissa_bits() {
+        assert_eq!(tf32(1.0), 1.0);
+        assert_eq!(tf32(1.0 + 2f32.powi(-10)), 1.0 + 2f32.powi(-10));
+        assert_eq!(tf32(1.0 + 2f32.powi(-12)), 1.0);
+        assert_eq!(tf32(1.0 + 3.0 * 2f32.powi(-12)), 1.0 + 2f32.powi(-10));
+        assert_eq!(tf32(-0.5), -0.5);
+    }
+
+    #[test]
+    fn correct_fp32_products_in_any_order_pass_the_matmul_check() {
+        for (seed, &k) in KS.iter().enumerate() {
+            let p = Product::draw(k, seed as u64);
+            let orders: [(&str, Vec<f32>); 3] = [
+                ("sequential", p.compute(sequential)),
+                ("reversed", p.compute(reversed)),
+                ("blocked_tree", p.compute(blocked_tree)),
+            ];
+            let exact = p.compute(exact);
+            for (name, got) in &orders {
+                let v = verify::check_matmul(got, &exact, k);
+                assert!(v.passed(), "{name} vs exact at K = {k}: {}", v.summary());
+                for (ref_name, reference) in &orders {
+                    let v = verify::check_matmul(got, reference, k);
+                    assert!(v.passed(), "{name} vs {ref_name} at K = {k}: {}", v.summary());
+                    // Not passing by a hair: correct products use at most half the tolerance.
+                    assert!(v.max_rel_err < 0.5 * v.tolerance, "{name} vs {ref_name} at K = {k}: {}", v.max_rel_err);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn tf32_products_and_products_missing_a_term_fail_the_matmul_check() {
+        for (seed, &k) in KS.iter().enumerate() {
+            let p = Product::draw(k, 100 + seed as u64);
+            let tf32_product = p.compute(|t| t.iter().fold(0.0f32, |acc, &(x, y)| tf32(x).mul_add(tf32(y), acc)));
+            let missing_first = p.compute(|t| sequential(&t[1..]));
+            let missing_middle = p.compute(|t| {
+                let mut t = t.to_vec();
+                t.remove(k / 2);
+                sequential(&t)
+            });
+            let references = [
+                ("exact", p.compute(exact)),
+                ("blocked_tree", p.compute(blocked_tree).into_iter().map(f64::from).collect()),
+            ];
+            for (ref_name, reference) in &references {
+                for (name, got) in
+                    [("tf32", &tf32_product), ("missing k = 0", &missing_first), ("missing k = K/2", &missing_middle)]
+                {
+                    let v = verify::check_matmul(got, reference, k);
+                    assert!(!v.passed(), "{name} passed against {ref_name} at K = {k}: worst {:e}", v.max_rel_err);
+                    // Failing by a wide margin, not by luck.
+                    assert!(v.max_rel_err > 4.0 * v.tolerance, "{name} vs {ref_name} at K = {k}: {}", v.max_rel_err);
+                }
+            }
+        }
     }
 
     #[test]
     fn points_follow_shape_then_vendor_then_ladder() {
-        let sweep = MatmulSweep {
-            shapes: vec![Shape::square(256), Shape::square(512)],
-            kernels: VARIANTS.iter().take(2).collect(),
-            vendor: true,
-        };
+        let sweep =
+            MatmulSweep::new(vec![Shape::square(256), Shape::square(512)], VARIANTS.iter().take(2).collect(), true);
         let order: Vec<(Option<&str>, usize)> =
             (0..6).map(|i| point_kernel(&sweep, i)).map(|(v, s)| (v.map(|v| v.name), s.n)).collect();
         assert_eq!(

@@ -2,9 +2,12 @@
 //! that does to time and bandwidth (`kernels/occupancy.hip`; the seed's VectorAdd1..4).
 //!
 //! Sweeps, each point with its theoretical occupancy next to its time and bandwidth:
-//! - `copy`: a device-to-device copy, the bandwidth reference of the run;
+//! - `copy`: the driver's device-to-device copy, and `copy_kernel`: the same copy by a kernel with one float or one
+//!   float4 per item, the bandwidth references of the run (a kernel's is measured the way the other kernels are);
 //! - `group_size` (a): a one-element-per-item vector add, groups of 32..1024 items, including sizes that are not
 //!   multiples of the wave (48, 80, 96, 160) to show how a partial wave still takes a whole wave slot;
+//!   `group_size_x4`: the same with four elements (one float4) per item, which reaches the copy's bandwidth where
+//!   one 4-byte element per item is limited by the rate of memory instructions and groups, not by DRAM;
 //! - `group_count` (b): the seed's VectorAdd2/3, fixed-size groups each adding its own chunk `passes` times, from one
 //!   group to several times what the device holds at once: time is flat while every group is resident, then a
 //!   second, partial round of groups begins (this kernel shares each CU's load/store pipe among its groups, so
@@ -15,11 +18,15 @@
 //! - `barrier` (c): VectorAdd3 vs VectorAdd4 (a barrier at the start and the end), in configurations scaled to the
 //!   device, each also recorded as a timeline: every wave writes its CU and the device clock at start and end;
 //! - `lds` and `registers` (d): dynamic LDS per group, and kernels that keep more values live, lower the resident
-//!   groups step by step: the occupancy cliffs and what they cost.
+//!   groups step by step: the occupancy cliffs and what they cost; `lds_x4` stages four elements per item.
+//!
+//! Sizes the kernels cannot index, byte counts that overflow and buffers that do not fit the device or the host
+//! are `invalid` rows (`size_problem`).
 //!
 //! Bandwidth: GB/s = bytes the kernel reads and writes (12 per vector-add element and pass) / median time. For
 //! `group_count` and `barrier` the passes after the first hit the cache, so that figure is not DRAM bandwidth.
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -30,6 +37,7 @@ use super::{Case, Error, Experiment, Metric, Point};
 use crate::device::{Arg, Buffer, Kernel, LaunchConfig, Props};
 use crate::gpu::Gpu;
 use crate::occupancy::{self, Resources};
+use crate::options::{bytes_of, index_u32_problem, Memory, MAX_GROUPS_X};
 use crate::report::plot::{Axis, LinePlot, Series, SeriesKind};
 use crate::verify::{self, Verification};
 
@@ -58,10 +66,19 @@ pub struct OccupancySweep {
     pub register_values: Vec<u32>,
     /// Rounds of FMAs over the live values in the register-pressure kernels.
     pub register_rounds: u32,
+    /// Sweeps to run, by name (see [`SWEEPS`]); empty: all.
+    pub sweeps: Vec<String>,
     /// Folder where the barrier sweep writes its raw timelines (the run's results folder); none: not written.
     #[serde(skip)]
     pub timeline_dir: Option<PathBuf>,
+    /// The device clock's rate, measured at the first point that needs it (run state, not an option).
+    #[serde(skip)]
+    pub clock: ClockRate,
 }
+
+/// The device clock's rate in Hz once measured, kept by the sweep so it is measured once per run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ClockRate(Cell<Option<f64>>);
 
 impl Default for OccupancySweep {
     fn default() -> Self {
@@ -75,7 +92,9 @@ impl Default for OccupancySweep {
             lds_bytes: vec![1024, 2048, 4096, 8192, 12288, 16384, 24576, 32768, 49152, 65536, 98304, 131072, 229376],
             register_values: vec![16, 32, 64, 96, 128, 192],
             register_rounds: 8,
+            sweeps: Vec::new(),
             timeline_dir: None,
+            clock: ClockRate::default(),
         }
     }
 }
@@ -83,10 +102,12 @@ impl Default for OccupancySweep {
 /// One point of the sweeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Spec {
-    /// Device-to-device copy of `elements` floats.
+    /// Device-to-device copy of `elements` floats by the driver.
     Copy,
-    /// (a) Vector add with groups of `group` items.
-    GroupSize { group: u32 },
+    /// The same copy by a kernel, `width` floats per item in groups of [`COPY_GROUP`].
+    CopyKernel { width: u32 },
+    /// (a) Vector add with groups of `group` items, `width` elements per item (1, the seed's, or 4).
+    GroupSize { group: u32, width: u32 },
     /// (b) `groups` groups of the chunked vector add.
     GroupCount { groups: u32 },
     /// (b') `groups` groups of the residency probe.
@@ -95,8 +116,8 @@ enum Spec {
     SpinTimeline { groups: u64 },
     /// (c) A scaled seed configuration, with or without barriers; recorded as a timeline.
     Barrier { config: usize, barrier: bool },
-    /// (d) Vector add through LDS with `bytes` of dynamic LDS per group.
-    Lds { bytes: u32 },
+    /// (d) Vector add through LDS with `bytes` of dynamic LDS per group, `width` elements per item.
+    Lds { bytes: u32, width: u32 },
     /// (d) The register-pressure kernel keeping `values` live per item.
     Registers { values: u32 },
 }
@@ -120,6 +141,27 @@ pub const BARRIER_CONFIGS: [BarrierConfig; 2] = [
     BarrierConfig { name: "seed_24x224", groups_per_cu_quarters: 16, group: 224 },
 ];
 
+/// Items per group of the copy kernels.
+pub const COPY_GROUP: u32 = 256;
+
+/// Items per group of the LDS and register sweeps.
+const DATA_GROUP: u32 = 256;
+
+/// The sweeps, by the name `--sweeps` takes and the CSV's `sweep` column holds.
+pub const SWEEPS: &[&str] = &[
+    "copy",
+    "copy_kernel",
+    "group_size",
+    "group_size_x4",
+    "group_count",
+    "group_count_spin",
+    "spin_timeline",
+    "barrier",
+    "lds",
+    "lds_x4",
+    "registers",
+];
+
 /// Name of the residency probe's timeline (2.5 rounds of groups).
 pub const SPIN_TIMELINE: &str = "spin_2.5_rounds";
 
@@ -129,8 +171,10 @@ pub const RECORD_WORDS: usize = 4;
 impl OccupancySweep {
     /// The sweep's points, given the groups per CU the calculator allows the chunked kernel and the residency probe.
     fn specs(&self, props: &Props, resident_chunks: Option<u32>, resident_spin: Option<u32>) -> Vec<Spec> {
-        let mut specs = vec![Spec::Copy];
-        specs.extend(self.group_sizes.iter().map(|&group| Spec::GroupSize { group }));
+        let mut specs = vec![Spec::Copy, Spec::CopyKernel { width: 1 }, Spec::CopyKernel { width: 4 }];
+        for width in [1, 4] {
+            specs.extend(self.group_sizes.iter().map(|&group| Spec::GroupSize { group, width }));
+        }
         let counts = group_counts(props.cu_count, resident_chunks);
         specs.extend(counts.iter().map(|&groups| Spec::GroupCount { groups }));
         specs.extend(counts.iter().map(|&groups| Spec::SpinCount { groups }));
@@ -139,9 +183,64 @@ impl OccupancySweep {
             specs.push(Spec::Barrier { config, barrier: false });
             specs.push(Spec::Barrier { config, barrier: true });
         }
-        specs.extend(self.lds_bytes.iter().map(|&bytes| Spec::Lds { bytes }));
+        for width in [1, 4] {
+            specs.extend(self.lds_bytes.iter().map(|&bytes| Spec::Lds { bytes, width }));
+        }
         specs.extend(self.register_values.iter().map(|&values| Spec::Registers { values }));
+        specs.retain(|&spec| self.sweeps.is_empty() || self.sweeps.iter().any(|s| s == sweep_name(spec)));
         specs
+    }
+
+    /// Why the sizes of `spec` cannot run: element counts the kernel cannot index, grids too large, byte counts
+    /// that overflow, or more memory than the device (`memory.device`) or the host holds. Needs no GPU.
+    fn size_problem(&self, props: &Props, spec: Spec, memory: &Memory) -> Option<String> {
+        let e = self.elements as u64;
+        // Kernels that take `unsigned n` and index `width` elements per item with a 32-bit item index.
+        let indexed = |width: u32, group: u32| -> Option<String> {
+            if e > u64::from(u32::MAX) {
+                return Some(format!("n = {e} elements exceeds the kernel's 32-bit count (at most {})", u32::MAX));
+            }
+            index_u32_problem(e.div_ceil(u64::from(width)), group).map(|why| {
+                if width == 1 {
+                    why
+                } else {
+                    format!("{why} (counting items of {width} elements)")
+                }
+            })
+        };
+        let (index, device, host) = match spec {
+            Spec::Copy => (None, bytes_of(&[e, e], 4), bytes_of(&[e, e], 4)),
+            Spec::CopyKernel { width } => (indexed(width, COPY_GROUP), bytes_of(&[e, e], 4), bytes_of(&[e, e], 4)),
+            Spec::GroupSize { group, width } => (indexed(width, group), bytes_of(&[e; 3], 4), bytes_of(&[e; 4], 4)),
+            Spec::Lds { width, .. } => (indexed(width, DATA_GROUP), bytes_of(&[e; 3], 4), bytes_of(&[e; 4], 4)),
+            Spec::Registers { .. } => (indexed(1, DATA_GROUP), bytes_of(&[e; 2], 4), bytes_of(&[e; 3], 4)),
+            Spec::GroupCount { .. } | Spec::Barrier { .. } | Spec::SpinCount { .. } | Spec::SpinTimeline { .. } => {
+                let (groups, group, _) = geometry(self, props, spec);
+                if groups > MAX_GROUPS_X {
+                    return Some(format!("{groups} groups exceed the grid limit of {MAX_GROUPS_X}"));
+                }
+                let waves = groups * u64::from(props.wave_size.waves_for(group));
+                let timeline = match spec {
+                    Spec::Barrier { .. } | Spec::SpinCount { .. } | Spec::SpinTimeline { .. } => {
+                        waves.checked_mul(RECORD_WORDS as u64)
+                    }
+                    _ => Some(0),
+                };
+                let Some(timeline) = timeline else { return Some("its timeline's size overflows 64 bits".into()) };
+                match elements_of(self, props, spec) {
+                    None => return Some(format!("{groups} groups of {} elements overflow 64 bits", self.chunk)),
+                    Some(c) => {
+                        if bytes_moved(self, spec, c).is_none() {
+                            return Some(format!("{c} elements x {} passes overflow a 64-bit byte count", self.passes));
+                        }
+                        let data = bytes_of(&[c; 3], 4).and_then(|d| d.checked_add(bytes_of(&[timeline], 8)?));
+                        let host = bytes_of(&[c; 4], 4).and_then(|d| d.checked_add(bytes_of(&[timeline], 8)?));
+                        (None, data, host)
+                    }
+                }
+            }
+        };
+        index.or_else(|| memory.problem(device, host))
     }
 
     /// The sweep's points on this device.
@@ -194,11 +293,15 @@ fn resident_groups(gpu: &Gpu, name: &str, group_size: u32, dynamic_lds: u32) -> 
 fn symbol(spec: Spec) -> String {
     match spec {
         Spec::Copy => "device_copy".into(),
-        Spec::GroupSize { .. } => "occupancy_vector_add".into(),
+        Spec::CopyKernel { width: 1 } => "occupancy_copy".into(),
+        Spec::CopyKernel { .. } => "occupancy_copy_x4".into(),
+        Spec::GroupSize { width: 1, .. } => "occupancy_vector_add".into(),
+        Spec::GroupSize { .. } => "occupancy_vector_add_x4".into(),
         Spec::GroupCount { .. } | Spec::Barrier { barrier: false, .. } => "occupancy_chunks".into(),
         Spec::Barrier { barrier: true, .. } => "occupancy_chunks_barrier".into(),
         Spec::SpinCount { .. } | Spec::SpinTimeline { .. } => "occupancy_spin".into(),
-        Spec::Lds { .. } => "occupancy_lds".into(),
+        Spec::Lds { width: 1, .. } => "occupancy_lds".into(),
+        Spec::Lds { .. } => "occupancy_lds_x4".into(),
         Spec::Registers { values } => format!("occupancy_registers_r{values}"),
     }
 }
@@ -210,30 +313,35 @@ pub fn spin_timeline_groups(cus: u32, resident_per_cu: u32) -> u64 {
 
 /// Launch geometry of a spec: (groups, items per group, dynamic LDS bytes).
 fn geometry(sweep: &OccupancySweep, props: &Props, spec: Spec) -> (u64, u32, u32) {
-    let per_element = |group: u32| (sweep.elements as u64).div_ceil(u64::from(group));
+    let per_item =
+        |width: u32, group: u32| (sweep.elements as u64).div_ceil(u64::from(width)).div_ceil(u64::from(group.max(1)));
     match spec {
         Spec::Copy => (0, 0, 0),
-        Spec::GroupSize { group } => (per_element(group), group, 0),
+        Spec::CopyKernel { width } => (per_item(width, COPY_GROUP), COPY_GROUP, 0),
+        Spec::GroupSize { group, width } => (per_item(width, group), group, 0),
         Spec::GroupCount { groups } | Spec::SpinCount { groups } => (u64::from(groups), sweep.count_group_size, 0),
         Spec::SpinTimeline { groups } => (groups, sweep.count_group_size, 0),
         Spec::Barrier { config, .. } => {
             let c = BARRIER_CONFIGS[config];
             ((u64::from(props.cu_count) * u64::from(c.groups_per_cu_quarters)).div_ceil(4), c.group, 0)
         }
-        Spec::Lds { bytes } => (per_element(256), 256, bytes),
-        Spec::Registers { .. } => (per_element(256), 256, 0),
+        Spec::Lds { bytes, width } => (per_item(width, DATA_GROUP), DATA_GROUP, bytes),
+        Spec::Registers { .. } => (per_item(1, DATA_GROUP), DATA_GROUP, 0),
     }
 }
 
 fn sweep_name(spec: Spec) -> &'static str {
     match spec {
         Spec::Copy => "copy",
-        Spec::GroupSize { .. } => "group_size",
+        Spec::CopyKernel { .. } => "copy_kernel",
+        Spec::GroupSize { width: 1, .. } => "group_size",
+        Spec::GroupSize { .. } => "group_size_x4",
         Spec::GroupCount { .. } => "group_count",
         Spec::SpinCount { .. } => "group_count_spin",
         Spec::SpinTimeline { .. } => "spin_timeline",
         Spec::Barrier { .. } => "barrier",
-        Spec::Lds { .. } => "lds",
+        Spec::Lds { width: 1, .. } => "lds",
+        Spec::Lds { .. } => "lds_x4",
         Spec::Registers { .. } => "registers",
     }
 }
@@ -284,6 +392,7 @@ impl Experiment for OccupancySweep {
 
     fn points(&self, gpu: &Gpu) -> Vec<Point> {
         let props = gpu.device.props();
+        let memory = Memory::of(props.memory_bytes);
         self.specs_on(gpu)
             .into_iter()
             .enumerate()
@@ -296,7 +405,11 @@ impl Experiment for OccupancySweep {
                     _ => String::new(),
                 };
                 let elements = elements_of(self, props, spec);
-                let mut invalid = None;
+                let mut invalid = self.size_problem(props, spec, &memory);
+                let lds_width = match spec {
+                    Spec::Lds { width, .. } => Some(width),
+                    _ => None,
+                };
                 let mut occ_cols = vec![String::new(); 5];
                 let mut registers = String::new();
                 if spec != Spec::Copy {
@@ -313,12 +426,14 @@ impl Experiment for OccupancySweep {
                                     "{total_lds} bytes of LDS per group; the device allows {}",
                                     props.lds_bytes_per_group_optin
                                 ));
-                            } else if matches!(spec, Spec::Lds { .. }) && dynamic_lds < 4 * group {
+                            } else if lds_width.is_some_and(|w| dynamic_lds < 4 * w * group) {
+                                let width = lds_width.unwrap_or(1);
                                 invalid = Some(format!(
-                                    "{name} stages one float per item in LDS: groups of {group} need at least {} bytes",
-                                    4 * group
+                                    "{name} stages {width} floats per item in LDS: groups of {group} need at least {} \
+                                     bytes",
+                                    4 * width * group
                                 ));
-                            } else if groups > u64::from(u32::MAX) {
+                            } else if groups > MAX_GROUPS_X {
                                 invalid = Some(format!("{groups} groups exceed the grid limit"));
                             } else {
                                 match occupancy::theoretical(props, res) {
@@ -343,10 +458,11 @@ impl Experiment for OccupancySweep {
                         Err(e) => invalid = Some(e.to_string()),
                     }
                 }
-                let bytes = bytes_of(self, spec, elements);
+                let bytes = elements.and_then(|e| bytes_moved(self, spec, e));
                 let key = match spec {
                     Spec::Copy => format!("copy/n={}", self.elements),
-                    Spec::GroupSize { group } => format!("group_size/g={group},n={}", self.elements),
+                    Spec::CopyKernel { width } => format!("copy_kernel/w={width},n={}", self.elements),
+                    Spec::GroupSize { group, .. } => format!("{}/g={group},n={}", sweep_name(spec), self.elements),
                     Spec::GroupCount { groups } => format!(
                         "group_count/groups={groups},g={},chunk={},passes={}",
                         self.count_group_size, self.chunk, self.passes
@@ -364,7 +480,7 @@ impl Experiment for OccupancySweep {
                         self.chunk,
                         self.passes
                     ),
-                    Spec::Lds { bytes } => format!("lds/bytes={bytes},n={}", self.elements),
+                    Spec::Lds { bytes, .. } => format!("{}/bytes={bytes},n={}", sweep_name(spec), self.elements),
                     Spec::Registers { values } => {
                         format!("registers/values={values},rounds={},n={}", self.register_rounds, self.elements)
                     }
@@ -380,8 +496,8 @@ impl Experiment for OccupancySweep {
                         if spec == Spec::Copy { String::new() } else { groups.to_string() },
                         dynamic_lds.to_string(),
                         registers,
-                        elements.to_string(),
-                        bytes.to_string(),
+                        elements.map(|e| e.to_string()).unwrap_or_default(),
+                        bytes.map(|b| b.to_string()).unwrap_or_default(),
                         occ_cols[0].clone(),
                         occ_cols[1].clone(),
                         occ_cols[2].clone(),
@@ -398,13 +514,16 @@ impl Experiment for OccupancySweep {
         let spec = self.specs_on(gpu).remove(point.index);
         let props = gpu.device.props();
         let dev = gpu.device.as_ref();
-        let elements = elements_of(self, props, spec);
-        let bytes = bytes_of(self, spec, elements) as f64;
+        // The points were checked by `size_problem`; these conversions cannot fail for a valid point.
+        let too_big = || Error::Unsupported(format!("{}: sizes beyond what this host can address", point.key));
+        let elements = elements_of(self, props, spec).and_then(|e| usize::try_from(e).ok()).ok_or_else(too_big)?;
+        let n = u32::try_from(elements).unwrap_or(u32::MAX);
+        let bytes = bytes_moved(self, spec, elements as u64).ok_or_else(too_big)? as f64;
         let mut rng = fastrand::Rng::new();
         // The register kernels need inputs in [1, 2], where their updates (v = 3 - v) are exact.
         let a: Vec<f32> = match spec {
-            Spec::Registers { .. } => (0..elements).map(|_| 1.0 + rng.f32()).collect(),
-            _ => (0..elements).map(|_| rng.f32() * 2.0 - 1.0).collect(),
+            Spec::Registers { .. } => host_vec(elements, |_| 1.0 + rng.f32())?,
+            _ => host_vec(elements, |_| rng.f32() * 2.0 - 1.0)?,
         };
         if spec == Spec::Copy {
             let src = dev.upload(&a)?;
@@ -419,9 +538,10 @@ impl Experiment for OccupancySweep {
         if matches!(spec, Spec::SpinCount { .. } | Spec::SpinTimeline { .. }) {
             let kernel = gpu.kernel(SOURCE, &symbol(spec))?;
             let waves = u64::from(groups) * u64::from(props.wave_size.waves_for(group));
-            let buf = dev.alloc_buffer::<u64>(usize::try_from(waves).unwrap_or(usize::MAX) * RECORD_WORDS)?;
+            let words = usize::try_from(waves).ok().and_then(|w| w.checked_mul(RECORD_WORDS)).ok_or_else(too_big)?;
+            let buf = dev.alloc_buffer::<u64>(words)?;
             dev.fill_bytes(buf.raw(), 0xff)?;
-            let hz = clock_rate(gpu)?;
+            let hz = clock_rate(gpu, &self.clock)?;
             let file = match spec {
                 Spec::SpinTimeline { .. } => {
                     self.timeline_dir.as_ref().map(|d| d.join(timeline_file(SPIN_TIMELINE, "spin")))
@@ -439,13 +559,17 @@ impl Experiment for OccupancySweep {
         dev.fill_bytes(out.raw(), 0xff)?;
         let kind = match spec {
             Spec::Registers { values } => Kind::Registers { values, rounds: self.register_rounds },
+            Spec::CopyKernel { .. } => Kind::Copy,
             _ => {
-                let b: Vec<f32> = (0..elements).map(|_| rng.f32() * 2.0 - 1.0).collect();
+                let b: Vec<f32> = host_vec(elements, |_| rng.f32() * 2.0 - 1.0)?;
                 let b_buf = dev.upload(&b)?;
                 let timeline = match spec {
                     Spec::Barrier { config: c, barrier } => {
                         let waves = u64::from(groups) * u64::from(props.wave_size.waves_for(group));
-                        let words = usize::try_from(waves).unwrap_or(usize::MAX) * RECORD_WORDS;
+                        let words = usize::try_from(waves)
+                            .ok()
+                            .and_then(|w| w.checked_mul(RECORD_WORDS))
+                            .ok_or_else(too_big)?;
                         let buf = dev.alloc_buffer::<u64>(words)?;
                         dev.fill_bytes(buf.raw(), 0xff)?;
                         let file = self.timeline_dir.as_ref().map(|d| {
@@ -456,14 +580,14 @@ impl Experiment for OccupancySweep {
                             buf,
                             file,
                             recorded: false,
-                            clock_hz: clock_rate(gpu)?,
+                            clock_hz: clock_rate(gpu, &self.clock)?,
                             device_wave_slots: u64::from(slots) * u64::from(props.cu_count),
                         })
                     }
                     _ => None,
                 };
                 match spec {
-                    Spec::Lds { .. } => Kind::Lds { b: b_buf, host_b: b },
+                    Spec::Lds { width, .. } => Kind::Lds { b: b_buf, host_b: b, width },
                     Spec::GroupCount { .. } | Spec::Barrier { .. } => {
                         Kind::Chunks { b: b_buf, host_b: b, chunk: self.chunk, passes: self.passes, timeline }
                     }
@@ -471,7 +595,20 @@ impl Experiment for OccupancySweep {
                 }
             }
         };
-        Ok(Box::new(KernelCase { gpu, kernel, config, a: a_buf, host_a: a, out, kind, bytes, launches: 0 }))
+        let (a_arg, out_arg, n) = (a_buf.arg(), out.arg(), Arg::U32(n));
+        // Arguments are made here, once: a launch does no host work beyond handing them over.
+        let (args, record_slot) = match &kind {
+            Kind::VectorAdd { b, .. } | Kind::Lds { b, .. } => (vec![a_arg, b.arg(), out_arg, n], None),
+            Kind::Copy => (vec![a_arg, out_arg, n], None),
+            Kind::Chunks { b, chunk, passes, timeline, .. } => {
+                // Only the first launch (the one verified) records; timed launches pass null.
+                let record = timeline.as_ref().map_or(Arg::Ptr(0), |t| t.buf.arg());
+                let args = vec![a_arg, b.arg(), out_arg, Arg::U32(*chunk), Arg::U32(*passes), record];
+                (args, timeline.as_ref().map(|_| 5))
+            }
+            Kind::Registers { rounds, .. } => (vec![a_arg, out_arg, n, Arg::U32(*rounds)], None),
+        };
+        Ok(Box::new(KernelCase { gpu, kernel, config, a: a_buf, host_a: a, out, kind, bytes, args, record_slot }))
     }
 
     fn plots(&self, rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, LinePlot)> {
@@ -479,28 +616,37 @@ impl Experiment for OccupancySweep {
     }
 }
 
-/// Elements a spec's kernel touches: the chunked sweeps cover `groups · chunk`, the others the whole arrays.
-fn elements_of(sweep: &OccupancySweep, props: &Props, spec: Spec) -> usize {
+/// Elements a spec's kernel touches: the chunked sweeps cover `groups · chunk`, the others the whole arrays;
+/// `None` if that overflows.
+fn elements_of(sweep: &OccupancySweep, props: &Props, spec: Spec) -> Option<u64> {
     match spec {
-        Spec::SpinCount { .. } | Spec::SpinTimeline { .. } => 0,
+        Spec::SpinCount { .. } | Spec::SpinTimeline { .. } => Some(0),
         Spec::GroupCount { .. } | Spec::Barrier { .. } => {
             let (groups, _, _) = geometry(sweep, props, spec);
-            groups as usize * sweep.chunk as usize
+            groups.checked_mul(u64::from(sweep.chunk))
         }
-        _ => sweep.elements,
+        _ => Some(sweep.elements as u64),
     }
 }
 
-/// Bytes read and written by one launch.
-fn bytes_of(sweep: &OccupancySweep, spec: Spec, elements: usize) -> u64 {
-    let e = elements as u64;
+/// Bytes read and written by one launch over `elements`; `None` if that overflows.
+fn bytes_moved(sweep: &OccupancySweep, spec: Spec, elements: u64) -> Option<u64> {
     match spec {
-        Spec::Copy => 8 * e,
-        Spec::GroupCount { .. } | Spec::Barrier { .. } => 12 * e * u64::from(sweep.passes),
-        Spec::Registers { .. } => 8 * e,
-        Spec::SpinCount { .. } | Spec::SpinTimeline { .. } => 0,
-        _ => 12 * e,
+        Spec::Copy | Spec::CopyKernel { .. } | Spec::Registers { .. } => bytes_of(&[elements], 8),
+        Spec::GroupCount { .. } | Spec::Barrier { .. } => {
+            bytes_of(&[elements], 12).and_then(|b| b.checked_mul(u64::from(sweep.passes)))
+        }
+        Spec::SpinCount { .. } | Spec::SpinTimeline { .. } => Some(0),
+        Spec::GroupSize { .. } | Spec::Lds { .. } => bytes_of(&[elements], 12),
     }
+}
+
+/// A host vector of `len` values from `f`; an allocation the host cannot make is an error, not an abort.
+fn host_vec<T>(len: usize, f: impl FnMut(usize) -> T) -> Result<Vec<T>, Error> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| Error::Unsupported(format!("cannot allocate {len} values on the host")))?;
+    v.extend((0..len).map(f));
+    Ok(v)
 }
 
 /// The file holding a recorded timeline.
@@ -596,8 +742,9 @@ struct Timeline {
 }
 
 enum Kind {
+    Copy,
     VectorAdd { b: Buffer<f32>, host_b: Vec<f32> },
-    Lds { b: Buffer<f32>, host_b: Vec<f32> },
+    Lds { b: Buffer<f32>, host_b: Vec<f32>, width: u32 },
     Chunks { b: Buffer<f32>, host_b: Vec<f32>, chunk: u32, passes: u32, timeline: Option<Timeline> },
     Registers { values: u32, rounds: u32 },
 }
@@ -606,63 +753,50 @@ struct KernelCase<'g> {
     gpu: &'g Gpu,
     kernel: Kernel,
     config: LaunchConfig,
+    /// The input, owned here for as long as the kernel may read it.
     a: Buffer<f32>,
     host_a: Vec<f32>,
     out: Buffer<f32>,
     kind: Kind,
     bytes: f64,
-    launches: u32,
+    /// The kernel's arguments.
+    args: Vec<Arg>,
+    /// The argument that points at the timeline until the first launch has recorded it; null after.
+    record_slot: Option<usize>,
 }
 
 impl Case for KernelCase<'_> {
     fn launch(&mut self) -> crate::device::Result<()> {
-        let n = Arg::U32(self.host_a.len() as u32);
-        let args: Vec<Arg> = match &self.kind {
-            Kind::VectorAdd { b, .. } | Kind::Lds { b, .. } => vec![self.a.arg(), b.arg(), self.out.arg(), n],
-            Kind::Chunks { b, chunk, passes, timeline, .. } => {
-                // Only the first launch (the one verified) records; timed launches pass null.
-                let record = match timeline {
-                    Some(t) if self.launches == 0 => t.buf.arg(),
-                    _ => Arg::Ptr(0),
-                };
-                vec![self.a.arg(), b.arg(), self.out.arg(), Arg::U32(*chunk), Arg::U32(*passes), record]
-            }
-            Kind::Registers { rounds, .. } => vec![self.a.arg(), self.out.arg(), n, Arg::U32(*rounds)],
-        };
-        self.launches += 1;
-        self.gpu.device.launch(&self.kernel, &self.config, &args)
+        self.gpu.device.launch(&self.kernel, &self.config, &self.args)?;
+        if let Some(slot) = self.record_slot.take() {
+            self.args[slot] = Arg::Ptr(0);
+        }
+        Ok(())
     }
 
     fn verify(&mut self) -> Result<Verification, Error> {
         let dev = self.gpu.device.as_ref();
-        let got = dev.download(&self.out)?;
-        let a = &self.host_a;
-        let check = match &mut self.kind {
-            Kind::VectorAdd { host_b, .. } | Kind::Chunks { host_b, .. } => {
-                // a + b rounds once in FP32 on both sides: exact agreement.
-                let want: Vec<f32> = a.iter().zip(host_b.iter()).map(|(x, y)| x + y).collect();
-                verify::compare(&got, &want, 1.0, 0.0)
-            }
-            Kind::Lds { host_b, .. } => {
-                let want = lds_expected(a, host_b, self.config.group[0] as usize);
-                verify::compare(&got, &want, 1.0, 0.0)
-            }
-            Kind::Registers { values, rounds } => {
-                let want = registers_expected(a, *values as usize, *rounds as usize);
-                verify::compare(&got, &want, 1.0, 0.0)
-            }
-        };
-        if let Kind::Chunks { timeline: Some(t), .. } = &mut self.kind {
-            if !t.recorded {
-                t.recorded = true;
-                let raw = dev.download(&t.buf)?;
-                let records = parse_records(&raw).map_err(Error::Measurement)?;
-                if let Some(path) = &t.file {
-                    write_records(path, &records, t.clock_hz, t.device_wave_slots)?;
-                }
+        let check = self.check_output()?;
+        let Kind::Chunks { timeline: Some(t), .. } = &mut self.kind else { return Ok(check) };
+        if !t.recorded {
+            t.recorded = true;
+            let raw = dev.download(&t.buf)?;
+            let records = parse_records(&raw).map_err(Error::Measurement)?;
+            if let Some(path) = &t.file {
+                write_records(path, &records, t.clock_hz, t.device_wave_slots)?;
             }
         }
-        Ok(check)
+        if !check.passed() {
+            return Ok(check);
+        }
+        // The launch just checked recorded the timeline; the timed launches run without it (a null pointer, a
+        // different branch of the kernel), so that path is checked too, on a poisoned output.
+        dev.fill_bytes(self.out.raw(), 0xff)?;
+        self.launch()?;
+        dev.synchronize()?;
+        let mut timed = self.check_output()?;
+        timed.checked += check.checked;
+        Ok(timed)
     }
 
     fn work(&self) -> f64 {
@@ -672,19 +806,45 @@ impl Case for KernelCase<'_> {
     fn footprint_bytes(&self) -> Option<u64> {
         let b = match &self.kind {
             Kind::VectorAdd { b, .. } | Kind::Lds { b, .. } | Kind::Chunks { b, .. } => b.bytes(),
-            Kind::Registers { .. } => 0,
+            Kind::Copy | Kind::Registers { .. } => 0,
         };
         Some((self.a.bytes() + b + self.out.bytes()) as u64)
     }
 }
 
-/// What `occupancy_lds` writes (`kernels/occupancy.hip`): item t of group g takes the value of its mirror item
-/// m = g·B + (B − 1 − t) in the same group, a[m] + b[m], or 0 where the mirror lies past the end. Exact in FP32.
-pub fn lds_expected(a: &[f32], b: &[f32], group: usize) -> Vec<f32> {
+impl KernelCase<'_> {
+    /// The output of the last launch against the host's replay of the kernel's formula.
+    fn check_output(&self) -> Result<Verification, Error> {
+        let got = self.gpu.device.download(&self.out)?;
+        let a = &self.host_a;
+        Ok(match &self.kind {
+            Kind::Copy => verify::compare(&got, a, 1.0, 0.0),
+            Kind::VectorAdd { host_b, .. } | Kind::Chunks { host_b, .. } => {
+                // a + b rounds once in FP32 on both sides: exact agreement.
+                let want: Vec<f32> = a.iter().zip(host_b.iter()).map(|(x, y)| x + y).collect();
+                verify::compare(&got, &want, 1.0, 0.0)
+            }
+            Kind::Lds { host_b, width, .. } => {
+                let want = lds_expected(a, host_b, self.config.group[0] as usize, *width as usize);
+                verify::compare(&got, &want, 1.0, 0.0)
+            }
+            Kind::Registers { values, rounds } => {
+                let want = registers_expected(a, *values as usize, *rounds as usize);
+                verify::compare(&got, &want, 1.0, 0.0)
+            }
+        })
+    }
+}
+
+/// What `occupancy_lds` (`width` 1) and `occupancy_lds_x4` (`width` 4) write (`kernels/occupancy.hip`): item t of
+/// group g, holding elements `width`·(g·B + t) + j, takes the values of its mirror item g·B + (B − 1 − t) in the
+/// same group: a[m] + b[m] with m = `width`·(g·B + B − 1 − t) + j, or 0 where m lies past the end. Exact in FP32.
+pub fn lds_expected(a: &[f32], b: &[f32], group: usize, width: usize) -> Vec<f32> {
     let n = a.len();
     (0..n)
         .map(|i| {
-            let m = (i / group) * group + (group - 1 - i % group);
+            let (q, j) = (i / width, i % width);
+            let m = width * ((q / group) * group + (group - 1 - q % group)) + j;
             if m < n {
                 a[m] + b[m]
             } else {
@@ -785,16 +945,12 @@ pub fn read_timeline(path: &Path) -> Option<(Vec<WaveRecord>, f64, u64)> {
     Some((records, hz, slots))
 }
 
-thread_local! {
-    /// The device clock's measured rate, once per process.
-    static CLOCK_HZ: std::cell::Cell<Option<f64>> = const { std::cell::Cell::new(None) };
-}
-
 /// The rate of the device-wide clock the kernels read (`gpu_wall_clock()`), measured: two one-item launches read
 /// it 200 ms apart on the host. The same on both vendors, needing no runtime attribute (HIP 5.2 has none for it);
-/// on NVIDIA the answer must be 1 GHz (`%globaltimer` counts nanoseconds), which checks the method.
-fn clock_rate(gpu: &Gpu) -> Result<f64, Error> {
-    if let Some(hz) = CLOCK_HZ.with(|c| c.get()) {
+/// on NVIDIA the answer must be 1 GHz (`%globaltimer` counts nanoseconds), which checks the method. Measured once
+/// per sweep and kept in `known`.
+fn clock_rate(gpu: &Gpu, known: &ClockRate) -> Result<f64, Error> {
+    if let Some(hz) = known.0.get() {
         return Ok(hz);
     }
     let dev = gpu.device.as_ref();
@@ -813,7 +969,7 @@ fn clock_rate(gpu: &Gpu) -> Result<f64, Error> {
     if !(hz.is_finite() && hz > 1e5) {
         return Err(Error::Measurement(format!("the device clock did not advance as expected ({t0} then {t1})")));
     }
-    CLOCK_HZ.with(|c| c.set(Some(hz)));
+    known.0.set(Some(hz));
     Ok(hz)
 }
 
@@ -1160,12 +1316,106 @@ mod tests {
         assert_eq!((p[1].start, p[1].end, p[1].waves), (1015, 1515, 30));
     }
 
+    /// Sizes at the edges of what u32, i32, u64 and usize hold, and ordinary ones.
+    fn edge_sizes() -> impl proptest::strategy::Strategy<Value = usize> {
+        use proptest::prelude::*;
+        prop_oneof![
+            prop::sample::select(vec![
+                1,
+                2,
+                255,
+                256,
+                257,
+                (1 << 31) - 1,
+                1 << 31,
+                u32::MAX as usize - 255,
+                u32::MAX as usize - 254,
+                u32::MAX as usize,
+                1 << 32,
+                (1 << 32) + 1,
+                1 << 40,
+                usize::MAX / 4,
+                usize::MAX / 4 + 1,
+                usize::MAX,
+            ]),
+            1usize..1 << 28,
+            any::<usize>(),
+        ]
+    }
+
+    fn any_memory() -> impl proptest::strategy::Strategy<Value = Memory> {
+        use proptest::prelude::*;
+        let bytes = prop_oneof![Just(80u64 << 30), Just(141u64 << 30), Just(u64::MAX), any::<u64>()];
+        (bytes.clone(), proptest::option::of(bytes)).prop_map(|(device, host)| Memory { device, host })
+    }
+
+    /// Whether a one-element-per-item style launch of `e` elements, `w` per item in groups of `g`, can be indexed.
+    fn indexable(e: u128, w: u128, g: u128) -> bool {
+        let groups = e.div_ceil(w).div_ceil(g);
+        e <= u128::from(u32::MAX) && groups * g <= 1 << 32 && groups <= u128::from(MAX_GROUPS_X)
+    }
+
+    fn fits(memory: &Memory, device: u128, host: u128) -> bool {
+        device <= u128::from(memory.device) && memory.host.is_none_or(|h| host <= u128::from(h))
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn occupancy_sizes_are_invalid_exactly_when_they_cannot_run(
+            elements in edge_sizes(),
+            chunk in proptest::prop_oneof![proptest::strategy::Just(u32::MAX), 1u32..100_000],
+            passes in proptest::prop_oneof![proptest::strategy::Just(u32::MAX), 1u32..100],
+            group in 1u32..=1024,
+            groups in proptest::prop_oneof![proptest::strategy::Just(u32::MAX), 1u32..100_000],
+            width in proptest::prop_oneof![proptest::strategy::Just(1u32), proptest::strategy::Just(4u32)],
+            memory in any_memory(),
+        ) {
+            let props = crate::occupancy::tests::h100();
+            let sweep = OccupancySweep { elements, chunk, passes, ..OccupancySweep::default() };
+            let e = elements as u128;
+            let c = u128::from(groups) * u128::from(chunk);
+            let cases = [
+                (Spec::Copy, fits(&memory, 8 * e, 8 * e)),
+                (Spec::CopyKernel { width }, indexable(e, width.into(), COPY_GROUP.into()) && fits(&memory, 8 * e, 8 * e)),
+                (Spec::GroupSize { group, width }, indexable(e, width.into(), group.into()) && fits(&memory, 12 * e, 16 * e)),
+                (Spec::Lds { bytes: 1024, width }, indexable(e, width.into(), 256) && fits(&memory, 12 * e, 16 * e)),
+                (Spec::Registers { values: 16 }, indexable(e, 1, 256) && fits(&memory, 8 * e, 12 * e)),
+                (
+                    Spec::GroupCount { groups },
+                    u128::from(groups) <= u128::from(MAX_GROUPS_X)
+                        && 12 * c * u128::from(passes) <= u128::from(u64::MAX)
+                        && fits(&memory, 12 * c, 16 * c),
+                ),
+            ];
+            for (spec, valid) in cases {
+                let problem = sweep.size_problem(&props, spec, &memory);
+                proptest::prop_assert_eq!(problem.is_none(), valid, "{:?}: {:?}", spec, problem);
+            }
+        }
+    }
+
+    #[test]
+    fn the_sweeps_flag_selects_sweeps_by_name() {
+        let props = crate::occupancy::tests::h100();
+        let sweep =
+            OccupancySweep { sweeps: vec!["copy_kernel".into(), "group_size_x4".into()], ..OccupancySweep::default() };
+        let names: Vec<&str> = sweep.specs(&props, Some(4), Some(4)).into_iter().map(sweep_name).collect();
+        assert_eq!(names.len(), 2 + sweep.group_sizes.len());
+        assert!(names.iter().all(|n| ["copy_kernel", "group_size_x4"].contains(n)), "{names:?}");
+        let all: std::collections::BTreeSet<&str> =
+            OccupancySweep::default().specs(&props, Some(4), Some(4)).into_iter().map(sweep_name).collect();
+        assert_eq!(all, SWEEPS.iter().copied().collect());
+    }
+
     #[test]
     fn lds_and_register_formulas_on_small_cases() {
         let a = [1.0f32, 2.0, 3.0, 4.0, 5.0];
         let b = [10.0f32, 20.0, 30.0, 40.0, 50.0];
         // Groups of 2: [0,1] mirrored, [2,3] mirrored; item 4's mirror (5) is past the end.
-        assert_eq!(lds_expected(&a, &b, 2), vec![22.0, 11.0, 44.0, 33.0, 0.0]);
+        assert_eq!(lds_expected(&a, &b, 2, 1), vec![22.0, 11.0, 44.0, 33.0, 0.0]);
+        // Two elements per item, groups of 2 items: item 0 (elements 0, 1) takes item 1's (2, 3); item 2's mirror
+        // (item 3, elements 6 and 7) is past the end.
+        assert_eq!(lds_expected(&a, &b, 2, 2), vec![33.0, 44.0, 11.0, 22.0, 0.0]);
         // Windows of 2 starting at min(i, n - 2); odd rounds flip each value to 3 - v.
         let a = [1.0f32, 1.5, 2.0];
         assert_eq!(registers_expected(&a, 2, 2), vec![2.5, 3.5, 3.5]);

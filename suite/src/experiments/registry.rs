@@ -5,7 +5,7 @@
 use clap::{ArgMatches, Args, FromArgMatches};
 
 use super::matmul::{self, MatmulSweep, Shape};
-use super::occupancy::OccupancySweep;
+use super::occupancy::{OccupancySweep, SWEEPS as OCCUPANCY_SWEEPS};
 use super::smoke::SmokeSweep;
 use super::{Error, Experiment};
 use crate::options;
@@ -123,7 +123,7 @@ fn matmul_sweep(matches: &ArgMatches) -> Result<Box<dyn Experiment>, Error> {
         args.sizes.iter().map(|s| Shape::parse(s)).collect::<Result<_, _>>()?
     };
     let kernels = matmul::select_kernels(&args.kernels, &args.tiles)?;
-    Ok(Box::new(MatmulSweep { shapes, kernels, vendor: !args.no_vendor }))
+    Ok(Box::new(MatmulSweep::new(shapes, kernels, !args.no_vendor)))
 }
 
 /// `suite run occupancy` options (defaults in `OccupancySweep::default`).
@@ -144,6 +144,10 @@ pub struct OccupancyArgs {
     /// Dynamic LDS per group of the LDS sweep, bytes, comma-separated.
     #[arg(long, value_delimiter = ',')]
     pub lds_bytes: Vec<u32>,
+    /// Sweeps to run, comma-separated (default: all): copy, copy_kernel, group_size, group_size_x4, group_count,
+    /// group_count_spin, spin_timeline, barrier, lds, lds_x4, registers.
+    #[arg(long, value_delimiter = ',')]
+    pub sweeps: Vec<String>,
 }
 
 fn occupancy_sweep(matches: &ArgMatches) -> Result<Box<dyn Experiment>, Error> {
@@ -158,6 +162,13 @@ fn occupancy_sweep(matches: &ArgMatches) -> Result<Box<dyn Experiment>, Error> {
     if !args.lds_bytes.is_empty() {
         exp.lds_bytes = args.lds_bytes;
     }
+    if let Some(bad) = args.sweeps.iter().find(|s| !OCCUPANCY_SWEEPS.contains(&s.as_str())) {
+        return Err(Error::Options(format!(
+            "--sweeps: unknown sweep `{bad}`; available: {}",
+            OCCUPANCY_SWEEPS.join(", ")
+        )));
+    }
+    exp.sweeps = args.sweeps;
     exp.chunk = args.chunk.unwrap_or(exp.chunk);
     exp.passes = args.passes.unwrap_or(exp.passes);
     if exp.chunk == 0 || exp.passes == 0 || exp.group_sizes.contains(&0) {

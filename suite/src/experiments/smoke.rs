@@ -6,6 +6,7 @@ use serde::Serialize;
 use super::{Case, Error, Experiment, Metric, Point};
 use crate::device::{Buffer, LaunchConfig};
 use crate::gpu::Gpu;
+use crate::options::{bytes_of, index_u32_problem, Memory};
 use crate::verify::{self, Verification, F32_EPS};
 
 /// The triad's sweep. Each field is one flag of `suite run smoke`.
@@ -30,6 +31,27 @@ pub const TRIAD_BYTES_PER_ELEMENT: usize = 3 * std::mem::size_of::<f32>();
 /// The scalar of the triad (the STREAM benchmark's value).
 const SCALAR: f32 = 0.4;
 
+impl SmokeSweep {
+    /// Why `n` elements cannot run in groups of `self.group_size` on a device allowing `max_group` items per group
+    /// with `memory`: the kernel's 32-bit count and index, the device's three arrays (12n bytes), and the host's
+    /// b, c, the result and its f64 reference (20n bytes). Needs no GPU.
+    pub fn problem(&self, n: usize, max_group: u32, memory: &Memory) -> Option<String> {
+        let n = n as u64;
+        if n == 0 {
+            return Some("n must be at least 1".to_string());
+        }
+        if self.group_size == 0 || self.group_size > max_group {
+            return Some(format!("group size {} is outside 1..={max_group}", self.group_size));
+        }
+        index_u32_problem(n, self.group_size).or_else(|| {
+            memory.problem(
+                bytes_of(&[n; 3], 4),
+                bytes_of(&[n, n, n], 4).zip(bytes_of(&[n], 8)).and_then(|(a, b)| a.checked_add(b)),
+            )
+        })
+    }
+}
+
 impl Experiment for SmokeSweep {
     fn name(&self) -> &'static str {
         "smoke"
@@ -52,31 +74,21 @@ impl Experiment for SmokeSweep {
     }
 
     fn points(&self, gpu: &Gpu) -> Vec<Point> {
-        let max_group = gpu.device.props().max_group_size;
+        let props = gpu.device.props();
+        let memory = Memory::of(props.memory_bytes);
         self.sizes
             .iter()
             .enumerate()
-            .map(|(index, &n)| {
-                let invalid = if n == 0 {
-                    Some("n must be at least 1".to_string())
-                } else if n > u32::MAX as usize {
-                    Some(format!("n = {n} exceeds the kernel's 32-bit index"))
-                } else if self.group_size == 0 || self.group_size > max_group {
-                    Some(format!("group size {} is outside 1..={max_group}", self.group_size))
-                } else {
-                    None
-                };
-                Point {
-                    index,
-                    key: format!("triad/n={n},group={}", self.group_size),
-                    params: vec![
-                        "triad".into(),
-                        n.to_string(),
-                        self.group_size.to_string(),
-                        (n * TRIAD_BYTES_PER_ELEMENT).to_string(),
-                    ],
-                    invalid,
-                }
+            .map(|(index, &n)| Point {
+                index,
+                key: format!("triad/n={n},group={}", self.group_size),
+                params: vec![
+                    "triad".into(),
+                    n.to_string(),
+                    self.group_size.to_string(),
+                    bytes_of(&[n as u64], TRIAD_BYTES_PER_ELEMENT as u64).map(|b| b.to_string()).unwrap_or_default(),
+                ],
+                invalid: self.problem(n, props.max_group_size, &memory),
             })
             .collect()
     }
@@ -96,11 +108,14 @@ impl Experiment for SmokeSweep {
         let c_buf = dev.upload(&c)?;
         let groups = u32::try_from(n.div_ceil(self.group_size as usize))
             .map_err(|_| Error::Unsupported(format!("n = {n} needs more than 2^32 groups")))?;
+        let n_arg =
+            u32::try_from(n).map_err(|_| Error::Unsupported(format!("n = {n} exceeds the kernel's u32 count")))?;
         Ok(Box::new(Triad {
             gpu,
             kernel,
             config: LaunchConfig::linear(groups, self.group_size),
             n,
+            n_arg: n_arg.into(),
             a: a_buf,
             b: b_buf,
             c: c_buf,
@@ -115,6 +130,8 @@ struct Triad<'g> {
     kernel: crate::device::Kernel,
     config: LaunchConfig,
     n: usize,
+    /// `n` as the kernel's `unsigned` argument.
+    n_arg: crate::device::Arg,
     a: Buffer<f32>,
     b: Buffer<f32>,
     c: Buffer<f32>,
@@ -124,7 +141,7 @@ struct Triad<'g> {
 
 impl Case for Triad<'_> {
     fn launch(&mut self) -> crate::device::Result<()> {
-        let args = [self.a.arg(), self.b.arg(), self.c.arg(), crate::device::Arg::F32(SCALAR), (self.n as u32).into()];
+        let args = [self.a.arg(), self.b.arg(), self.c.arg(), crate::device::Arg::F32(SCALAR), self.n_arg];
         self.gpu.device.launch(&self.kernel, &self.config, &args)
     }
 
@@ -142,10 +159,42 @@ impl Case for Triad<'_> {
     }
 
     fn work(&self) -> f64 {
-        (self.n * TRIAD_BYTES_PER_ELEMENT) as f64
+        self.n as f64 * TRIAD_BYTES_PER_ELEMENT as f64
     }
 
     fn footprint_bytes(&self) -> Option<u64> {
         Some((self.a.bytes() + self.b.bytes() + self.c.bytes()) as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    proptest::proptest! {
+        #[test]
+        fn triad_sizes_are_invalid_exactly_when_they_cannot_run(
+            n in proptest::prop_oneof![
+                proptest::sample::select(vec![0usize, 1, 255, 256, (1 << 31) - 1, 1 << 31, u32::MAX as usize, 1 << 32,
+                    (1 << 32) + 1, 1 << 40, usize::MAX / 4, usize::MAX]),
+                1usize..1 << 30,
+                proptest::arbitrary::any::<usize>(),
+            ],
+            group_size in proptest::prop_oneof![proptest::strategy::Just(0u32), 1u32..=2048],
+            device in proptest::prop_oneof![proptest::strategy::Just(80u64 << 30), proptest::arbitrary::any::<u64>()],
+            host in proptest::option::of(proptest::arbitrary::any::<u64>()),
+        ) {
+            let sweep = SmokeSweep { sizes: vec![n], group_size };
+            let memory = Memory { device, host };
+            let problem = sweep.problem(n, 1024, &memory);
+            let (n1, g) = (n as u128, u128::from(group_size));
+            let valid = n1 > 0
+                && (1..=1024).contains(&group_size)
+                && n1 <= u128::from(u32::MAX)
+                && n1.div_ceil(g) * g <= 1 << 32
+                && 12 * n1 <= u128::from(device)
+                && host.is_none_or(|h| 20 * n1 <= u128::from(h));
+            proptest::prop_assert_eq!(problem.is_none(), valid, "n = {}, group {}: {:?}", n, group_size, problem);
+        }
     }
 }
