@@ -1081,6 +1081,7 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
                         what: &str,
                         caveat: &str,
                         rows: Vec<&&BTreeMap<String, String>>,
+                        x4_rows: Vec<&&BTreeMap<String, String>>,
                         (x, x_scale): (&str, f64),
                         x_label: &str,
                         x_axis| {
@@ -1105,6 +1106,12 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
             s.push(Series::line(
                 format!("bandwidth (% of the {copy:.0} GB/s device copy)"),
                 scaled(series(&rows, x, &|r| Some(100.0 * num(r, "gbps")? / copy))),
+            ));
+            // The same kernel with four elements per item (16-byte accesses, a quarter of the groups): what the
+            // memory system gives once the rate of instructions and new groups no longer limits.
+            s.push(Series::line(
+                "bandwidth, four elements per item (% of the device copy)",
+                scaled(series(&x4_rows, x, &|r| Some(100.0 * num(r, "gbps")? / copy))),
             ));
         }
         s.retain(|s| !s.points.is_empty());
@@ -1132,6 +1139,7 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
         "vector add vs group size",
         "",
         of("group_size"),
+        of("group_size_x4"),
         ("group_size", 1.0),
         "items per group (log2 axis)",
         Axis::Log2,
@@ -1141,6 +1149,7 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
         "vector add vs LDS per group",
         "",
         of("lds"),
+        of("lds_x4"),
         ("dynamic_lds_bytes", 1024.0),
         "dynamic LDS per group (KiB, log2 axis)",
         Axis::Log2,
@@ -1150,6 +1159,7 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
         "register pressure",
         " (8 bytes per item); R live values also mean R cached loads and R x rounds FMAs per item, so work grows too",
         of("registers"),
+        Vec::new(),
         ("registers_per_item", 1.0),
         "registers per item (as allocated by the compiler)",
         Axis::Linear,
