@@ -13,6 +13,16 @@ use std::sync::OnceLock;
 use crate::device::Platform;
 use crate::kernels::{self, Compiler};
 
+/// A file or folder of this repository's `suite/` crate (fixtures, kernel sources as `../kernels/...`), for tests.
+/// Test binaries are built on one machine and run on another (a GPU node has no Rust toolchain, see
+/// `scripts/bundle-gpu-check.sh`), so the path the build saw is used only where it exists; elsewhere `suite/` is
+/// looked up from the working directory, which must then be the repository's root.
+pub fn crate_path(relative: &str) -> PathBuf {
+    let built = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let base = if built.is_dir() { built } else { PathBuf::from("suite") };
+    base.join(relative)
+}
+
 /// How to get every tool the tests use, for the failure message.
 pub const INSTALL: &str = "run scripts/test.sh, which installs what is missing through \
      scripts/install-test-deps.sh (as root; it prints the commands otherwise) and puts pip's nvcc on PATH";

@@ -185,7 +185,7 @@ fn a_corrupt_prebuilt_object_is_refused_clearly() {
 }
 
 fn fixture(name: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+    suite::test_deps::crate_path("tests/fixtures").join(name)
 }
 
 /// Decodes a PNG file into (width, height, RGB bytes).
@@ -313,7 +313,7 @@ fn plotting_a_csv_without_verified_rows_or_of_an_unknown_experiment_fails_clearl
     let cache = tempfile::tempdir().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("matmul.csv");
-    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/matmul-h100.csv");
+    let fixture = suite::test_deps::crate_path("tests/fixtures/matmul-h100.csv");
     let header = std::fs::read_to_string(fixture).unwrap().lines().next().unwrap().to_string();
     std::fs::write(&csv, header + "\n").unwrap();
     suite_without_gpu(cache.path())
@@ -389,7 +389,7 @@ fn merge_refuses_an_incomplete_shard_set_and_merges_it_with_partial() {
     use suite::report::run_json::{self, Fingerprint, Invocation};
     let cache = tempfile::tempdir().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/matmul-h100.csv");
+    let fixture = suite::test_deps::crate_path("tests/fixtures/matmul-h100.csv");
     let text = std::fs::read_to_string(fixture).unwrap();
     let (header, rows) = text.split_once('\n').unwrap();
     let rows: Vec<&str> = rows.lines().collect();

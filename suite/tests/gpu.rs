@@ -254,7 +254,7 @@ fn a_code_object_for_another_architecture_is_refused_by_the_runtime() {
         Platform::Amd => "smoke.gfx90a.hsaco",
     };
     // From the source tree the binary was built in, or, for a copied binary, from the repository root it runs in.
-    let built_in = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/kernels");
+    let built_in = suite::test_deps::crate_path("tests/fixtures/kernels");
     let dir = if built_in.exists() { built_in } else { std::path::PathBuf::from("suite/tests/fixtures/kernels") };
     let path = dir.join(other);
     let bytes = std::fs::read(&path).unwrap();

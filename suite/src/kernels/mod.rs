@@ -167,7 +167,7 @@ pub(crate) mod test_support {
 
     /// A committed test fixture under `suite/tests/fixtures/kernels/`.
     pub fn fixture(name: &str) -> Vec<u8> {
-        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/kernels").join(name);
+        let path = crate::test_deps::crate_path("tests/fixtures/kernels").join(name);
         std::fs::read(&path).unwrap_or_else(|e| panic!("fixture {}: {e}", path.display()))
     }
 }

@@ -66,11 +66,10 @@ pub(crate) fn write_headers(dir: &Path) -> Result<()> {
 mod tests {
     use super::*;
     use std::collections::BTreeSet;
-    use std::path::PathBuf;
 
     /// The file names in `dir` with one of `exts`, as the build script selects them.
     fn on_disk(dir: &str, exts: &[&str]) -> BTreeSet<String> {
-        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(dir);
+        let dir = crate::test_deps::crate_path(dir);
         std::fs::read_dir(&dir)
             .unwrap()
             .map(|e| e.unwrap().path())
@@ -86,8 +85,7 @@ mod tests {
         let embedded: BTreeSet<String> = headers().iter().map(|h| h.name.to_string()).collect();
         assert_eq!(embedded, on_disk("../kernels/include", &["h", "hpp"]));
         for s in all() {
-            let disk =
-                std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../kernels").join(s.file_name));
+            let disk = std::fs::read_to_string(crate::test_deps::crate_path("../kernels").join(s.file_name));
             assert_eq!(s.text, disk.unwrap(), "{} is stale", s.file_name);
             assert_eq!(format!("{}.hip", s.name), s.file_name);
         }

@@ -743,13 +743,15 @@ mod tests {
 
         // Kernels: build smoke.hip for this device, load, look up, launch, time.
         let dir = tempfile::tempdir().expect("tempdir");
-        let src = concat!(env!("CARGO_MANIFEST_DIR"), "/../kernels/smoke.hip");
-        let include = concat!(env!("CARGO_MANIFEST_DIR"), "/../kernels/include");
+        let src = crate::test_deps::crate_path("../kernels/smoke.hip");
+        let include = crate::test_deps::crate_path("../kernels/include");
         let out = dir.path().join("smoke.co");
         let status = std::process::Command::new("hipcc")
-            .args(["--genco", &format!("--offload-arch={}", props.arch), "-O3", "-I", include, "-o"])
+            .args(["--genco", &format!("--offload-arch={}", props.arch), "-O3", "-I"])
+            .arg(&include)
+            .arg("-o")
             .arg(&out)
-            .arg(src)
+            .arg(&src)
             .status()
             .expect("hipcc runs");
         assert!(status.success());
