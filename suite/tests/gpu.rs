@@ -84,11 +84,13 @@ fn smoke_triad_verifies_at_odd_sizes_and_group_sizes() {
         let resident = props.l2_bytes.map(|l2| (footprint <= l2).to_string()).unwrap_or_default();
         assert_eq!(row["l2_resident"], resident, "{row:?}");
     }
-    // The run recorded the GPU's gap between back-to-back kernels.
-    let run: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("run.json")).unwrap()).unwrap();
-    let gap = run["invocations"][0]["timing"]["launch_gap_us"].as_f64().unwrap();
-    assert!(gap > 0.0 && gap < 50.0, "launch gap {gap} µs");
+    // Each run recorded the GPU's gap between back-to-back kernels in its folder's run.json.
+    for group_size in groups {
+        let path = dir.path().join(group_size.to_string()).join("run.json");
+        let run: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let gap = run["invocations"][0]["timing"]["launch_gap_us"].as_f64().unwrap();
+        assert!(gap > 0.0 && gap < 50.0, "launch gap {gap} µs in {}", path.display());
+    }
 }
 
 #[test]

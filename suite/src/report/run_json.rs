@@ -247,7 +247,13 @@ pub fn record(dir: &Path, device: &Props, invocation: Invocation) -> Result<()> 
     let text = serde_json::to_string_pretty(&run).map_err(|source| Error::Json { path: path.clone(), source })?;
     // A temporary file of this process's own (the name is random), renamed over run.json: readers see the old or
     // the new file, never a mix.
-    let mut tmp = tempfile::Builder::new().prefix(".run.json.").tempfile_in(dir).map_err(|source| Error::Io {
+    // Created readable by others like any results file (0666 less the umask); a temporary file's own default,
+    // 0600, would hide run.json from the rest of a project team.
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".run.json.");
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let mut tmp = builder.tempfile_in(dir).map_err(|source| Error::Io {
         action: "cannot create a temporary file in",
         path: dir.into(),
         source,
@@ -325,6 +331,16 @@ pub(crate) mod tests {
         inv
     }
 
+    /// This process's umask, from /proc (Linux); 0o022 where it cannot be read.
+    #[cfg(unix)]
+    fn umask() -> u32 {
+        std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|s| s.lines().find_map(|l| l.strip_prefix("Umask:").map(|v| v.trim().to_string())))
+            .and_then(|v| u32::from_str_radix(&v, 8).ok())
+            .unwrap_or(0o022)
+    }
+
     #[test]
     fn invocations_accumulate_and_devices_do_not_mix() {
         let dir = tempfile::tempdir().unwrap();
@@ -338,6 +354,13 @@ pub(crate) mod tests {
         assert_eq!(run.invocations[0].git_commit, GIT_COMMIT);
         assert_eq!(run.invocations[0].git_dirty, git_dirty());
         assert!(!GIT_COMMIT.ends_with("-dirty"), "the dirty mark is its own field: {GIT_COMMIT}");
+        // Others may read it (the default umask keeps read bits), not only its owner as with a temporary file.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(path(dir.path())).unwrap().permissions().mode();
+            assert_eq!(mode & 0o044, 0o044 & !umask(), "run.json mode {mode:o}");
+        }
         let text = std::fs::read_to_string(path(dir.path())).unwrap();
         assert!(text.contains(&format!("\"git_dirty\": {}", git_dirty())), "{text}");
         let mut other = h100();
