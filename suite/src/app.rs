@@ -6,7 +6,9 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use crate::cli::{BenchCommand, Cli, Command, KernelsCommand, OccupancyArgs, OccupancyCommand, RunArgs, RunCommand};
+use crate::cli::{
+    BenchCommand, Cli, Command, KernelsCommand, OccupancyArgs, OccupancyCommand, RunAll, RunArgs, RunCommand,
+};
 use crate::device::{self, Arch, LaunchConfig, Platform, Props};
 use crate::experiments::{self, registry, Error, Experiment, RunOptions};
 use crate::gpu::Gpu;
@@ -15,6 +17,7 @@ use crate::measure::Stats;
 use crate::occupancy::{self, Input, Limiter, Occupancy, Profile, Resources};
 use crate::options;
 use crate::report::run_json::git_describe;
+use crate::report::summary::Section;
 
 /// Appends a formatted line to a command's output text (writing to a `String` cannot fail).
 macro_rules! outln {
@@ -58,10 +61,11 @@ pub fn run(cli: &Cli) -> Result<ExitCode, Error> {
             let sources = select_sources(sources)?;
             inspect(cli, arch.as_deref(), &sources)
         }
-        Command::Run(RunCommand { experiment, matches, run }) => {
+        Command::Run(RunAll { experiment: Some(RunCommand { experiment, matches, run }), .. }) => {
             let exp = (experiment.sweep)(matches)?;
             run_experiment(cli, exp, run)
         }
+        Command::Run(RunAll { experiment: None, full, run }) => run_all(cli, *full, run),
         Command::Experiments => {
             let mut text = String::new();
             for name in registry::names() {
@@ -134,40 +138,104 @@ fn open_gpu(cli: &Cli) -> Result<Gpu, Error> {
 }
 
 /// Runs `exp` on the device the command line names, into `--out` or the default results folder.
-fn run_experiment(cli: &Cli, mut exp: Box<dyn Experiment>, args: &RunArgs) -> Result<ExitCode, Error> {
+/// The runner's options from the shared flags, checked, for results in `out_dir`.
+fn run_options(args: &RunArgs, out_dir: &Path) -> Result<RunOptions, Error> {
     let reps = options::check_reps(args.reps)?;
     if args.time_budget.is_nan() || args.time_budget <= 0.0 {
         return Err(Error::Options(format!("--time-budget: {} is not a positive number of seconds", args.time_budget)));
     }
-    let gpu = open_gpu(cli)?;
-    let out_dir = args.out.clone().unwrap_or_else(|| experiments::default_out_dir(&gpu));
-    exp.set_results_dir(&out_dir);
-    let exp = exp.as_ref();
-    let props = gpu.device.props();
-    eprintln!("{} on {} ({}, wave {}), {}", exp.name(), props.name, props.arch, props.wave_size, props.runtime_version);
-    let opts = RunOptions {
-        out_dir: out_dir.clone(),
+    Ok(RunOptions {
+        out_dir: out_dir.to_path_buf(),
         resume: args.resume,
         shard: args.shard,
         warmup: args.warmup,
         reps,
         time_budget_s: args.time_budget,
         timing: args.timing,
-    };
+    })
+}
+
+fn run_experiment(cli: &Cli, mut exp: Box<dyn Experiment>, args: &RunArgs) -> Result<ExitCode, Error> {
+    // Options are checked before the GPU is opened, so a bad flag fails at once.
+    let mut opts = run_options(args, Path::new(""))?;
+    let gpu = open_gpu(cli)?;
+    opts.out_dir = args.out.clone().unwrap_or_else(|| experiments::default_out_dir(&gpu));
+    exp.set_results_dir(&opts.out_dir);
+    let exp = exp.as_ref();
+    let props = gpu.device.props();
+    eprintln!("{} on {} ({}, wave {}), {}", exp.name(), props.name, props.arch, props.wave_size, props.runtime_version);
     let summary = experiments::run(&gpu, exp, &opts)?;
+    eprintln!("{}: {}; results in {}", exp.name(), summary_line(&summary), opts.out_dir.display());
+    Ok(if summary.success() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// `suite run` with no experiment: every experiment of the registry, its quick preset (or `--full` sweep), into one
+/// results folder, then `summary.md` with each experiment's headline figures. An experiment that cannot run (its
+/// kernels do not build, say) is reported and the others still run; the exit code is non-zero if any failed.
+fn run_all(cli: &Cli, full: bool, args: &RunArgs) -> Result<ExitCode, Error> {
+    let mut opts = run_options(args, Path::new(""))?;
+    let started = Instant::now();
+    let gpu = open_gpu(cli)?;
+    opts.out_dir = args.out.clone().unwrap_or_else(|| experiments::default_out_dir(&gpu));
+    let out_dir = opts.out_dir.clone();
+    let props = gpu.device.props();
+    let preset = if full { "full sweeps" } else { "quick preset" };
+    let estimate: f64 =
+        registry::EXPERIMENTS.iter().map(|e| if full { e.h100_seconds.full_s } else { e.h100_seconds.quick_s }).sum();
     eprintln!(
-        "{}: {} ok, {} failed verification, {} errors, {} invalid, {} already in the CSV ({} of them failed or \
-         errored); results in {}",
-        exp.name(),
-        summary.ok,
-        summary.fail,
-        summary.error,
-        summary.invalid,
-        summary.skipped,
-        summary.skipped_failed,
+        "suite run ({preset}): {} experiments on {} ({}, wave {}) into {}\nestimate: about {estimate:.0} s \
+         (measured on an H100 with a warm kernel cache; other GPUs, a cold cache or --shard differ)",
+        registry::EXPERIMENTS.len(),
+        props.name,
+        props.arch,
+        props.wave_size,
         out_dir.display()
     );
-    Ok(if summary.success() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    let mut sections = Vec::new();
+    let mut success = true;
+    for entry in registry::EXPERIMENTS {
+        let mut exp = if full { (entry.default)() } else { (entry.quick)() };
+        exp.set_results_dir(&out_dir);
+        let exp_started = Instant::now();
+        let outcome = experiments::run(&gpu, exp.as_ref(), &opts);
+        let seconds = exp_started.elapsed().as_secs_f64();
+        let csv = out_dir.join(experiments::csv_name(entry.name, opts.shard));
+        let section = match outcome {
+            Ok(summary) => {
+                success &= summary.success();
+                eprintln!("{}: {} in {seconds:.1} s", entry.name, summary_line(&summary));
+                // A shard's CSV holds only its points: its headlines wait for `suite merge`.
+                let headlines = match (opts.shard, crate::report::csv::read_rows(&csv)) {
+                    (None, Ok(rows)) => exp.headlines(&rows),
+                    (None, Err(e)) => vec![format!("cannot read {}: {e}", csv.display())],
+                    (Some(_), _) => Vec::new(),
+                };
+                Section { name: entry.name, seconds, outcome: Ok(summary_line(&summary)), headlines }
+            }
+            Err(e) => {
+                success = false;
+                let text =
+                    error_text(std::iter::successors(Some(&e as &(dyn std::error::Error + 'static)), |e| e.source()));
+                eprintln!("{}: could not run: {text}", entry.name);
+                Section { name: entry.name, seconds, outcome: Err(text), headlines: Vec::new() }
+            }
+        };
+        sections.push(section);
+    }
+    let total = started.elapsed().as_secs_f64();
+    let summary_path = out_dir.join(crate::report::summary::file_name(opts.shard));
+    let text = crate::report::summary::markdown(props, preset, &sections, total);
+    crate::report::summary::write(&summary_path, &text)?;
+    eprintln!("done in {total:.1} s (estimate {estimate:.0} s); read {} first", summary_path.display());
+    Ok(if success { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// What became of an experiment's points, in one line.
+fn summary_line(s: &experiments::Summary) -> String {
+    format!(
+        "{} ok, {} failed verification, {} errors, {} invalid, {} already in the CSV ({} of them failed or errored)",
+        s.ok, s.fail, s.error, s.invalid, s.skipped, s.skipped_failed
+    )
 }
 
 /// An error and its causes as one line for the user, each cause once: most of our messages already quote their

@@ -62,9 +62,9 @@ pub enum Command {
     /// Build or inspect the GPU kernels.
     #[command(subcommand)]
     Kernels(KernelsCommand),
-    /// Run an experiment and write CSV rows and run.json.
-    #[command(subcommand)]
-    Run(RunCommand),
+    /// Run every experiment (the quick preset, or --full) into one results folder with a summary, or one
+    /// experiment with its own flags: `suite run <experiment> --help`.
+    Run(RunAll),
     /// List the experiments `suite run` knows, one name per line (scripts/run-all.sh runs each).
     Experiments,
     /// Micro-benchmarks of the suite itself.
@@ -148,6 +148,23 @@ pub struct RunArgs {
     /// Run every n-th point starting at i (0-based), e.g. --shard $SLURM_LOCALID/8.
     #[arg(long, value_name = "I/N")]
     pub shard: Option<Shard>,
+}
+
+/// `suite run [--full] [shared run flags]` (every experiment, one folder, `summary.md`) or
+/// `suite run <experiment> [its flags] [shared run flags]`.
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct RunAll {
+    /// One experiment, with its own flags; none: every experiment.
+    #[command(subcommand)]
+    pub experiment: Option<RunCommand>,
+    /// Every experiment's complete sweep instead of its quick preset (the headline points, about a minute in all
+    /// on an H100).
+    #[arg(long)]
+    pub full: bool,
+    /// The shared run options, for every experiment.
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 /// `suite run <experiment> [its flags] [shared run flags]`: one subcommand per entry of
@@ -274,9 +291,18 @@ mod tests {
             assert_eq!(help.as_deref(), Some(entry.help));
             // Each parses to its own entry, with the shared run options.
             let cli = Cli::try_parse_from(["suite", "run", entry.name, "--reps", "7"]).expect("a valid command line");
-            let Command::Run(run) = cli.command else { panic!("`suite run {}` is not a run", entry.name) };
+            let Command::Run(RunAll { experiment: Some(run), .. }) = cli.command else {
+                panic!("`suite run {}` is not a run of one experiment", entry.name)
+            };
             assert_eq!((run.experiment.name, run.run.reps), (entry.name, 7));
         }
+        // No experiment: every one, quick or --full, with the shared options; they go before no experiment name.
+        let cli = Cli::try_parse_from(["suite", "run", "--full", "--reps", "5"]).expect("a valid command line");
+        let Command::Run(all) = cli.command else { panic!("`suite run --full` is not a run") };
+        assert!(all.experiment.is_none() && all.full && all.run.reps == 5, "{all:?}");
+        let cli = Cli::try_parse_from(["suite", "run"]).expect("a valid command line");
+        assert!(matches!(cli.command, Command::Run(RunAll { experiment: None, full: false, .. })));
+        assert!(Cli::try_parse_from(["suite", "run", "--full", "smoke"]).is_err());
         assert!(Cli::try_parse_from(["suite", "run", "fusion"]).is_err());
         assert!(Cli::try_parse_from(["suite", "plot", "fusion", "x.csv"]).is_err());
     }

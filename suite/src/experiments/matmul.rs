@@ -589,6 +589,48 @@ impl Experiment for MatmulSweep {
     fn plots(&self, rows: &[BTreeMap<String, String>], _dir: &Path) -> Vec<(String, LinePlot)> {
         plots(rows)
     }
+
+    /// Per size, the vendor BLAS and the best hand kernel with its share of the vendor's rate.
+    fn headlines(&self, rows: &[BTreeMap<String, String>]) -> Vec<String> {
+        headlines(rows)
+    }
+}
+
+/// The lines of [`Experiment::headlines`]: for each size (M×N×K, in the CSV's order), the vendor BLAS's GFLOP/s
+/// and the fastest hand kernel's, with their ratio.
+fn headlines(rows: &[BTreeMap<String, String>]) -> Vec<String> {
+    let mut sizes: Vec<String> = Vec::new();
+    let mut vendor: BTreeMap<String, f64> = BTreeMap::new();
+    let mut best: BTreeMap<String, (f64, String)> = BTreeMap::new();
+    for r in super::ok_rows(rows) {
+        let (Some(m), Some(n), Some(k), Some(gflops)) = (r.get("m"), r.get("n"), r.get("k"), super::num(r, "gflops"))
+        else {
+            continue;
+        };
+        let size = if m == n && n == k { m.clone() } else { format!("{m}x{n}x{k}") };
+        if !sizes.contains(&size) {
+            sizes.push(size.clone());
+        }
+        let kernel = r.get("kernel").cloned().unwrap_or_default();
+        if [Platform::Amd, Platform::Nvidia].iter().any(|p| vendor_name(*p) == kernel) {
+            vendor.insert(size, gflops);
+        } else if best.get(&size).is_none_or(|(g, _)| gflops > *g) {
+            best.insert(size, (gflops, kernel));
+        }
+    }
+    sizes
+        .iter()
+        .filter_map(|size| {
+            let (gflops, kernel) = best.get(size)?;
+            Some(match vendor.get(size) {
+                Some(v) => format!(
+                    "{size}: best kernel {kernel} {gflops:.0} GFLOP/s = {:.2} of the vendor BLAS ({v:.0} GFLOP/s)",
+                    gflops / v
+                ),
+                None => format!("{size}: best kernel {kernel} {gflops:.0} GFLOP/s (no vendor BLAS row)"),
+            })
+        })
+        .collect()
 }
 
 /// The vendor BLAS at one shape, checked at every element against the reference.
@@ -1135,6 +1177,13 @@ mod tests {
             row("cublas", "", 512, 2000.0),
             row("naive", "", 512, 100.0),
         ];
+        assert_eq!(
+            headlines(&rows),
+            [
+                "256: best kernel tiled_m32 500 GFLOP/s = 0.50 of the vendor BLAS (1000 GFLOP/s)",
+                "512: best kernel naive 100 GFLOP/s = 0.05 of the vendor BLAS (2000 GFLOP/s)",
+            ]
+        );
         let plots = plots(&rows);
         let files: Vec<&str> = plots.iter().map(|(f, _)| f.as_str()).collect();
         assert_eq!(files, ["matmul-gflops-vs-size.png", "matmul-gflops-vs-tile.png", "matmul-percent-of-vendor.png"]);

@@ -191,6 +191,22 @@ pub trait Experiment {
     fn set_results_dir(&mut self, dir: &Path) {
         let _ = dir;
     }
+    /// The experiment's headline figures from all rows of its CSV, one line each, for the run's `summary.md`
+    /// (what a person should read first; the plots and the CSV hold the rest). Empty when no row says anything.
+    fn headlines(&self, rows: &[BTreeMap<String, String>]) -> Vec<String> {
+        let _ = rows;
+        Vec::new()
+    }
+}
+
+/// The `ok` rows of a CSV read by [`read_rows`].
+pub fn ok_rows(rows: &[BTreeMap<String, String>]) -> impl Iterator<Item = &BTreeMap<String, String>> {
+    rows.iter().filter(|r| r.get("status").is_some_and(|s| s == "ok"))
+}
+
+/// A row's numeric column, when it has one.
+pub fn num(row: &BTreeMap<String, String>, column: &str) -> Option<f64> {
+    row.get(column).and_then(|v| v.parse::<f64>().ok())
 }
 
 /// Renders an experiment's plots from its CSV into `out_dir`; returns the files written.

@@ -614,6 +614,41 @@ impl Experiment for OccupancySweep {
     fn plots(&self, rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, LinePlot)> {
         plots(rows, dir)
     }
+
+    fn headlines(&self, rows: &[BTreeMap<String, String>]) -> Vec<String> {
+        headlines(rows)
+    }
+}
+
+/// The lines of [`Experiment::headlines`]: the copy bandwidth, then for each memory-bound sweep its range of
+/// bandwidth over the copy's at full (100%) theoretical occupancy, and the residency probe's groups per round.
+fn headlines(rows: &[BTreeMap<String, String>]) -> Vec<String> {
+    let ok: Vec<&BTreeMap<String, String>> = super::ok_rows(rows).collect();
+    let of = |sweep: &'static str| ok.iter().copied().filter(move |r| r.get("sweep").is_some_and(|s| s == sweep));
+    let Some(copy) = of("copy").find_map(|r| super::num(r, "gbps")) else { return Vec::new() };
+    let mut out = vec![format!("device copy (driver memcpy): {copy:.0} GB/s, the reference of the ratios below")];
+    for (sweep, what) in [
+        ("copy_kernel", "copy kernel"),
+        ("group_size", "vector add, one element per item"),
+        ("group_size_x4", "vector add, four elements per item"),
+        ("lds", "LDS vector add, one element per item"),
+        ("lds_x4", "LDS vector add, four elements per item"),
+    ] {
+        let ratios: Vec<f64> = of(sweep)
+            .filter(|r| super::num(r, "occupancy_pct") == Some(100.0))
+            .filter_map(|r| Some(super::num(r, "gbps")? / copy))
+            .collect();
+        let (lo, hi) = ratios.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), r| (lo.min(*r), hi.max(*r)));
+        if !ratios.is_empty() {
+            out.push(format!("{what} at 100% occupancy: {lo:.2} to {hi:.2} of the copy ({} points)", ratios.len()));
+        }
+    }
+    let probe: Vec<(f64, f64)> =
+        of("group_count_spin").filter_map(|r| Some((super::num(r, "groups")?, super::num(r, "rounds")?))).collect();
+    if let Some((groups, rounds)) = probe.iter().copied().max_by(|a, b| a.0.total_cmp(&b.0)) {
+        out.push(format!("residency probe: {:.0} groups resident at once", (groups / rounds).round()));
+    }
+    out
 }
 
 /// Elements a spec's kernel touches: the chunked sweeps cover `groups · chunk`, the others the whole arrays;

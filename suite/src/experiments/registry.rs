@@ -20,8 +20,24 @@ pub struct Entry {
     pub flags: fn(clap::Command) -> clap::Command,
     /// The sweep that the parsed flags ask for (the defaults where a flag is absent), checked.
     pub sweep: fn(&ArgMatches) -> Result<Box<dyn Experiment>, Error>,
-    /// The default sweep, for commands that only read the experiment's CSV (`suite plot`, `suite merge`).
+    /// The default sweep, for commands that only read the experiment's CSV (`suite plot`, `suite merge`), and the
+    /// one `suite run --full` runs.
     pub default: fn() -> Box<dyn Experiment>,
+    /// The quick preset that `suite run` (no experiment named) runs: the points that carry the experiment's
+    /// headline figures, small enough that every experiment together takes about a minute on one GPU.
+    pub quick: fn() -> Box<dyn Experiment>,
+    /// Seconds the quick preset and the full sweep took on an NVIDIA H100 (SXM, 132 SMs) with a warm kernel
+    /// cache, measured with `suite run` (see the README): the estimate `suite run` prints before it starts.
+    pub h100_seconds: Estimate,
+}
+
+/// Seconds an experiment's quick preset and full sweep took on a reference GPU.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Estimate {
+    /// The quick preset.
+    pub quick_s: f64,
+    /// The full sweep.
+    pub full_s: f64,
 }
 
 impl std::fmt::Debug for Entry {
@@ -38,6 +54,8 @@ pub const EXPERIMENTS: &[Entry] = &[
         flags: SmokeArgs::augment_args,
         sweep: smoke_sweep,
         default: || Box::new(SmokeSweep::default()),
+        quick: || Box::new(SmokeSweep { sizes: vec![1 << 20, 1 << 26], ..SmokeSweep::default() }),
+        h100_seconds: Estimate { quick_s: 3.0, full_s: 3.0 },
     },
     Entry {
         name: "matmul",
@@ -45,6 +63,8 @@ pub const EXPERIMENTS: &[Entry] = &[
         flags: MatmulArgs::augment_args,
         sweep: matmul_sweep,
         default: || Box::new(MatmulSweep::default()),
+        quick: quick_matmul,
+        h100_seconds: Estimate { quick_s: 15.0, full_s: 60.0 },
     },
     Entry {
         name: "occupancy",
@@ -53,8 +73,37 @@ pub const EXPERIMENTS: &[Entry] = &[
         flags: OccupancyArgs::augment_args,
         sweep: occupancy_sweep,
         default: || Box::new(OccupancySweep::default()),
+        quick: quick_occupancy,
+        h100_seconds: Estimate { quick_s: 15.0, full_s: 110.0 },
     },
 ];
+
+/// Matmul's quick preset: one rung of each step of the ladder and the vendor BLAS at three sizes, from one that fits
+/// in L2 to one where the register-blocked kernels reach their plateau.
+fn quick_matmul() -> Box<dyn Experiment> {
+    let names: Vec<String> = ["accumulator", "tiled_m16", "blocktile_2d", "vectorized", "warptile", "double_buffer"]
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
+    let kernels = matmul::select_kernels(&names, &[]).expect("the quick preset names kernels of the ladder");
+    Box::new(MatmulSweep::new([512, 2048, 4096].into_iter().map(Shape::square).collect(), kernels, true))
+}
+
+/// Occupancy's quick preset: the copy references, the group-size sweeps with both widths, the LDS sweep and the
+/// residency probe, over 2^24 elements (past any L2) and fewer group sizes.
+fn quick_occupancy() -> Box<dyn Experiment> {
+    let full = OccupancySweep::default();
+    Box::new(OccupancySweep {
+        elements: 1 << 24,
+        group_sizes: vec![32, 64, 96, 128, 256, 512, 768, 1024],
+        lds_bytes: vec![4096, 16384, 32768, 65536, 131072],
+        sweeps: ["copy", "copy_kernel", "group_size", "group_size_x4", "lds", "group_count_spin"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        ..full
+    })
+}
 
 /// The experiments' names, in table order.
 pub fn names() -> impl Iterator<Item = &'static str> {
@@ -196,6 +245,19 @@ mod tests {
             assert_eq!(built.options(), (entry.default)().options(), "{}", entry.name);
             assert!(!entry.help.is_empty());
         }
+    }
+
+    #[test]
+    fn every_quick_preset_is_a_smaller_sweep_of_its_own_experiment() {
+        for entry in EXPERIMENTS {
+            let (quick, full) = ((entry.quick)(), (entry.default)());
+            assert_eq!(quick.name(), entry.name);
+            assert_ne!(quick.options(), full.options(), "{}: the quick preset is the full sweep", entry.name);
+            let e = entry.h100_seconds;
+            assert!(e.quick_s > 0.0 && e.quick_s <= e.full_s, "{}: {e:?}", entry.name);
+        }
+        // Together they are meant to take about a minute on the reference GPU.
+        assert!(EXPERIMENTS.iter().map(|e| e.h100_seconds.quick_s).sum::<f64>() <= 60.0);
     }
 
     #[test]

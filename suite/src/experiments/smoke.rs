@@ -57,6 +57,20 @@ impl Experiment for SmokeSweep {
         "smoke"
     }
 
+    /// The triad's bandwidth at each size, the largest last (the one past any L2).
+    fn headlines(&self, rows: &[std::collections::BTreeMap<String, String>]) -> Vec<String> {
+        let mut sized: Vec<(f64, f64, bool)> = super::ok_rows(rows)
+            .filter_map(|r| Some((super::num(r, "n")?, super::num(r, "gbps")?, r.get("l2_resident")? == "true")))
+            .collect();
+        sized.sort_by(|a, b| a.0.total_cmp(&b.0));
+        sized
+            .iter()
+            .map(|(n, gbps, l2)| {
+                format!("triad at n = {n}: {gbps:.0} GB/s{}", if *l2 { " (fits in L2: a cache rate)" } else { "" })
+            })
+            .collect()
+    }
+
     fn param_columns(&self) -> &'static [&'static str] {
         &["kernel", "n", "group_size", "bytes"]
     }

@@ -4,6 +4,7 @@ pub mod csv;
 pub mod merge;
 pub mod plot;
 pub mod run_json;
+pub mod summary;
 
 use std::path::PathBuf;
 
