@@ -64,8 +64,11 @@ impl Fingerprint {
         Fingerprint {
             options: options.to_string(),
             kernel_sources: sources_hash(sources),
+            // Only the experiment's own sources: one process that runs several experiments (`suite run`) has
+            // loaded the others' too, and a resume of one experiment alone must find the same fingerprint.
             compiler: compilers
                 .iter()
+                .filter(|c| sources.contains(&c.source.as_str()))
                 .map(|c| format!("{}: {} [{}]", c.source, c.compiler, c.flags.join(" ")))
                 .collect::<Vec<_>>()
                 .join("; "),
@@ -440,6 +443,22 @@ pub(crate) mod tests {
         assert_eq!(sources_hash(&["smoke", "matmul"]), sources_hash(&["matmul", "smoke"]));
         assert_ne!(sources_hash(&["smoke"]), sources_hash(&["matmul"]));
         assert_eq!(f.difference(&fingerprint()), None);
+        // Another experiment's kernels, loaded earlier by the same process, are not part of this one's.
+        let mut compilers = vec![CompilerRecord {
+            source: "matmul".into(),
+            origin: "compiled".into(),
+            compiler: "nvcc 13.0".into(),
+            flags: vec!["-O3".into()],
+        }];
+        compilers.push(CompilerRecord {
+            source: "smoke".into(),
+            origin: "cached /tmp/x".into(),
+            compiler: "nvcc 13.0".into(),
+            flags: vec!["-O3".into()],
+        });
+        let options = serde_json::json!({"smoke": {"sizes": [1024]}, "reps": 20, "warmup": 3, "time_budget_s": 2.0});
+        let both = Fingerprint::new(&options, &["smoke"], &compilers, &h100(), &["a".to_string(), "b".to_string()]);
+        assert_eq!(both.difference(&f), None);
     }
 
     /// Set by [`eight_processes_at_once_lose_no_invocation`] for the child processes it starts.
