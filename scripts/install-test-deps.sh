@@ -3,12 +3,13 @@
 #  - Debian's HIP 5.2 (hipcc, libamdhip64, the device libraries; clang 15 and LLVM 15's llvm-readelf and
 #    clang-offload-bundler) for the gfx90a compile tests, the code-object metadata tests and the "HIP runtime,
 #    no GPU" tests;
+#  - shellcheck, which lints the shell and Slurm scripts;
 #  - CUDA 13's nvcc from PyPI wheels for the sm_90 compile tests (nothing here runs a CUDA kernel).
 # A test whose tool is missing fails, so when this cannot install (not root, no network) it prints exactly what
 # to install and exits non-zero. Nothing is installed when everything is present.
 set -euo pipefail
 
-APT_PACKAGES=(hipcc libamdhip64-dev rocm-device-libs llvm-15)
+APT_PACKAGES=(hipcc libamdhip64-dev rocm-device-libs llvm-15 shellcheck)
 PIP_PACKAGES=(nvidia-cuda-nvcc nvidia-cuda-runtime nvidia-cuda-cccl nvidia-cuda-crt nvidia-cuda-cuobjdump)
 
 have() { command -v "$1" >/dev/null 2>&1; }
@@ -33,6 +34,7 @@ check() {
     have llvm-readelf-15 || have llvm-readelf || missing_apt+=("llvm-readelf-15")
     have clang-offload-bundler || [ -x /usr/lib/llvm-15/bin/clang-offload-bundler ] ||
         missing_apt+=("clang-offload-bundler (llvm-15)")
+    have shellcheck || missing_apt+=("shellcheck (lints the job scripts)")
     have nvcc || pip_nvcc || missing_pip+=("nvcc (NVIDIA kernel compiler)")
 }
 

@@ -16,6 +16,10 @@ if ! command -v nvcc >/dev/null; then
     fi
 fi
 
+# The shell and Slurm scripts: they must parse, and pass shellcheck (LUMI's job scripts cannot be run here).
+scripts=(.ci/run scripts/*.sh scripts/lumi/*)
+for script in "${scripts[@]}"; do bash -n "$script"; done
+shellcheck -x "${scripts[@]}"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 # The last binary cargo runs (doc-tests) has no tests, so its closing line would read "0 passed": end with the

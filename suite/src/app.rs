@@ -91,16 +91,46 @@ pub fn run(cli: &Cli) -> Result<ExitCode, Error> {
                 missing.push(merge::check(experiment, shards, run.as_ref(), &run_json::path(dir), *partial)?);
             }
             let mut text = String::new();
+            let mut sections = Vec::new();
             for ((experiment, shards), missing) in groups.iter().zip(missing) {
                 let out = dir.join(experiments::csv_name(experiment, None));
-                let rows = merge::merge(shards, &out)?;
-                outln!(text, "{}: {rows} rows from {} shards", out.display(), shards.len());
+                let count = merge::merge(shards, &out)?;
+                outln!(text, "{}: {count} rows from {} shards", out.display(), shards.len());
                 if !missing.is_empty() {
                     outln!(text, "{}: partial, missing {}", out.display(), missing.join(", "));
                 }
-                for path in experiments::render_plots(registry::default_experiment(experiment)?.as_ref(), &out, dir)? {
+                let entry = registry::find(experiment)?;
+                let exp = (entry.default)();
+                for path in experiments::render_plots(exp.as_ref(), &out, dir)? {
                     outln!(text, "{}", path.display());
                 }
+                let rows = crate::report::csv::read_rows(&out)?;
+                let status = |s: &str| rows.iter().filter(|r| r.get("status").is_some_and(|v| v == s)).count();
+                let partial =
+                    if missing.is_empty() { String::new() } else { format!(", missing {}", missing.join(", ")) };
+                let points = format!(
+                    "{} ok, {} failed verification, {} errors, {} invalid, merged from {} shards{partial}",
+                    status("ok"),
+                    status("fail"),
+                    status("error"),
+                    status("invalid"),
+                    shards.len()
+                );
+                sections.push(Section {
+                    name: entry.name,
+                    seconds: None,
+                    outcome: Ok(points),
+                    headlines: exp.headlines(&rows),
+                });
+            }
+            // The merged run's summary, as `suite run` writes for an unsharded one (its seconds are the shards').
+            if let Some(run) = &run {
+                let path = dir.join(crate::report::summary::file_name(None));
+                crate::report::summary::write(
+                    &path,
+                    &crate::report::summary::markdown(&run.device, "merged shards", &sections, None),
+                )?;
+                outln!(text, "{}", path.display());
             }
             emit(&text);
             Ok(ExitCode::SUCCESS)
@@ -210,21 +240,21 @@ fn run_all(cli: &Cli, full: bool, args: &RunArgs) -> Result<ExitCode, Error> {
                     (None, Err(e)) => vec![format!("cannot read {}: {e}", csv.display())],
                     (Some(_), _) => Vec::new(),
                 };
-                Section { name: entry.name, seconds, outcome: Ok(summary_line(&summary)), headlines }
+                Section { name: entry.name, seconds: Some(seconds), outcome: Ok(summary_line(&summary)), headlines }
             }
             Err(e) => {
                 success = false;
                 let text =
                     error_text(std::iter::successors(Some(&e as &(dyn std::error::Error + 'static)), |e| e.source()));
                 eprintln!("{}: could not run: {text}", entry.name);
-                Section { name: entry.name, seconds, outcome: Err(text), headlines: Vec::new() }
+                Section { name: entry.name, seconds: Some(seconds), outcome: Err(text), headlines: Vec::new() }
             }
         };
         sections.push(section);
     }
     let total = started.elapsed().as_secs_f64();
     let summary_path = out_dir.join(crate::report::summary::file_name(opts.shard));
-    let text = crate::report::summary::markdown(props, preset, &sections, total);
+    let text = crate::report::summary::markdown(props, preset, &sections, Some(total));
     crate::report::summary::write(&summary_path, &text)?;
     eprintln!("done in {total:.1} s (estimate {estimate:.0} s); read {} first", summary_path.display());
     Ok(if success { ExitCode::SUCCESS } else { ExitCode::FAILURE })

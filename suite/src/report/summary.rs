@@ -13,8 +13,8 @@ use crate::experiments::Shard;
 pub struct Section {
     /// Experiment name.
     pub name: &'static str,
-    /// Seconds it took, compilation included.
-    pub seconds: f64,
+    /// Seconds it took, compilation included (unknown for a merge of shards).
+    pub seconds: Option<f64>,
     /// What became of its points (one line), or why it could not run.
     pub outcome: std::result::Result<String, String>,
     /// Its headline figures, one line each.
@@ -30,21 +30,24 @@ pub fn file_name(shard: Option<Shard>) -> String {
     }
 }
 
-/// The summary's Markdown text.
-pub fn markdown(device: &Props, preset: &str, sections: &[Section], total_s: f64) -> String {
+/// The summary's Markdown text; `total_s` is the whole run's time, where known.
+pub fn markdown(device: &Props, preset: &str, sections: &[Section], total_s: Option<f64>) -> String {
     let wave = if device.wave_size.0 == 64 { "wave64" } else { "warp32" };
+    let took = |s: Option<f64>| s.map(|s| format!(" in {s:.1} s")).unwrap_or_default();
     let mut text = format!(
-        "# suite run: {} ({}, {wave}, {} CUs)\n\n{preset}, {} experiments in {total_s:.1} s; {}, driver {}.\n\
+        "# suite run: {} ({}, {wave}, {} CUs)\n\n{preset}, {} experiments{}; {}, driver {}.\n\
          Every figure below was verified against a reference before it was timed; `run.json` holds the context.\n",
         device.name,
         device.arch,
         device.cu_count,
         sections.len(),
+        took(total_s),
         device.runtime_version,
         device.driver_version,
     );
     for s in sections {
-        text.push_str(&format!("\n## {} ({:.1} s)\n\n", s.name, s.seconds));
+        let took = s.seconds.map(|s| format!(" ({s:.1} s)")).unwrap_or_default();
+        text.push_str(&format!("\n## {}{took}\n\n", s.name));
         match &s.outcome {
             Ok(points) => text.push_str(&format!("Points: {points}. Rows: `{}.csv`.\n", s.name)),
             Err(why) => text.push_str(&format!("**Could not run**: {why}\n")),
@@ -74,13 +77,13 @@ mod tests {
         let sections = [
             Section {
                 name: "smoke",
-                seconds: 2.25,
+                seconds: Some(2.25),
                 outcome: Ok("2 ok, 0 failed verification".into()),
                 headlines: vec!["triad at n = 67108864: 2755 GB/s".into()],
             },
-            Section { name: "matmul", seconds: 0.5, outcome: Err("nvcc not found".into()), headlines: vec![] },
+            Section { name: "matmul", seconds: Some(0.5), outcome: Err("nvcc not found".into()), headlines: vec![] },
         ];
-        let text = markdown(&h100(), "quick preset", &sections, 2.75);
+        let text = markdown(&h100(), "quick preset", &sections, Some(2.75));
         assert!(text.starts_with("# suite run: NVIDIA H100 80GB HBM3 (sm_90, warp32, 132 CUs)\n"), "{text}");
         assert!(text.contains("quick preset, 2 experiments in 2.8 s"), "{text}");
         assert!(text.contains("\n## smoke (2.2 s)\n\nPoints: 2 ok, 0 failed verification. Rows: `smoke.csv`.\n\n- triad at n = 67108864: 2755 GB/s\n"), "{text}");
@@ -90,5 +93,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         write(&dir.path().join("summary.md"), &text).unwrap();
         assert_eq!(std::fs::read_to_string(dir.path().join("summary.md")).unwrap(), text);
+        // A merge knows no times.
+        let merged = Section { seconds: None, ..sections[0].clone() };
+        let text = markdown(&h100(), "merged shards", &[merged], None);
+        assert!(text.contains("\n\nmerged shards, 1 experiments; ") && text.contains("\n## smoke\n\n"), "{text}");
     }
 }
