@@ -55,7 +55,7 @@ pub const EXPERIMENTS: &[Entry] = &[
         sweep: smoke_sweep,
         default: || Box::new(SmokeSweep::default()),
         quick: || Box::new(SmokeSweep { sizes: vec![1 << 20, 1 << 26], ..SmokeSweep::default() }),
-        h100_seconds: Estimate { quick_s: 3.0, full_s: 3.0 },
+        h100_seconds: Estimate { quick_s: 2.0, full_s: 3.0 },
     },
     Entry {
         name: "matmul",
@@ -64,7 +64,7 @@ pub const EXPERIMENTS: &[Entry] = &[
         sweep: matmul_sweep,
         default: || Box::new(MatmulSweep::default()),
         quick: quick_matmul,
-        h100_seconds: Estimate { quick_s: 15.0, full_s: 60.0 },
+        h100_seconds: Estimate { quick_s: 6.0, full_s: 60.0 },
     },
     Entry {
         name: "occupancy",
@@ -74,7 +74,7 @@ pub const EXPERIMENTS: &[Entry] = &[
         sweep: occupancy_sweep,
         default: || Box::new(OccupancySweep::default()),
         quick: quick_occupancy,
-        h100_seconds: Estimate { quick_s: 15.0, full_s: 110.0 },
+        h100_seconds: Estimate { quick_s: 11.0, full_s: 110.0 },
     },
 ];
 

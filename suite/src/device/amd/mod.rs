@@ -721,7 +721,7 @@ mod tests {
 
     /// Compiles the smoke kernel with the node's hipcc, then exercises every device operation on GPU 0.
     #[test]
-    #[ignore = "needs a GPU"]
+    #[ignore = "needs an AMD GPU (LUMI: scripts/gpu-check.sh runs it there)"]
     fn gpu_every_operation() {
         let dev = open(0).expect("an AMD GPU");
         let props = dev.props().clone();
