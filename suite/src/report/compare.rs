@@ -666,14 +666,19 @@ fn joined_section(md: &mut String, experiment: &str, runs: &[&Run], comparison: 
             }
         }
     };
-    let unit = values.first().map(|v| v.unit.clone()).unwrap_or_default();
-    let values: Vec<Values> = values
-        .into_iter()
-        .map(|v| Values {
-            unit: v.unit,
-            by_key: v.by_key.into_iter().map(|(k, x)| (comparison.join_key(&k), x)).collect(),
-        })
-        .collect();
+    let normalised = values
+        .first()
+        .is_some_and(|v| Some(v.unit.as_str()) != runs[0].tables.get(experiment).and_then(Table::metric_column));
+    let joined = |values: Vec<Values>| -> Vec<Values> {
+        values
+            .into_iter()
+            .map(|v| Values {
+                unit: v.unit,
+                by_key: v.by_key.into_iter().map(|(k, x)| (comparison.join_key(&k), x)).collect(),
+            })
+            .collect()
+    };
+    let values = joined(values);
     let keys_of = |r: &Run| -> Vec<String> {
         r.rows(experiment).iter().filter_map(key).map(|k| comparison.join_key(&k)).collect()
     };
@@ -687,8 +692,61 @@ fn joined_section(md: &mut String, experiment: &str, runs: &[&Run], comparison: 
             }
         }
     }
+    differences(md, runs, &values, &order, "### Points");
+    // On one device the raw rate means the same in every run, so it is compared too (e.g. a change of method).
+    let same_device = runs.iter().all(|r| r.device.name == runs[0].device.name && r.device.arch == runs[0].device.arch);
+    if normalised && same_device {
+        if let Ok(raw) = runs.iter().map(|r| metric_values(experiment, r, None)).collect::<Result<Vec<_>, _>>() {
+            differences(
+                md,
+                runs,
+                &joined(raw),
+                &order,
+                "#### Same device in every run, so the raw rate compares too: points",
+            );
+        }
+    }
+    // Points that some runs lack, or hold without an ok row.
+    let mut listed = false;
+    let key_sets: Vec<BTreeSet<String>> = runs.iter().map(|r| keys_of(r).into_iter().collect()).collect();
+    for (i, r) in runs.iter().enumerate() {
+        let only: Vec<&String> = order
+            .iter()
+            .filter(|k| key_sets[i].contains(*k))
+            .filter(|k| key_sets.iter().any(|other| !other.contains(*k)))
+            .collect();
+        if !only.is_empty() {
+            listed = true;
+            let whose = if runs.len() == 2 {
+                format!("Only in run {}", r.index)
+            } else {
+                format!("In run {} but missing from another run", r.index)
+            };
+            let _ = writeln!(md, "{whose} ({} points): {}\n", only.len(), key_list(&only));
+        }
+        let not_ok: Vec<String> = r
+            .rows(experiment)
+            .iter()
+            .filter(|x| !is_ok(x))
+            .filter_map(|x| Some(format!("{} ({})", key(x)?, text(x, "status"))))
+            .collect();
+        if !not_ok.is_empty() {
+            listed = true;
+            let refs: Vec<&String> = not_ok.iter().collect();
+            let _ = writeln!(md, "Not `ok` in run {} ({} points): {}\n", r.index, not_ok.len(), key_list(&refs));
+        }
+    }
+    if !listed {
+        let _ = writeln!(md, "Every run holds the same points, all `ok`.\n");
+    }
+}
+
+/// The ratios of `values` (one per run, joined keys) over the points every run holds: a summary per run and the
+/// largest differences. `heading` starts the heading line.
+fn differences(md: &mut String, runs: &[&Run], values: &[Values], order: &[String], heading: &str) {
+    let unit = values.first().map(|v| v.unit.clone()).unwrap_or_default();
     let common: Vec<&String> = order.iter().filter(|k| values.iter().all(|v| v.by_key.contains_key(*k))).collect();
-    let _ = writeln!(md, "### Points in every run ({}), compared by {unit}\n", common.len());
+    let _ = writeln!(md, "{heading} in every run ({}), compared by {unit}\n", common.len());
     let ratio = |k: &str, i: usize| -> Option<f64> {
         let (a, b) = (values[0].by_key.get(k)?, values[i].by_key.get(k)?);
         (*a > 0.0 && *b > 0.0).then(|| b / a)
@@ -733,7 +791,7 @@ fn joined_section(md: &mut String, experiment: &str, runs: &[&Run], comparison: 
         let _ = writeln!(md, "{head}\n{rule}");
         for (k, _) in &largest {
             let mut line = format!("| `{k}` |");
-            for v in &values {
+            for v in values {
                 let _ = write!(line, " {} |", v.by_key.get(*k).map(|x| fmt_num(*x)).unwrap_or_default());
             }
             for i in 1..runs.len() {
@@ -743,39 +801,6 @@ fn joined_section(md: &mut String, experiment: &str, runs: &[&Run], comparison: 
         }
     }
     let _ = writeln!(md);
-    // Points that some runs lack, or hold without an ok row.
-    let mut listed = false;
-    let key_sets: Vec<BTreeSet<String>> = runs.iter().map(|r| keys_of(r).into_iter().collect()).collect();
-    for (i, r) in runs.iter().enumerate() {
-        let only: Vec<&String> = order
-            .iter()
-            .filter(|k| key_sets[i].contains(*k))
-            .filter(|k| key_sets.iter().any(|other| !other.contains(*k)))
-            .collect();
-        if !only.is_empty() {
-            listed = true;
-            let whose = if runs.len() == 2 {
-                format!("Only in run {}", r.index)
-            } else {
-                format!("In run {} but missing from another run", r.index)
-            };
-            let _ = writeln!(md, "{whose} ({} points): {}\n", only.len(), key_list(&only));
-        }
-        let not_ok: Vec<String> = r
-            .rows(experiment)
-            .iter()
-            .filter(|x| !is_ok(x))
-            .filter_map(|x| Some(format!("{} ({})", key(x)?, text(x, "status"))))
-            .collect();
-        if !not_ok.is_empty() {
-            listed = true;
-            let refs: Vec<&String> = not_ok.iter().collect();
-            let _ = writeln!(md, "Not `ok` in run {} ({} points): {}\n", r.index, not_ok.len(), key_list(&refs));
-        }
-    }
-    if !listed {
-        let _ = writeln!(md, "Every run holds the same points, all `ok`.\n");
-    }
 }
 
 fn key_list(keys: &[&String]) -> String {
@@ -815,6 +840,18 @@ fn per_run_plot(
     if !series.iter().any(|s| s.kind == super::plot::SeriesKind::Line) {
         return None;
     }
+    // A line drawn over an identical one hides it: say so, so a missing colour is not read as a missing run.
+    let mut coincide = Vec::new();
+    for (i, a) in series.iter().enumerate() {
+        if let Some(b) = series[..i].iter().find(|b| b.kind == a.kind && b.points == a.points) {
+            coincide.push(format!("\"{}\" lies on \"{}\"", a.label, b.label));
+        }
+    }
+    let note = match (note, coincide.is_empty()) {
+        (note, true) => note,
+        (Some(n), false) => Some(format!("{n}; {}", coincide.join("; "))),
+        (None, false) => Some(coincide.join("; ")),
+    };
     let y_max = series.iter().flat_map(|s| &s.points).map(|p| p.1).filter(|y| y.is_finite()).fold(0.0, f64::max);
     Some(LinePlot {
         title,
@@ -1628,15 +1665,23 @@ mod tests {
     #[test]
     fn a_run_compared_with_itself_has_ratios_of_one_and_no_missing_points() {
         let root = tempfile::tempdir().unwrap();
-        let (amd, _) = two_runs(root.path());
+        let (amd_dir, _) = two_runs(root.path());
         let out = root.path().join("out");
-        let written = compare(&[amd.clone(), amd], &out).unwrap();
+        let written = compare(&[amd_dir.clone(), amd_dir.clone()], &out).unwrap();
         let md = std::fs::read_to_string(&written.report).unwrap();
         assert!(md.contains("Run 2 / run 1 over 2 points: median 1.000, from 1.000 to 1.000."), "{md}");
         assert!(md.contains("every run is wave64"), "{md}");
         assert!(!md.contains("Only in run"), "{md}");
         assert!(md.contains("Every run holds the same points, all `ok`."), "{md}");
         assert_eq!(written.plots.len(), 4);
+        let (_, plots) = report(&[read_run(&amd_dir, 1).unwrap(), read_run(&amd_dir, 2).unwrap()]);
+        for (file, plot) in &plots {
+            let note = plot.note.as_deref().unwrap_or_default();
+            assert!(
+                note.contains("\"2: Instinct MI250X, wave64 [mi250x]") && note.contains("lies on \"1: Instinct"),
+                "{file}: {note}"
+            );
+        }
         for p in &written.plots {
             assert!(std::fs::metadata(p).unwrap().len() > 1000, "{}", p.display());
             assert!(md.contains(&format!("]({})", p.file_name().unwrap().to_string_lossy())), "{md}");
