@@ -1611,6 +1611,7 @@ mod tests {
         assert_eq!((runs[0].wave(), runs[1].wave()), ("wave64".to_string(), "warp32".to_string()));
         let (md, plots) = report(&runs);
         assert!(md.contains("wave64 vs warp32"), "{md}");
+        assert!(!md.contains("raw rate compares too"), "raw rates of two devices are not compared: {md}");
         assert!(md.contains("abc123-dirty"), "{md}");
         // matmul: the common kernel point at 512 is compared as % of each run's vendor BLAS: 25% vs 20%.
         let matmul = &md[md.find("## matmul").unwrap()..md.find("## occupancy").unwrap()];
@@ -1671,6 +1672,8 @@ mod tests {
         let md = std::fs::read_to_string(&written.report).unwrap();
         assert!(md.contains("Run 2 / run 1 over 2 points: median 1.000, from 1.000 to 1.000."), "{md}");
         assert!(md.contains("every run is wave64"), "{md}");
+        // One device: the raw rate is compared as well as the normalised one.
+        assert!(md.contains("#### Same device in every run, so the raw rate compares too: points in every run (4), compared by gflops"), "{md}");
         assert!(!md.contains("Only in run"), "{md}");
         assert!(md.contains("Every run holds the same points, all `ok`."), "{md}");
         assert_eq!(written.plots.len(), 4);
