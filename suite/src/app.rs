@@ -2,7 +2,7 @@
 //! testable as a library.
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -135,6 +135,17 @@ pub fn run(cli: &Cli) -> Result<ExitCode, Error> {
             emit(&text);
             Ok(ExitCode::SUCCESS)
         }
+        Command::Compare { runs, out } => {
+            let out = out.clone().unwrap_or_else(|| compare_out_dir(runs));
+            let written = crate::report::compare::compare(runs, &out)?;
+            let mut text = String::new();
+            outln!(text, "{}", written.report.display());
+            for path in written.plots {
+                outln!(text, "{}", path.display());
+            }
+            emit(&text);
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Plot { experiment, csv, out } => {
             let exp = registry::default_experiment(experiment)?;
             let out_dir = out.clone().unwrap_or_else(|| csv.parent().map(Path::to_path_buf).unwrap_or_default());
@@ -150,6 +161,18 @@ pub fn run(cli: &Cli) -> Result<ExitCode, Error> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// `results/compare-<run 1>-vs-<run 2>...`, from the folders' own names.
+fn compare_out_dir(runs: &[PathBuf]) -> PathBuf {
+    let names: Vec<String> = runs
+        .iter()
+        .map(|r| {
+            let r = r.canonicalize().unwrap_or_else(|_| r.clone());
+            r.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "run".into())
+        })
+        .collect();
+    PathBuf::from("results").join(format!("compare-{}", names.join("-vs-")))
 }
 
 fn parse_archs(names: &[String]) -> Result<Vec<Arch>, Error> {

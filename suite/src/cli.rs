@@ -82,6 +82,17 @@ pub enum Command {
         #[arg(long)]
         partial: bool,
     },
+    /// Compare results folders side by side: report.md (devices, wave64 vs warp32, commits, timing; per experiment
+    /// the headline figures, the largest differences, the points only some runs hold) and PNGs with one line per run.
+    /// Run 1 is the baseline of every ratio; a run may be compared with itself.
+    Compare {
+        /// Results folders (each with run.json and <experiment>.csv files), run 1 first.
+        #[arg(required = true, num_args = 2.., value_name = "RUN")]
+        runs: Vec<PathBuf>,
+        /// Output folder (default: results/compare-<run 1>-vs-<run 2>...).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Draw an experiment's plots again from its CSV (e.g. after `suite merge`, or on a laptop).
     Plot {
         /// Experiment whose plots to draw.

@@ -458,3 +458,77 @@ fn an_io_error_prints_its_cause_once() {
     assert_eq!(stderr.matches("Not a directory").count(), 1, "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
 }
+
+/// A results folder made of the fixture CSVs (the unbatched H100 run) and a run.json of this suite's schema.
+fn fixture_run(dir: &std::path::Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    let json = format!(r#"{{"device": {H100_JSON}, "invocations": []}}"#);
+    std::fs::write(dir.join("run.json"), json).unwrap();
+    for name in ["matmul", "occupancy"] {
+        std::fs::copy(fixture(&format!("{name}-h100.csv")), dir.join(format!("{name}.csv"))).unwrap();
+    }
+}
+
+#[test]
+fn compare_writes_a_report_and_plots_and_refuses_a_folder_that_is_not_a_run() {
+    let cache = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let run = root.path().join("h100");
+    fixture_run(&run);
+    let out = root.path().join("cmp");
+    // A run compared with itself: every ratio is 1.
+    let printed = suite_without_gpu(cache.path())
+        .arg("compare")
+        .args([&run, &run])
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let printed = String::from_utf8(printed).unwrap();
+    let files = [
+        "report.md",
+        "matmul-vendor-gflops.png",
+        "matmul-best-percent-of-vendor.png",
+        "occupancy-theoretical-vs-group-size.png",
+        "occupancy-group-size-percent-of-copy.png",
+        "occupancy-lds-percent-of-copy.png",
+        "occupancy-spin-vs-rounds.png",
+    ];
+    let expected: Vec<String> = files.iter().map(|f| out.join(f).display().to_string()).collect();
+    assert_eq!(printed.lines().collect::<Vec<_>>(), expected);
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    for line in [
+        "Wave size: every run is warp32.",
+        "| 256 | 1,631 (2%) | 1,631 (2%) | 1.00 |",
+        "| 256 | tiled_m16 158% | tiled_m16 158% |",
+        "one launch between two events (unbatched: the CSV predates the `timing` column)",
+        "Run 2 / run 1 over 90 points: median 1.000, from 1.000 to 1.000.",
+    ] {
+        assert!(report.contains(line), "missing {line:?} in\n{report}");
+    }
+    for f in &files[1..] {
+        let (w, h, _) = decode_png(&out.join(f));
+        assert_eq!((w, h), (1600, 1000), "{f}");
+    }
+    // A folder without run.json: exit 1, naming the folder and what is missing, and nothing written.
+    let empty = root.path().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let out2 = root.path().join("cmp2");
+    suite_without_gpu(cache.path())
+        .arg("compare")
+        .args([&run, &empty])
+        .arg("--out")
+        .arg(&out2)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::starts_with(format!(
+            "error: {}: not a results folder: no run.json; a run written by `suite run` holds run.json",
+            empty.display()
+        )));
+    assert!(!out2.exists());
+    // One run is not a comparison.
+    suite_without_gpu(cache.path()).arg("compare").arg(&run).assert().code(2);
+}

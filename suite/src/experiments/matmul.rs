@@ -486,6 +486,10 @@ fn point_kernel(sweep: &MatmulSweep, index: usize) -> (Option<&'static Variant>,
 }
 
 impl Experiment for MatmulSweep {
+    fn comparison(&self) -> Box<dyn crate::report::compare::Comparison> {
+        Box::new(crate::report::compare::MatmulComparison)
+    }
+
     fn name(&self) -> &'static str {
         "matmul"
     }

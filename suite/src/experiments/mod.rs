@@ -56,6 +56,9 @@ pub enum Error {
     /// A plot could not be drawn.
     #[error(transparent)]
     Plot(#[from] crate::report::plot::Error),
+    /// `suite compare` could not read a run or write its report.
+    #[error(transparent)]
+    Compare(#[from] crate::report::compare::Error),
     /// The device events gave no usable time.
     #[error("timing: {0}")]
     Timing(String),
@@ -185,6 +188,12 @@ pub trait Experiment {
     fn plots(&self, rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, LinePlot)> {
         let _ = (rows, dir);
         Vec::new()
+    }
+    /// How `suite compare` compares this experiment across runs (see [`crate::report::compare`]): by default its
+    /// metric column as it is. An experiment overrides it to normalise (e.g. % of the vendor BLAS, a speedup) and to
+    /// draw headline plots with one line per run.
+    fn comparison(&self) -> Box<dyn crate::report::compare::Comparison> {
+        Box::new(crate::report::compare::MetricComparison { column: Some(self.metric().column) })
     }
     /// Tells the experiment its results folder before the run starts, for side files beside the CSV (e.g.
     /// occupancy's timelines). Most experiments write none.

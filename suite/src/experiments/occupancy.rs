@@ -347,6 +347,10 @@ fn sweep_name(spec: Spec) -> &'static str {
 }
 
 impl Experiment for OccupancySweep {
+    fn comparison(&self) -> Box<dyn crate::report::compare::Comparison> {
+        Box::new(crate::report::compare::OccupancyComparison)
+    }
+
     fn set_results_dir(&mut self, dir: &Path) {
         self.timeline_dir = Some(dir.to_path_buf());
     }

@@ -53,6 +53,10 @@ impl SmokeSweep {
 }
 
 impl Experiment for SmokeSweep {
+    fn comparison(&self) -> Box<dyn crate::report::compare::Comparison> {
+        Box::new(crate::report::compare::MemoryComparison)
+    }
+
     fn name(&self) -> &'static str {
         "smoke"
     }

@@ -1,5 +1,6 @@
 //! Results on disk: one folder per run with `run.json` and one tidy CSV per experiment.
 
+pub mod compare;
 pub mod csv;
 pub mod merge;
 pub mod plot;
