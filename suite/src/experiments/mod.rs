@@ -776,6 +776,12 @@ mod tests {
         ) -> device::Result<()> {
             unreachable!("not used by the timer")
         }
+        fn sdot(&self, _: usize, _: &dyn RawAlloc, _: &dyn RawAlloc, _: &dyn RawAlloc) -> device::Result<()> {
+            unreachable!("not used by the timer")
+        }
+        fn sasum(&self, _: usize, _: &dyn RawAlloc, _: &dyn RawAlloc) -> device::Result<()> {
+            unreachable!("not used by the timer")
+        }
     }
 
     struct FakeCase<'d>(&'d FakeDevice);
