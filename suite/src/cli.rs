@@ -277,7 +277,7 @@ mod tests {
             let Command::Run(run) = cli.command else { panic!("`suite run {}` is not a run", entry.name) };
             assert_eq!((run.experiment.name, run.run.reps), (entry.name, 7));
         }
-        assert!(Cli::try_parse_from(["suite", "run", "fusion"]).is_err());
-        assert!(Cli::try_parse_from(["suite", "plot", "fusion", "x.csv"]).is_err());
+        assert!(Cli::try_parse_from(["suite", "run", "nosuch"]).is_err());
+        assert!(Cli::try_parse_from(["suite", "plot", "nosuch", "x.csv"]).is_err());
     }
 }
