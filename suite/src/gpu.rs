@@ -145,7 +145,11 @@ impl Gpu {
 
     /// Time to get `source` with `defines` from the kernel store again, ms, and where it came from: after
     /// [`Gpu::specialised_kernel`] this is a cache hit, the cost a later run pays for the same specialisation.
-    pub fn specialised_lookup_ms(&self, source: &kernels::Source, defines: &[String]) -> Result<(kernels::Origin, f64), Error> {
+    pub fn specialised_lookup_ms(
+        &self,
+        source: &kernels::Source,
+        defines: &[String],
+    ) -> Result<(kernels::Origin, f64), Error> {
         let start = std::time::Instant::now();
         let object = self.store.specialised(source, &self.device.props().arch, defines)?;
         Ok((object.origin, start.elapsed().as_secs_f64() * 1e3))

@@ -680,17 +680,28 @@ pub trait Device: Send + Sync {
 
 /// Checks that a vendor BLAS reduction over `n` FP32 elements fits its buffers (`inputs` of n floats, one float
 /// for the result) and the library's 32-bit element count; returns `n` as that count.
-pub fn check_blas_reduction(what: &'static str, n: usize, inputs: &[&dyn RawAlloc], result: &dyn RawAlloc) -> Result<i32> {
+pub fn check_blas_reduction(
+    what: &'static str,
+    n: usize,
+    inputs: &[&dyn RawAlloc],
+    result: &dyn RawAlloc,
+) -> Result<i32> {
     let count = i32::try_from(n)
         .map_err(|_| Error::SizeMismatch { what, detail: format!("n = {n} exceeds the BLAS's 32-bit count") })?;
     let need = n.checked_mul(4).ok_or(Error::SizeMismatch { what, detail: format!("{n} floats overflow") })?;
     for x in inputs {
         if x.bytes() < need {
-            return Err(Error::SizeMismatch { what, detail: format!("an input holds {} bytes, needs {need}", x.bytes()) });
+            return Err(Error::SizeMismatch {
+                what,
+                detail: format!("an input holds {} bytes, needs {need}", x.bytes()),
+            });
         }
     }
     if result.bytes() < 4 {
-        return Err(Error::SizeMismatch { what, detail: format!("the result holds {} bytes, needs 4", result.bytes()) });
+        return Err(Error::SizeMismatch {
+            what,
+            detail: format!("the result holds {} bytes, needs 4", result.bytes()),
+        });
     }
     Ok(count)
 }

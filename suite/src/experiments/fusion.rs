@@ -25,7 +25,7 @@
 //! u = 2⁻²⁴ (Higham, *Accuracy and Stability of Numerical Algorithms*, §4.2); a term rounded itself (the product
 //! x·y, a temporary stored in FP32) adds u·Σ|tᵢ|. So the error is measured **relative to Σ|tᵢ|** and allowed
 //! γ_D + u. Our kernels' D is known from their geometry ([`Geometry::addition_depth`]: elements per item, two
-//! 256-item trees and the partials loop: 146 at 2^25 on an H100); the vendor's order is not, so it gets D =
+//! 256-item trees and the partials loop: 148 at 2^25 on an H100); the vendor's order is not, so it gets D =
 //! ⌈n/256⌉ + 2·⌈log2 n⌉ (at least 256 partial sums, which every GPU reduction has). Inputs are uniform in
 //! [−1, 1], so sums cancel: |Σx| ~ √n while Σ|x| ~ n/2, and a tolerance relative to the result would be wrong.
 
@@ -623,7 +623,9 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
         for v in VARIANTS {
             let s: Vec<(f64, f64)> = elements
                 .iter()
-                .filter_map(|&n| Some((n as f64, table.time(op, "hand", n, "device")? / table.time(op, v, n, "device")?)))
+                .filter_map(|&n| {
+                    Some((n as f64, table.time(op, "hand", n, "device")? / table.time(op, v, n, "device")?))
+                })
                 .collect();
             let g: Vec<(f64, f64)> =
                 elements.iter().filter_map(|&n| Some((n as f64, table.rate(op, v, n, "device")?))).collect();
@@ -637,8 +639,10 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
         }
         let (lo, hi) = (elements[0] as f64, elements[elements.len() - 1] as f64);
         speed.push(Series::reference("1.0 = hand-written", vec![(lo, 1.0), (hi, 1.0)]));
-        let copy: Vec<(f64, f64)> =
-            elements.iter().filter_map(|&n| Some((n as f64, table.rate("copy", "device_copy", n, "device")?))).collect();
+        let copy: Vec<(f64, f64)> = elements
+            .iter()
+            .filter_map(|&n| Some((n as f64, table.rate("copy", "device_copy", n, "device")?)))
+            .collect();
         if !copy.is_empty() {
             gbps.push(Series::reference("device copy (read + write)", copy));
         }
@@ -663,14 +667,20 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
             format!("fusion_gbps_{op}.png"),
             LinePlot {
                 title: format!("{op}: bandwidth, {device}"),
-                subtitle: Some("GB/s = bytes the operation reads / device time".into()),
+                subtitle: Some(
+                    "GB/s = bytes the operation reads / device time; the copy line counts its read and its write".into(),
+                ),
                 x_label: "elements n (FP32)".into(),
-                y_label: "GB/s".into(),
+                y_label: "GB/s (log scale)".into(),
                 x_axis: Axis::Log2,
-                y_axis: Axis::Linear,
+                y_axis: Axis::Log10,
                 series: gbps,
                 y_max: None,
-                note: None,
+                note: Some(
+                    "back-to-back launches find inputs that fit the L2 cache there (the l2_resident column): small sizes \
+                     can beat the HBM bandwidth"
+                        .into(),
+                ),
             },
         ));
     }
@@ -690,7 +700,7 @@ impl Table {
         for r in rows {
             let s = |c: &str| r.get(c).cloned().unwrap_or_default();
             let (Ok(n), Ok(t), Ok(g)) =
-                (s("elements").parse::<usize>(), s("time_ms").parse::<f64>(), s("gbps").parse::<f64>())
+                (s("elements").parse::<usize>(), s("time_ms_median").parse::<f64>(), s("gbps").parse::<f64>())
             else {
                 continue;
             };
@@ -783,7 +793,10 @@ mod tests {
         let c = sweep.coords(1).1.unwrap();
         assert_eq!((c.op.as_str(), c.variant.as_str(), c.measure), ("sum", "hand", "device"));
         let c = sweep.coords(sweep.per_size() + 2 * 5 + 3 * 2 + 2).1.unwrap();
-        assert_eq!((c.n, c.op.as_str(), c.variant.as_str(), c.measure), ((1 << 20) + 1, "dot", "fused_staged", "end_to_end"));
+        assert_eq!(
+            (c.n, c.op.as_str(), c.variant.as_str(), c.measure),
+            ((1 << 20) + 1, "dot", "fused_staged", "end_to_end")
+        );
         let c = sweep.coords(2 * sweep.per_size() - 1).1.unwrap();
         assert_eq!((c.op.as_str(), c.variant.as_str(), c.measure), ("asum", "vendor", "end_to_end"));
     }
@@ -819,7 +832,7 @@ mod tests {
                 ("variant".into(), v.into()),
                 ("elements".into(), n.to_string()),
                 ("measure".into(), m.into()),
-                ("time_ms".into(), t.to_string()),
+                ("time_ms_median".into(), t.to_string()),
                 ("gbps".into(), (1.0 / t).to_string()),
             ])
         };

@@ -175,12 +175,13 @@ enum Expr {
 }
 
 impl Expr {
-    fn render(&self) -> String {
+    /// The C expression of the element at index `i` (a C expression itself).
+    fn render(&self, i: &str) -> String {
         match self {
-            Expr::Input(k) => format!("in{k}[i]"),
-            Expr::Temp(k) => format!("tmp{k}[i]"),
-            Expr::Map(f, x) => f.render(&x.render()),
-            Expr::Zip(f, x, y) => f.render(&x.render(), &y.render()),
+            Expr::Input(k) => format!("in{k}[{i}]"),
+            Expr::Temp(k) => format!("tmp{k}[{i}]"),
+            Expr::Map(f, x) => f.render(&x.render(i)),
+            Expr::Zip(f, x, y) => f.render(&x.render(i), &y.render(i)),
         }
     }
 
@@ -332,8 +333,8 @@ pub struct Geometry {
 
 impl Geometry {
     /// Enough groups to fill the device (`resident_groups`, e.g. CUs × groups per CU) and no more than one element
-    /// per item needs; `None` when `n` is 0 or a grid-stride index could pass 2^32 (n + groups·GROUP_SIZE must fit
-    /// a u32).
+    /// per item needs; `None` when `n` is 0 or a grid-stride index could pass 2^32 (n + 4·groups·GROUP_SIZE must
+    /// fit a u32: the generic loop looks four strides ahead).
     pub fn for_elements(n: u64, resident_groups: u32) -> Option<Geometry> {
         if n == 0 || resident_groups == 0 {
             return None;
@@ -341,18 +342,19 @@ impl Geometry {
         let group = u64::from(GROUP_SIZE);
         let groups = n.div_ceil(group).min(u64::from(resident_groups));
         let threads = groups * group;
-        if n.checked_add(threads)? > u64::from(u32::MAX) {
+        if n.checked_add(4 * threads)? > u64::from(u32::MAX) {
             return None;
         }
         Some(Geometry { n: n as u32, groups: groups as u32, items: n.div_ceil(threads) as u32 })
     }
 
-    /// Depth of the longest chain of FP32 additions any element goes through in a generated (or the hand-written)
-    /// reduction with this geometry: `items − 1` sequential adds in its item, log2(GROUP_SIZE) in the group's tree,
-    /// then in the last group ceil(groups / GROUP_SIZE) − 1 sequential adds and the tree again, plus one.
+    /// A bound on the longest chain of FP32 additions any element goes through in a generated (or the
+    /// hand-written) reduction with this geometry: at most `items − 1` sequential adds in its item (the generic
+    /// kernel's four accumulators make it shorter, plus 2 to join them), log2(GROUP_SIZE) in the group's tree, then
+    /// in the last group ceil(groups / GROUP_SIZE) − 1 sequential adds and the tree again, plus one.
     pub fn addition_depth(&self) -> u64 {
         let tree = u64::from(GROUP_SIZE.ilog2());
-        u64::from(self.items) + 2 * tree + u64::from(self.groups.div_ceil(GROUP_SIZE))
+        u64::from(self.items) + 2 + 2 * tree + u64::from(self.groups.div_ceil(GROUP_SIZE))
     }
 }
 
@@ -458,7 +460,7 @@ impl Program {
                          extern \"C\" GPU_KERNEL void {symbol}({params}) {{\n\
                          \x20   FUSION_FOR_EACH(i) {{ tmp{t}[i] = {}; }}\n}}\n",
                         e.describe(),
-                        e.render(),
+                        e.render("i"),
                     );
                     t += 1;
                 }
@@ -470,12 +472,34 @@ impl Program {
                          __device__ inline float {symbol}_combine(float a, float b) {{ return {combine}; }}\n\
                          extern \"C\" GPU_KERNEL void {symbol}({params}) {{\n\
                          \x20   float acc = {id};\n\
+                         #if defined(FUSION_N)\n\
                          \x20   FUSION_FOR_EACH(i) {{ acc = {symbol}_combine(acc, {value}); }}\n\
+                         #else\n\
+                         \x20   // Generic: four elements per trip, loaded before any is combined, so four loads are in\n\
+                         \x20   // flight per item whatever n is; then the remainder one by one. The host keeps\n\
+                         \x20   // n + 4 * stride within 32 bits.\n\
+                         \x20   const unsigned stride = gridDim.x * FUSION_GROUP;\n\
+                         \x20   unsigned i = blockIdx.x * FUSION_GROUP + threadIdx.x;\n\
+                         \x20   float acc1 = {id}, acc2 = {id}, acc3 = {id};\n\
+                         \x20   for (; i + 3u * stride < n; i += 4u * stride) {{\n\
+                         \x20       const float v0 = {v0}, v1 = {v1}, v2 = {v2}, v3 = {v3};\n\
+                         \x20       acc = {symbol}_combine(acc, v0);\n\
+                         \x20       acc1 = {symbol}_combine(acc1, v1);\n\
+                         \x20       acc2 = {symbol}_combine(acc2, v2);\n\
+                         \x20       acc3 = {symbol}_combine(acc3, v3);\n\
+                         \x20   }}\n\
+                         \x20   for (; i < n; i += stride) acc = {symbol}_combine(acc, {value});\n\
+                         \x20   acc = {symbol}_combine({symbol}_combine(acc, acc1), {symbol}_combine(acc2, acc3));\n\
+                         #endif\n\
                          \x20   fusion_finish(acc, {id}, {symbol}_combine, partials, done, result);\n}}\n",
                         op.name(),
                         e.describe(),
                         id = op.identity(),
-                        value = e.render(),
+                        value = e.render("i"),
+                        v0 = e.render("i"),
+                        v1 = e.render("i + stride"),
+                        v2 = e.render("i + 2u * stride"),
+                        v3 = e.render("i + 3u * stride"),
                     );
                 }
             }
@@ -563,7 +587,12 @@ mod tests {
             ("asum", input(0).map(Unary::Abs).reduce(Reduce::Add)),
             ("dot_eager", zip(input(0), input(1)).map(Binary::Mul).transform(Unary::Identity).reduce(Reduce::Add)),
             ("asum_eager", input(0).transform(Unary::Abs).reduce(Reduce::Add)),
-            ("max_sq", zip(input(0).transform(Unary::Square), input(1).transform(Unary::Abs)).map(Binary::Max).reduce(Reduce::Max)),
+            (
+                "max_sq",
+                zip(input(0).transform(Unary::Square), input(1).transform(Unary::Abs))
+                    .map(Binary::Max)
+                    .reduce(Reduce::Max),
+            ),
         ]
     }
 
@@ -573,7 +602,10 @@ mod tests {
             programs().iter().map(|(_, p)| (p.kernels(), p.temporaries(), p.inputs())).collect();
         assert_eq!(counts, vec![(1, 0, 1), (1, 0, 2), (1, 0, 1), (2, 1, 2), (2, 1, 1), (3, 2, 2)]);
         assert_eq!(programs()[1].1.describe(), "reduce(+, map(mul, zip(in0, in1)))");
-        assert_eq!(programs()[5].1.describe(), "tmp0 = map(square, in0); tmp1 = map(abs, in1); reduce(max, map(max, zip(tmp0, tmp1)))");
+        assert_eq!(
+            programs()[5].1.describe(),
+            "tmp0 = map(square, in0); tmp1 = map(abs, in1); reduce(max, map(max, zip(tmp0, tmp1)))"
+        );
     }
 
     #[test]
@@ -585,7 +617,11 @@ mod tests {
         assert!(dot.text.contains(&format!("extern \"C\" GPU_KERNEL void {}_k0(", dot.name)));
         let eager = programs()[3].1.render("fusion_dot");
         assert_ne!(eager.name, dot.name);
-        assert!(eager.text.contains("tmp0[i] = (in0[i] * in1[i])") && eager.text.contains("tmp0[i]);"), "{}", eager.text);
+        assert!(
+            eager.text.contains("tmp0[i] = (in0[i] * in1[i])") && eager.text.contains("tmp0[i]);"),
+            "{}",
+            eager.text
+        );
         // Same program, same text and name: the cache and the loaded-module table can key on it.
         assert_eq!(programs()[1].1.render("fusion_dot"), dot);
     }
@@ -648,8 +684,9 @@ mod tests {
         assert_eq!((small.groups, small.items), (4097, 1));
         assert_eq!(Geometry::for_elements(0, 1056), None);
         assert_eq!(Geometry::for_elements(u64::from(u32::MAX), 1056), None);
-        assert!(Geometry::for_elements(u64::from(u32::MAX) - 1056 * 256, 1056).is_some());
+        assert!(Geometry::for_elements(u64::from(u32::MAX) - 4 * 1056 * 256, 1056).is_some());
+        assert_eq!(Geometry::for_elements(u64::from(u32::MAX) - 4 * 1056 * 256 + 1, 1056), None);
         assert_eq!(Program::stage_defines(&g), vec!["FUSION_N=33554432u", "FUSION_GROUPS=1056u", "FUSION_ITEMS=125u"]);
-        assert_eq!(g.addition_depth(), 125 + 16 + 5);
+        assert_eq!(g.addition_depth(), 125 + 2 + 16 + 5);
     }
 }

@@ -90,7 +90,11 @@ impl Handle {
 
     /// Runs `call` in device pointer mode (its result pointer is device memory, so nothing waits for the host and
     /// the call can be captured into a graph), then puts the handle back in host mode for [`Handle::sgemm_row_major`].
-    fn with_device_pointers(&self, api: &'static str, call: impl FnOnce() -> cublas::cublasStatus_t) -> Result<(), Error> {
+    fn with_device_pointers(
+        &self,
+        api: &'static str,
+        call: impl FnOnce() -> cublas::cublasStatus_t,
+    ) -> Result<(), Error> {
         let device = cublas::cublasPointerMode_t::CUBLAS_POINTER_MODE_DEVICE;
         // SAFETY: the handle is valid; the mode is a plain enum value.
         check("cublasSetPointerMode", unsafe { cublas::cublasSetPointerMode_v2(self.0, device) })?;
