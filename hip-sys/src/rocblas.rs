@@ -158,6 +158,31 @@ pub type rocblas_sdot_fn = unsafe extern "C" fn(
     result: *mut f32,
 ) -> rocblas_status;
 
+/// `rocblas_sasum`: `result = Σ|x|` in FP32; `result` is a host or device pointer as the pointer mode says.
+pub type rocblas_sasum_fn = unsafe extern "C" fn(
+    handle: rocblas_handle,
+    n: rocblas_int,
+    x: *const f32,
+    incx: rocblas_int,
+    result: *mut f32,
+) -> rocblas_status;
+
+/// `rocblas_pointer_mode`: whether scalars and results are host (0) or device (1) pointers (a C enum, 32 bits).
+#[repr(transparent)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct rocblas_pointer_mode(pub c_uint);
+
+impl rocblas_pointer_mode {
+    /// Scalars and results live in host memory (the default).
+    pub const rocblas_pointer_mode_host: rocblas_pointer_mode = rocblas_pointer_mode(0);
+    /// Scalars and results live in device memory.
+    pub const rocblas_pointer_mode_device: rocblas_pointer_mode = rocblas_pointer_mode(1);
+}
+
+/// `rocblas_set_pointer_mode(rocblas_handle handle, rocblas_pointer_mode mode)`.
+pub type rocblas_set_pointer_mode_fn =
+    unsafe extern "C" fn(handle: rocblas_handle, mode: rocblas_pointer_mode) -> rocblas_status;
+
 /// A loaded rocBLAS. The function pointers are valid while this value lives (it owns the library).
 pub struct RocBlas {
     /// Where it was loaded from, as tried.
@@ -174,6 +199,10 @@ pub struct RocBlas {
     pub rocblas_dgemm: rocblas_dgemm_fn,
     /// `rocblas_sdot`.
     pub rocblas_sdot: rocblas_sdot_fn,
+    /// `rocblas_sasum`.
+    pub rocblas_sasum: rocblas_sasum_fn,
+    /// `rocblas_set_pointer_mode`.
+    pub rocblas_set_pointer_mode: rocblas_set_pointer_mode_fn,
     /// Keeps the code behind the pointers mapped.
     _library: Library,
 }
@@ -207,6 +236,8 @@ pub fn load_rocblas(candidates: &[PathBuf]) -> Result<RocBlas, LoadError> {
                 rocblas_sgemm: symbol(&library, b"rocblas_sgemm\0")?,
                 rocblas_dgemm: symbol(&library, b"rocblas_dgemm\0")?,
                 rocblas_sdot: symbol(&library, b"rocblas_sdot\0")?,
+                rocblas_sasum: symbol(&library, b"rocblas_sasum\0")?,
+                rocblas_set_pointer_mode: symbol(&library, b"rocblas_set_pointer_mode\0")?,
                 _library: library,
             })
         }
@@ -239,6 +270,9 @@ mod tests {
         assert_eq!(rocblas_operation::rocblas_operation_transpose.0, 112);
         assert_eq!(std::mem::size_of::<rocblas_operation>(), 4);
         assert_eq!(std::mem::size_of::<rocblas_status>(), 4);
+        assert_eq!(rocblas_pointer_mode::rocblas_pointer_mode_host.0, 0);
+        assert_eq!(rocblas_pointer_mode::rocblas_pointer_mode_device.0, 1);
+        assert_eq!(std::mem::size_of::<rocblas_pointer_mode>(), 4);
     }
 
     #[test]

@@ -179,7 +179,7 @@ fn parse_archs(names: &[String]) -> Result<Vec<Arch>, Error> {
     names.iter().map(|a| Arch::parse(a).map_err(|e| Error::Options(format!("--arch: {e}")))).collect()
 }
 
-fn select_sources(names: &[String]) -> Result<Vec<&'static kernels::Source>, Error> {
+fn select_sources(names: &[String]) -> Result<Vec<&'static kernels::Source<'static>>, Error> {
     if names.is_empty() {
         return Ok(kernels::all().iter().collect());
     }
@@ -414,7 +414,7 @@ pub fn describe_device(p: &Props) -> String {
 }
 
 /// `suite kernels inspect`.
-fn inspect(cli: &Cli, arch: Option<&str>, sources: &[&'static kernels::Source]) -> Result<ExitCode, Error> {
+fn inspect(cli: &Cli, arch: Option<&str>, sources: &[&'static kernels::Source<'static>]) -> Result<ExitCode, Error> {
     let store = KernelStore::new(cli.kernels_dir.clone());
     let mut out = String::new();
     let mut notes = Vec::new();

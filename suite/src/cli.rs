@@ -314,7 +314,7 @@ mod tests {
         let cli = Cli::try_parse_from(["suite", "run"]).expect("a valid command line");
         assert!(matches!(cli.command, Command::Run(RunAll { experiment: None, full: false, .. })));
         assert!(Cli::try_parse_from(["suite", "run", "--full", "smoke"]).is_err());
-        assert!(Cli::try_parse_from(["suite", "run", "fusion"]).is_err());
-        assert!(Cli::try_parse_from(["suite", "plot", "fusion", "x.csv"]).is_err());
+        assert!(Cli::try_parse_from(["suite", "run", "nosuch"]).is_err());
+        assert!(Cli::try_parse_from(["suite", "plot", "nosuch", "x.csv"]).is_err());
     }
 }

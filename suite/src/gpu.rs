@@ -33,6 +33,17 @@ struct Loaded {
     object: kernels::CodeObject,
 }
 
+/// What it cost to get a specialised kernel ([`Gpu::specialised_kernel`]) the first time in a session.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadCost {
+    /// Where the code object came from: compiled now (a cold compile) or the on-disk cache.
+    pub origin: kernels::Origin,
+    /// Time to get the code object (compile, or read and check a cache entry), ms, host clock.
+    pub object_ms: f64,
+    /// Time to load it into the device and look up the kernel, ms, host clock.
+    pub load_ms: f64,
+}
+
 /// One device plus its kernels, loaded on first use and kept for the session.
 pub struct Gpu {
     /// The device.
@@ -87,6 +98,61 @@ impl Gpu {
             }
             Ok(kernel)
         })
+    }
+
+    /// Kernel `name` of `source` (an embedded or a generated source) compiled with the preprocessor `defines`
+    /// (`NAME=VALUE`), for values known only at run time; compiled through the kernel store's cache like every other
+    /// source ([`KernelStore::specialised`]) and loaded once per session. The cost is returned when this call
+    /// compiled or read it (`None` when the session had it loaded already). Generated sources must carry a name
+    /// unique to their text (e.g. with a hash in it): loaded modules are keyed by name and defines.
+    pub fn specialised_kernel(
+        &self,
+        source: &kernels::Source,
+        defines: &[String],
+        name: &str,
+    ) -> Result<(Kernel, Option<LoadCost>), Error> {
+        let key = format!("{}[{}]", source.name, defines.join(" "));
+        let mut modules = self.modules.lock().map_err(|_| Error::Poisoned { source_name: key.clone() })?;
+        let mut cost = None;
+        if !modules.contains_key(&key) {
+            let start = std::time::Instant::now();
+            let object = self.store.specialised(source, &self.device.props().arch, defines)?;
+            let object_ms = start.elapsed().as_secs_f64() * 1e3;
+            let start = std::time::Instant::now();
+            let mut module = self.device.load_module(&object.bytes)?;
+            if module.kernel_names.is_empty() {
+                module.kernel_names = object.info.amd_kernels.iter().map(|k| k.name.clone()).collect();
+            }
+            cost = Some(LoadCost { origin: object.origin.clone(), object_ms, load_ms: 0.0 });
+            modules.insert(key.clone(), Loaded { module, object });
+            if let Some(c) = cost.as_mut() {
+                c.load_ms = start.elapsed().as_secs_f64() * 1e3;
+            }
+        }
+        let loaded = modules.get(&key).expect("inserted just above when missing");
+        let start = std::time::Instant::now();
+        let mut kernel = self.device.kernel(&loaded.module, name)?;
+        if let Some(c) = cost.as_mut() {
+            c.load_ms += start.elapsed().as_secs_f64() * 1e3;
+        }
+        if kernel.param_sizes.is_none() {
+            if let Some(meta) = loaded.object.info.amd_kernels.iter().find(|k| k.name == name) {
+                kernel.param_sizes = Some(kernels::arg_sizes(meta));
+            }
+        }
+        Ok((kernel, cost))
+    }
+
+    /// Time to get `source` with `defines` from the kernel store again, ms, and where it came from: after
+    /// [`Gpu::specialised_kernel`] this is a cache hit, the cost a later run pays for the same specialisation.
+    pub fn specialised_lookup_ms(
+        &self,
+        source: &kernels::Source,
+        defines: &[String],
+    ) -> Result<(kernels::Origin, f64), Error> {
+        let start = std::time::Instant::now();
+        let object = self.store.specialised(source, &self.device.props().arch, defines)?;
+        Ok((object.origin, start.elapsed().as_secs_f64() * 1e3))
     }
 
     /// Runs `f` on source `source`'s loaded code object, loading it first if needed.

@@ -9,6 +9,7 @@ pub mod app;
 pub mod cli;
 pub mod device;
 pub mod experiments;
+pub mod fusion;
 pub mod gpu;
 pub mod kernels;
 pub mod measure;

@@ -323,12 +323,12 @@ fn plotting_a_csv_without_verified_rows_or_of_an_unknown_experiment_fails_clearl
         .failure()
         .stderr(predicate::str::contains("no verified rows to plot"));
     suite_without_gpu(cache.path())
-        .args(["plot", "fusion"])
+        .args(["plot", "nosuch"])
         .arg(&csv)
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("invalid value 'fusion'"))
-        .stderr(predicate::str::contains("[possible values: smoke, matmul, occupancy]"));
+        .stderr(predicate::str::contains("invalid value 'nosuch'"))
+        .stderr(predicate::str::contains("[possible values: smoke, matmul, occupancy, fusion]"));
 }
 
 /// `suite experiments` prints the registry, and every name it prints can be run (`--help` of its subcommand) and

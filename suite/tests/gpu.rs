@@ -445,3 +445,34 @@ fn the_gap_between_back_to_back_kernels_is_measured_both_ways() {
         Platform::Amd => assert_eq!(graph, None, "AMD has no graph bindings, so nothing can be captured"),
     }
 }
+
+#[test]
+#[ignore = "needs a GPU"]
+fn every_fusion_variant_verifies_at_odd_and_non_power_of_two_sizes() {
+    use suite::experiments::fusion::{FusionSweep, COMPILE_CSV, MEASURES, OPERATIONS, RATIOS_CSV, VARIANTS};
+    use suite::experiments::Experiment as _;
+    let gpu = gpu();
+    let dir = tempfile::tempdir().unwrap();
+    // One element, a ragged group, the seed's smallest size, and 2^20 + 1 (one element past a power of two).
+    let sizes = vec![1, 257, 1 << 15, (1 << 20) + 1];
+    let mut sweep = FusionSweep::new(sizes.clone(), Vec::new(), Vec::new());
+    sweep.set_results_dir(dir.path());
+    let summary = experiments::run(&gpu, &sweep, &quick_run(dir.path(), false, 0.3)).unwrap();
+    let rows = read_rows(&dir.path().join("fusion.csv")).unwrap();
+    assert_eq!(rows.len(), sizes.len() * (1 + OPERATIONS.len() * VARIANTS.len() * MEASURES.len()));
+    for row in &rows {
+        if row["operation"] == "sum" && row["variant"] == "unfused" {
+            assert_eq!(row["status"], "invalid", "{row:?}");
+            continue;
+        }
+        assert_eq!(row["status"], "ok", "{row:?}");
+        assert!(row["max_rel_err"].parse::<f64>().unwrap() <= row["tolerance"].parse::<f64>().unwrap());
+        let timing = if row["measure"] == "end_to_end" { "host" } else { row["timing"].as_str() };
+        assert_eq!(row["timing"], timing, "{row:?}");
+    }
+    assert_eq!(summary.fail + summary.error, 0);
+    // Every staged specialisation was compiled (or found in the cache) once per operation and size.
+    let compiles = read_rows(&dir.path().join(COMPILE_CSV)).unwrap();
+    assert_eq!(compiles.len(), sizes.len() * OPERATIONS.len(), "{compiles:?}");
+    assert!(dir.path().join(RATIOS_CSV).is_file());
+}

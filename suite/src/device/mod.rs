@@ -667,6 +667,43 @@ pub trait Device: Send + Sync {
     /// Row-major FP32 `C = A·B` with `A` m×k, `B` k×n, `C` m×n, through the vendor BLAS, stream-ordered.
     /// On NVIDIA the math mode is pinned to plain FP32 (no TF32).
     fn sgemm(&self, m: usize, n: usize, k: usize, a: &dyn RawAlloc, b: &dyn RawAlloc, c: &dyn RawAlloc) -> Result<()>;
+
+    /// FP32 `result[0] = Σ x[i]·y[i]` over `n` elements through the vendor BLAS (`cublasSdot` / `rocblas_sdot`),
+    /// stream-ordered, with the result left in device memory (device pointer mode), so it can be batched and
+    /// captured like a kernel. Buffer sizes are checked against `n`.
+    fn sdot(&self, n: usize, x: &dyn RawAlloc, y: &dyn RawAlloc, result: &dyn RawAlloc) -> Result<()>;
+
+    /// FP32 `result[0] = Σ |x[i]|` over `n` elements through the vendor BLAS (`cublasSasum` / `rocblas_sasum`),
+    /// stream-ordered, the result left in device memory as for [`Device::sdot`].
+    fn sasum(&self, n: usize, x: &dyn RawAlloc, result: &dyn RawAlloc) -> Result<()>;
+}
+
+/// Checks that a vendor BLAS reduction over `n` FP32 elements fits its buffers (`inputs` of n floats, one float
+/// for the result) and the library's 32-bit element count; returns `n` as that count.
+pub fn check_blas_reduction(
+    what: &'static str,
+    n: usize,
+    inputs: &[&dyn RawAlloc],
+    result: &dyn RawAlloc,
+) -> Result<i32> {
+    let count = i32::try_from(n)
+        .map_err(|_| Error::SizeMismatch { what, detail: format!("n = {n} exceeds the BLAS's 32-bit count") })?;
+    let need = n.checked_mul(4).ok_or(Error::SizeMismatch { what, detail: format!("{n} floats overflow") })?;
+    for x in inputs {
+        if x.bytes() < need {
+            return Err(Error::SizeMismatch {
+                what,
+                detail: format!("an input holds {} bytes, needs {need}", x.bytes()),
+            });
+        }
+    }
+    if result.bytes() < 4 {
+        return Err(Error::SizeMismatch {
+            what,
+            detail: format!("the result holds {} bytes, needs 4", result.bytes()),
+        });
+    }
+    Ok(count)
 }
 
 impl dyn Device {

@@ -6,6 +6,7 @@
 //! resumed CSV already holds, verify before timing, warm up, time repetitions with device events, and append each
 //! row as it finishes.
 
+pub mod fusion;
 pub mod matmul;
 pub mod occupancy;
 pub mod registry;
@@ -799,6 +800,12 @@ mod tests {
             _: &dyn RawAlloc,
             _: &dyn RawAlloc,
         ) -> device::Result<()> {
+            unreachable!("not used by the timer")
+        }
+        fn sdot(&self, _: usize, _: &dyn RawAlloc, _: &dyn RawAlloc, _: &dyn RawAlloc) -> device::Result<()> {
+            unreachable!("not used by the timer")
+        }
+        fn sasum(&self, _: usize, _: &dyn RawAlloc, _: &dyn RawAlloc) -> device::Result<()> {
             unreachable!("not used by the timer")
         }
     }

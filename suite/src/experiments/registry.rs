@@ -4,6 +4,7 @@
 
 use clap::{ArgMatches, Args, FromArgMatches};
 
+use super::fusion::FusionSweep;
 use super::matmul::{self, MatmulSweep, Shape};
 use super::occupancy::{OccupancySweep, SWEEPS as OCCUPANCY_SWEEPS};
 use super::smoke::SmokeSweep;
@@ -75,6 +76,16 @@ pub const EXPERIMENTS: &[Entry] = &[
         default: || Box::new(OccupancySweep::default()),
         quick: quick_occupancy,
         h100_seconds: Estimate { quick_s: 11.0, full_s: 110.0 },
+    },
+    Entry {
+        name: "fusion",
+        help: "Kernel fusion: sum, dot and asum as composed patterns (unfused, fused, fused + run-time staged) vs a \
+               hand-written reduction and the vendor BLAS; device and end-to-end time, GB/s per size.",
+        flags: FusionArgs::augment_args,
+        sweep: fusion_sweep,
+        default: || Box::new(FusionSweep::default()),
+        quick: || Box::new(FusionSweep::new(vec![1 << 15, 1 << 20, 1 << 25], Vec::new(), Vec::new())),
+        h100_seconds: Estimate { quick_s: 12.0, full_s: 50.0 },
     },
 ];
 
@@ -226,6 +237,29 @@ fn occupancy_sweep(matches: &ArgMatches) -> Result<Box<dyn Experiment>, Error> {
     Ok(Box::new(exp))
 }
 
+/// `suite run fusion` options.
+#[derive(Debug, Args)]
+pub struct FusionArgs {
+    /// Elements per vector, comma-separated (integers, or 2^N; default: 2^15 to 2^25, every power of two).
+    #[arg(long, value_delimiter = ',')]
+    pub sizes: Vec<String>,
+    /// Operations, comma-separated (default: all): sum, dot, asum.
+    #[arg(long, value_delimiter = ',')]
+    pub operations: Vec<String>,
+    /// Variants, comma-separated (default: all): hand, unfused, fused, fused_staged, vendor.
+    #[arg(long, value_delimiter = ',')]
+    pub variants: Vec<String>,
+}
+
+fn fusion_sweep(matches: &ArgMatches) -> Result<Box<dyn Experiment>, Error> {
+    let args: FusionArgs = parsed(matches)?;
+    let defaults = FusionSweep::default();
+    let sizes = options::parse_sizes("--sizes", &args.sizes, &defaults.sizes)?;
+    let sweep = FusionSweep::new(sizes, args.operations, args.variants);
+    sweep.check()?;
+    Ok(Box::new(sweep))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -262,8 +296,8 @@ mod tests {
 
     #[test]
     fn an_unknown_name_lists_the_known_ones() {
-        let err = find("fusion").unwrap_err().to_string();
-        assert!(err.contains("unknown experiment `fusion`"), "{err}");
-        assert!(err.contains("smoke, matmul, occupancy"), "{err}");
+        let err = find("nosuch").unwrap_err().to_string();
+        assert!(err.contains("unknown experiment `nosuch`"), "{err}");
+        assert!(err.contains("smoke, matmul, occupancy, fusion"), "{err}");
     }
 }

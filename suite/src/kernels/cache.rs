@@ -164,8 +164,17 @@ impl KernelStore {
     pub fn code_object(&self, source: &Source, arch: &Arch) -> Result<CodeObject> {
         match &self.kernels_dir {
             Some(dir) => prebuilt(dir, source, arch),
-            None => self.cached_or_compiled(source, arch),
+            None => self.cached_or_compiled(source, arch, &[]),
         }
+    }
+
+    /// The code object of a source specialised at run time: `source` (embedded or generated) compiled with the
+    /// preprocessor `defines` (`NAME=VALUE`, passed as `-DNAME=VALUE` after the usual [`flags`]), through the same
+    /// cache, whose key covers the source text and every flag, so each specialisation is compiled once per
+    /// compiler and architecture. `--kernels-dir` is not read: a specialisation exists only once its values are
+    /// known, so it needs the node's compiler (or an earlier run's cache entry).
+    pub fn specialised(&self, source: &Source, arch: &Arch, defines: &[String]) -> Result<CodeObject> {
+        self.cached_or_compiled(source, arch, defines)
     }
 
     /// Compiles (or takes from the cache) every source for every architecture and writes them into `out_dir` under
@@ -181,7 +190,7 @@ impl KernelStore {
         let mut written = Vec::new();
         for arch in archs {
             for source in sources {
-                let object = self.cached_or_compiled(source, arch)?;
+                let object = self.cached_or_compiled(source, arch, &[])?;
                 let path = out_dir.join(prebuilt_file_name(source.name, arch));
                 write_atomically(&path, &object.bytes, ": choose another --out")?;
                 written.push(path);
@@ -195,9 +204,10 @@ impl KernelStore {
         self.cache_dir.join(format!("{}.{arch}.{key}.{}", source.name, extension(arch)))
     }
 
-    fn cached_or_compiled(&self, source: &Source, arch: &Arch) -> Result<CodeObject> {
+    fn cached_or_compiled(&self, source: &Source, arch: &Arch, defines: &[String]) -> Result<CodeObject> {
         let compiler = self.compiler(arch.platform())?;
-        let flags = flags(&compiler, arch);
+        let mut flags = flags(&compiler, arch);
+        flags.extend(defines.iter().map(|d| format!("-D{d}")));
         let path = self.cache_file(source, arch, &compiler, &flags);
         if let Ok(bytes) = std::fs::read(&path) {
             // An entry that does not check out (a damaged disk, a hand-edited file) is compiled again and

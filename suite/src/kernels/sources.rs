@@ -8,15 +8,16 @@ use std::path::Path;
 
 use super::{Error, Result};
 
-/// One kernel source file, `kernels/<name>.hip`.
+/// One kernel source: a file `kernels/<name>.hip` embedded in the binary (`Source<'static>`), or a source generated
+/// at run time (e.g. by [`crate::fusion`]) and borrowed from its owner for as long as it is compiled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Source {
+pub struct Source<'a> {
     /// The file stem, e.g. `smoke`: used in cache and prebuilt file names and on the command line.
-    pub name: &'static str,
+    pub name: &'a str,
     /// The file name, e.g. `smoke.hip`.
-    pub file_name: &'static str,
+    pub file_name: &'a str,
     /// The HIP C++ text.
-    pub text: &'static str,
+    pub text: &'a str,
 }
 
 /// One header from `kernels/include/`, e.g. the portability header `gpu.h`.
@@ -31,7 +32,7 @@ pub struct Header {
 include!(concat!(env!("OUT_DIR"), "/kernel_sources.rs"));
 
 /// Every embedded kernel source, sorted by name.
-pub fn all() -> &'static [Source] {
+pub fn all() -> &'static [Source<'static>] {
     SOURCES
 }
 
@@ -41,7 +42,7 @@ pub fn headers() -> &'static [Header] {
 }
 
 /// The embedded source named `name` (the file stem, e.g. `smoke`).
-pub fn source(name: &str) -> Result<&'static Source> {
+pub fn source(name: &str) -> Result<&'static Source<'static>> {
     SOURCES.iter().find(|s| s.name == name).ok_or_else(|| Error::UnknownSource {
         name: name.to_string(),
         available: SOURCES.iter().map(|s| s.name).collect::<Vec<_>>().join(", "),

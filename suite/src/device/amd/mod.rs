@@ -313,6 +313,18 @@ impl HipDevice {
         self.hip.set_device(self.hip_ordinal)
     }
 
+    /// The device's rocBLAS handle, created on first use, with the device current; the guard holds `Some`.
+    fn blas_handle(&self) -> Result<std::sync::MutexGuard<'_, Option<rocblas::Handle>>> {
+        let lib = rocblas::library()?;
+        let mut blas = self.blas.lock().unwrap_or_else(PoisonError::into_inner);
+        self.current()?;
+        if blas.is_none() {
+            // SAFETY: the stream outlives the handle (the device drops `blas` before `stream`).
+            *blas = Some(unsafe { rocblas::Handle::new(lib, self.stream.raw)? });
+        }
+        Ok(blas)
+    }
+
     fn own_alloc<'a>(&self, a: &'a dyn RawAlloc) -> Result<&'a HipAlloc> {
         match a.as_any().downcast_ref::<HipAlloc>() {
             Some(h) if h.ordinal == self.ordinal => Ok(h),
@@ -583,6 +595,25 @@ impl Device for HipDevice {
         // SAFETY: all three are our live allocations with their sizes checked above; rocBLAS enqueues on our
         // stream, and freeing a buffer synchronises the device first.
         unsafe { handle.sgemm_row_major(shape, a.ptr(), b.ptr(), c.ptr()) }
+    }
+
+    fn sdot(&self, n: usize, x: &dyn RawAlloc, y: &dyn RawAlloc, result: &dyn RawAlloc) -> Result<()> {
+        let count = crate::device::check_blas_reduction("sdot", n, &[x, y], result)?;
+        let (x, y, r) = (self.own_alloc(x)?, self.own_alloc(y)?, self.own_alloc(result)?);
+        let handle = self.blas_handle()?;
+        let handle = handle.as_ref().expect("blas_handle() creates the handle");
+        // SAFETY: all three are our live allocations, sizes checked above; rocBLAS enqueues on our stream, and
+        // freeing a buffer synchronises the device first.
+        unsafe { handle.sdot(count, x.ptr(), y.ptr(), r.ptr()) }
+    }
+
+    fn sasum(&self, n: usize, x: &dyn RawAlloc, result: &dyn RawAlloc) -> Result<()> {
+        let count = crate::device::check_blas_reduction("sasum", n, &[x], result)?;
+        let (x, r) = (self.own_alloc(x)?, self.own_alloc(result)?);
+        let handle = self.blas_handle()?;
+        let handle = handle.as_ref().expect("blas_handle() creates the handle");
+        // SAFETY: as in `sdot`.
+        unsafe { handle.sasum(count, x.ptr(), r.ptr()) }
     }
 }
 

@@ -5,7 +5,7 @@ use std::ffi::c_void;
 
 use hip_sys::hip_runtime::hipStream_t;
 use hip_sys::loader::LoadError;
-use hip_sys::rocblas::{rocblas_handle, rocblas_int, rocblas_operation, rocblas_status, RocBlas};
+use hip_sys::rocblas::{rocblas_handle, rocblas_int, rocblas_operation, rocblas_pointer_mode, rocblas_status, RocBlas};
 
 use crate::device::{Error, Result};
 
@@ -119,6 +119,43 @@ impl Handle {
             )
         };
         check("rocblas_sgemm", status)
+    }
+
+    /// Runs `call` in device pointer mode (the result pointer is device memory: nothing waits for the host), then
+    /// puts the handle back in host mode, which [`Handle::sgemm_row_major`] expects.
+    fn with_device_pointers(&self, api: &'static str, call: impl FnOnce() -> rocblas_status) -> Result<()> {
+        let mode = rocblas_pointer_mode::rocblas_pointer_mode_device;
+        // SAFETY: the handle is live; the mode is a plain enum value.
+        check("rocblas_set_pointer_mode", unsafe { (self.lib.rocblas_set_pointer_mode)(self.raw, mode) })?;
+        let status = call();
+        let host = rocblas_pointer_mode::rocblas_pointer_mode_host;
+        // SAFETY: as above.
+        let reset = check("rocblas_set_pointer_mode", unsafe { (self.lib.rocblas_set_pointer_mode)(self.raw, host) });
+        check(api, status)?;
+        reset
+    }
+
+    /// `result[0] = x·y` over `n` floats on the handle's stream, result in device memory.
+    ///
+    /// # Safety
+    /// `x` and `y` are device allocations of at least `n` floats and `result` of one float, allocated until the
+    /// stream has run the call.
+    pub unsafe fn sdot(&self, n: rocblas_int, x: *const c_void, y: *const c_void, result: *mut c_void) -> Result<()> {
+        self.with_device_pointers("rocblas_sdot", || {
+            // SAFETY: the caller's promise; the handle is in device pointer mode for the result.
+            unsafe { (self.lib.rocblas_sdot)(self.raw, n, x.cast(), 1, y.cast(), 1, result.cast()) }
+        })
+    }
+
+    /// `result[0] = Σ|x|` over `n` floats on the handle's stream, result in device memory.
+    ///
+    /// # Safety
+    /// As for [`Handle::sdot`], without `y`.
+    pub unsafe fn sasum(&self, n: rocblas_int, x: *const c_void, result: *mut c_void) -> Result<()> {
+        self.with_device_pointers("rocblas_sasum", || {
+            // SAFETY: the caller's promise; the handle is in device pointer mode for the result.
+            unsafe { (self.lib.rocblas_sasum)(self.raw, n, x.cast(), 1, result.cast()) }
+        })
     }
 }
 

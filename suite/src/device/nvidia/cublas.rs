@@ -87,6 +87,41 @@ impl Handle {
             )
         })
     }
+
+    /// Runs `call` in device pointer mode (its result pointer is device memory, so nothing waits for the host and
+    /// the call can be captured into a graph), then puts the handle back in host mode for [`Handle::sgemm_row_major`].
+    fn with_device_pointers(
+        &self,
+        api: &'static str,
+        call: impl FnOnce() -> cublas::cublasStatus_t,
+    ) -> Result<(), Error> {
+        let device = cublas::cublasPointerMode_t::CUBLAS_POINTER_MODE_DEVICE;
+        // SAFETY: the handle is valid; the mode is a plain enum value.
+        check("cublasSetPointerMode", unsafe { cublas::cublasSetPointerMode_v2(self.0, device) })?;
+        let status = call();
+        let host = cublas::cublasPointerMode_t::CUBLAS_POINTER_MODE_HOST;
+        // SAFETY: as above.
+        let reset = check("cublasSetPointerMode", unsafe { cublas::cublasSetPointerMode_v2(self.0, host) });
+        check(api, status)?;
+        reset
+    }
+
+    /// `result[0] = x·y` over `n` floats, result in device memory.
+    pub(super) fn sdot(&self, n: i32, x: u64, y: u64, result: u64) -> Result<(), Error> {
+        self.with_device_pointers("cublasSdot", || {
+            // SAFETY: the caller checked that x and y hold n floats and result one float, all device memory of
+            // the current context; the handle is in device pointer mode for the result.
+            unsafe { cublas::cublasSdot_v2(self.0, n, x as *const f32, 1, y as *const f32, 1, result as *mut f32) }
+        })
+    }
+
+    /// `result[0] = Σ|x|` over `n` floats, result in device memory.
+    pub(super) fn sasum(&self, n: i32, x: u64, result: u64) -> Result<(), Error> {
+        self.with_device_pointers("cublasSasum", || {
+            // SAFETY: as for `sdot`.
+            unsafe { cublas::cublasSasum_v2(self.0, n, x as *const f32, 1, result as *mut f32) }
+        })
+    }
 }
 
 impl Drop for Handle {

@@ -319,6 +319,17 @@ struct CudaDevice {
 }
 
 impl CudaDevice {
+    /// Runs `f` with the device's cuBLAS handle, created on first use, with the context current.
+    fn with_blas(&self, f: impl FnOnce(&cublas::Handle) -> Result<()>) -> Result<()> {
+        self.context.make_current()?;
+        let mut handle =
+            self.blas.lock().map_err(|_| Error::ForeignObject { what: "cuBLAS handle (poisoned lock)" })?;
+        if handle.is_none() {
+            *handle = Some(cublas::Handle::new(self.stream.handle)?);
+        }
+        f(handle.as_ref().expect("the handle was created just above"))
+    }
+
     fn alloc_of<'a>(&self, raw: &'a dyn RawAlloc) -> Result<&'a CudaAlloc> {
         raw.as_any().downcast_ref::<CudaAlloc>().ok_or(Error::ForeignObject { what: "buffer" })
     }
@@ -729,5 +740,17 @@ impl Device for CudaDevice {
         }
         let h = handle.as_ref().expect("the handle was created just above");
         h.sgemm_row_major(m, n, k, a.ptr(), b.ptr(), c.ptr())
+    }
+
+    fn sdot(&self, n: usize, x: &dyn RawAlloc, y: &dyn RawAlloc, result: &dyn RawAlloc) -> Result<()> {
+        let count = crate::device::check_blas_reduction("sdot", n, &[x, y], result)?;
+        let (x, y, r) = (self.alloc_of(x)?.ptr(), self.alloc_of(y)?.ptr(), self.alloc_of(result)?.ptr());
+        self.with_blas(|h| h.sdot(count, x, y, r))
+    }
+
+    fn sasum(&self, n: usize, x: &dyn RawAlloc, result: &dyn RawAlloc) -> Result<()> {
+        let count = crate::device::check_blas_reduction("sasum", n, &[x], result)?;
+        let (x, r) = (self.alloc_of(x)?.ptr(), self.alloc_of(result)?.ptr());
+        self.with_blas(|h| h.sasum(count, x, r))
     }
 }
