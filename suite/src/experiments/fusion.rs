@@ -455,6 +455,10 @@ impl Experiment for FusionSweep {
     fn headlines(&self, rows: &[BTreeMap<String, String>]) -> Vec<String> {
         headlines(rows)
     }
+
+    fn comparison(&self) -> Box<dyn crate::report::compare::Comparison> {
+        Box::new(crate::report::compare::FusionComparison)
+    }
 }
 
 /// The lines of [`Experiment::headlines`]: per operation at each size, the device-time ratios the seed asks about
