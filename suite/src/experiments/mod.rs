@@ -8,6 +8,7 @@
 
 pub mod matmul;
 pub mod occupancy;
+pub mod pt;
 pub mod registry;
 pub mod smoke;
 
