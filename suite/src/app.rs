@@ -77,6 +77,9 @@ pub fn run(cli: &Cli) -> Result<ExitCode, Error> {
         Command::Bench(BenchCommand::Launch { count, trials, baseline, cubin }) => {
             bench_launch(cli, *count, *trials, baseline.as_deref(), cubin.as_deref())
         }
+        Command::Bench(BenchCommand::Roundtrip { count, trials, baseline, cubin }) => {
+            bench_roundtrip(cli, *count, *trials, baseline.as_deref(), cubin.as_deref())
+        }
         Command::Occupancy(OccupancyCommand::Calc(args)) => occupancy_calc(args),
         Command::Merge { dir, partial } => {
             use crate::report::{merge, run_json};
@@ -664,8 +667,98 @@ fn bench_launch(
     Ok(ExitCode::SUCCESS)
 }
 
+/// `suite bench roundtrip`: host time per bare round trip of the persistent-threads experiment (`pt_empty`, a
+/// blocking 4-byte readback, `pt_empty`, synchronize), `count` per trial, median of trials; with a baseline (the
+/// compiled `scripts/bench/pt_roundtrip.cpp`), one baseline trial runs as a child between the suite's own trials
+/// on the same cubin, and both medians and their ratio are printed (goal <= 1.05).
+fn bench_roundtrip(
+    cli: &Cli,
+    count: u32,
+    trials: u32,
+    baseline: Option<&Path>,
+    cubin: Option<&Path>,
+) -> Result<ExitCode, Error> {
+    if count == 0 || trials == 0 {
+        return Err(Error::Options("--count and --trials must be at least 1".into()));
+    }
+    let gpu = open_gpu(cli)?;
+    let dev = gpu.device.as_ref();
+    if baseline.is_some() && dev.props().platform != Platform::Nvidia {
+        return Err(Error::Options(
+            "--baseline drives the CUDA driver API: use it on an NVIDIA device (--platform nvidia)".into(),
+        ));
+    }
+    let kernel = match cubin {
+        Some(path) => {
+            let image = std::fs::read(path)
+                .map_err(|e| Error::Bench(format!("cannot read the cubin {}: {e}", path.display())))?;
+            dev.kernel(&dev.load_module(&image)?, "pt_empty")?
+        }
+        None => gpu.kernel("pt", "pt_empty")?,
+    };
+    let word = dev.upload(&[0u32])?;
+    let config = LaunchConfig::linear(1, 1);
+    let mut host = [0u8; 4];
+    let mut round_trip = || -> Result<(), Error> {
+        dev.launch(&kernel, &config, &[])?;
+        dev.copy_to_host(word.raw(), &mut host)?;
+        dev.launch(&kernel, &config, &[])?;
+        dev.synchronize()?;
+        Ok(())
+    };
+    for _ in 0..100 {
+        round_trip()?;
+    }
+    let (mut suite_us, mut baseline_us) = (Vec::with_capacity(trials as usize), Vec::new());
+    for _ in 0..trials {
+        let start = Instant::now();
+        for _ in 0..count {
+            round_trip()?;
+        }
+        suite_us.push(start.elapsed().as_secs_f64() * 1e6 / f64::from(count));
+        if let (Some(program), Some(cubin)) = (baseline, cubin) {
+            baseline_us.push(run_baseline(program, cubin, count, dev.props().ordinal, "us_per_round_trip_median=")?);
+        }
+    }
+    let median = |us: &[f64]| Stats::from_ms(us).ok_or_else(|| Error::Bench(format!("unusable timings {us:?}")));
+    let stats = median(&suite_us)?;
+    let mut out = String::new();
+    outln!(
+        out,
+        "round_trips={count} trials={trials} us_per_round_trip_median={:.4} min={:.4} max={:.4} device=\"{}\"",
+        stats.median_ms,
+        stats.min_ms,
+        stats.max_ms,
+        dev.props().name
+    );
+    if let Some(program) = baseline {
+        let base = median(&baseline_us)?;
+        outln!(
+            out,
+            "baseline {}: us_per_round_trip_median={:.4} min={:.4} max={:.4}",
+            program.display(),
+            base.median_ms,
+            base.min_ms,
+            base.max_ms
+        );
+        outln!(
+            out,
+            "ratio suite/baseline = {:.3} (medians, trials interleaved; goal <= 1.05)",
+            stats.median_ms / base.median_ms
+        );
+    }
+    emit(&out);
+    Ok(ExitCode::SUCCESS)
+}
+
 /// Runs one trial of the C++ baseline (`PROGRAM CUBIN COUNT 1 ORDINAL`) and returns its µs per launch.
 fn run_launch_baseline(program: &Path, cubin: &Path, count: u32, ordinal: u32) -> Result<f64, Error> {
+    run_baseline(program, cubin, count, ordinal, "us_per_launch_median=")
+}
+
+/// Runs one trial of a C++ baseline (`PROGRAM CUBIN COUNT 1 ORDINAL`) and returns the value it prints after
+/// `field` (µs per operation).
+fn run_baseline(program: &Path, cubin: &Path, count: u32, ordinal: u32, field: &str) -> Result<f64, Error> {
     let output = std::process::Command::new(program)
         .arg(cubin)
         .arg(count.to_string())
@@ -683,14 +776,19 @@ fn run_launch_baseline(program: &Path, cubin: &Path, count: u32, ordinal: u32) -
             String::from_utf8_lossy(&output.stderr).trim()
         )));
     }
-    baseline_us_per_launch(&stdout).ok_or_else(|| {
-        Error::Bench(format!("{} printed no us_per_launch_median: {}", program.display(), stdout.trim()))
-    })
+    baseline_value(&stdout, field)
+        .ok_or_else(|| Error::Bench(format!("{} printed no {field}: {}", program.display(), stdout.trim())))
 }
 
 /// The `us_per_launch_median=` value of the baseline's output line.
+#[cfg(test)]
 fn baseline_us_per_launch(stdout: &str) -> Option<f64> {
-    let value = stdout.split_whitespace().find_map(|w| w.strip_prefix("us_per_launch_median="))?;
+    baseline_value(stdout, "us_per_launch_median=")
+}
+
+/// The value after `field` (e.g. `us_per_round_trip_median=`) in a baseline's output line.
+fn baseline_value(stdout: &str, field: &str) -> Option<f64> {
+    let value = stdout.split_whitespace().find_map(|w| w.strip_prefix(field))?;
     value.parse::<f64>().ok().filter(|v| v.is_finite() && *v > 0.0)
 }
 
@@ -739,5 +837,8 @@ mod tests {
         assert_eq!(baseline_us_per_launch("launches=1 min=2.0"), None);
         assert_eq!(baseline_us_per_launch("us_per_launch_median=nan"), None);
         assert_eq!(baseline_us_per_launch("us_per_launch_median=0"), None);
+        let rt = "round_trips=2000 trials=1 us_per_round_trip_median=21.5 min=21.5 max=21.5 (C++ driver API)";
+        assert_eq!(baseline_value(rt, "us_per_round_trip_median="), Some(21.5));
+        assert_eq!(baseline_value(rt, "us_per_launch_median="), None);
     }
 }

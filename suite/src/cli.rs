@@ -276,6 +276,23 @@ pub enum BenchCommand {
         #[arg(long)]
         cubin: Option<PathBuf>,
     },
+    /// The persistent-threads experiment's bare round trip (empty kernel, blocking 4-byte readback, empty kernel,
+    /// synchronize): host time per round trip, median of trials.
+    Roundtrip {
+        /// Round trips per trial.
+        #[arg(long, default_value_t = 2000)]
+        count: u32,
+        /// Trials (the median is reported).
+        #[arg(long, default_value_t = 7)]
+        trials: u32,
+        /// The compiled scripts/bench/pt_roundtrip.cpp: run as a child process between the suite's own trials,
+        /// driving the same cubin, and reported beside them as a ratio (needs --cubin).
+        #[arg(long, requires = "cubin")]
+        baseline: Option<PathBuf>,
+        /// The cubin holding `pt_empty` (from `suite kernels build --sources pt`) that both programs load.
+        #[arg(long)]
+        cubin: Option<PathBuf>,
+    },
 }
 
 #[cfg(test)]

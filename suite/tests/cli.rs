@@ -328,7 +328,7 @@ fn plotting_a_csv_without_verified_rows_or_of_an_unknown_experiment_fails_clearl
         .assert()
         .code(2)
         .stderr(predicate::str::contains("invalid value 'nosuch'"))
-        .stderr(predicate::str::contains("[possible values: smoke, matmul, occupancy, fusion]"));
+        .stderr(predicate::str::contains("[possible values: smoke, matmul, occupancy, fusion, pt]"));
 }
 
 /// `suite experiments` prints the registry, and every name it prints can be run (`--help` of its subcommand) and

@@ -476,3 +476,91 @@ fn every_fusion_variant_verifies_at_odd_and_non_power_of_two_sizes() {
     assert_eq!(compiles.len(), sizes.len() * OPERATIONS.len(), "{compiles:?}");
     assert!(dir.path().join(RATIOS_CSV).is_file());
 }
+
+/// A small PT sweep over every use case at odd sizes: every point verifies (no fail or error rows).
+#[test]
+#[ignore = "needs a GPU"]
+fn pt_every_use_case_verifies_at_odd_sizes() {
+    use suite::experiments::pt::PtSweep;
+    let gpu = gpu();
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = PtSweep {
+        items: vec![1, 1000, 70_001],
+        fmas: vec![1, 64],
+        levels: vec![1, 5],
+        inputs: vec![1, 77],
+        sizes: vec![3, 1001, 300_007],
+        jacobi_sizes: vec![3, 1001, 300_007],
+        steps: vec![1, 7],
+        queue_items: vec![5_003],
+        queue_fmas: vec![4],
+        chunks: vec![3],
+        ..PtSweep::default()
+    };
+    let summary = experiments::run(&gpu, &sweep, &quick_run(dir.path(), false, 0.2)).unwrap();
+    let rows = read_rows(&dir.path().join("pt.csv")).unwrap();
+    let bad: Vec<String> = rows
+        .iter()
+        .filter(|r| r["status"] != "ok")
+        .map(|r| format!("{} {}: {}", r["status"], r["key"], r["message"]))
+        .collect();
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    assert_eq!((summary.fail, summary.error, summary.invalid), (0, 0, 0));
+    assert!(summary.ok > 100, "{summary:?}");
+    assert!(rows.iter().all(|r| r["wave_size"] == gpu.device.props().wave_size.0.to_string()));
+    assert!(dir.path().join("pt-speedup.csv").exists() && dir.path().join("pt-sync-ci.png").exists());
+}
+
+/// The maximal launch from the runtime's occupancy query equals the suite's calculator on NVIDIA, for every PT
+/// kernel.
+#[test]
+#[ignore = "needs a GPU"]
+fn pt_maximal_launch_agrees_with_the_calculator() {
+    use suite::experiments::pt::{maximal_launch, SOURCE};
+    let gpu = gpu();
+    let props = gpu.device.props();
+    let mut names: Vec<String> =
+        ["pt_reduce_pt", "pt_chain_pt", "pt_jacobi_coop", "pt_jacobi_soft"].map(String::from).to_vec();
+    for f in [1, 4, 16, 64, 256] {
+        names.extend([format!("pt_sync_pt_ci_f{f}"), format!("pt_sync_pt_cmi_f{f}"), format!("pt_forest_pt_f{f}")]);
+    }
+    for name in names {
+        let kernel = gpu.kernel(SOURCE, &name).unwrap();
+        let (runtime, calc) = maximal_launch(&gpu, &kernel).unwrap();
+        assert!(runtime >= props.cu_count, "{name}: {runtime}");
+        eprintln!("{name}: maximal launch {runtime} (calculator {calc:?}), {:?}", kernel.attrs);
+        if props.platform == Platform::Nvidia {
+            assert_eq!(Some(runtime), calc, "{name}");
+        }
+    }
+}
+
+/// A software grid barrier that one group never reaches times out on the device and becomes an error, not a hang;
+/// a grid larger than the co-resident one is refused before any launch, for both barriers.
+#[test]
+#[ignore = "needs a GPU"]
+fn pt_barrier_timeouts_are_errors_and_oversized_grids_are_refused() {
+    use suite::experiments::pt::{maximal_launch, JacobiCase, Variant, SOURCE};
+    use suite::experiments::Clock;
+    let gpu = gpu();
+    let started = std::time::Instant::now();
+    let mut case = JacobiCase::new(&gpu, Variant::PtSoft, 10_000, 5, None, 1 << 16, 0, Clock::Host).unwrap();
+    case.launch().unwrap();
+    gpu.device.synchronize().unwrap();
+    let err = case.verify().map(|v| v.summary()).unwrap_err().to_string();
+    assert!(err.contains("timed out"), "{err}");
+    assert!(started.elapsed().as_secs() < 60, "the timeout took {:?}", started.elapsed());
+    // The device is still usable: the same case without the missing group verifies.
+    let mut good = JacobiCase::new(&gpu, Variant::PtSoft, 10_000, 5, None, 1 << 22, u32::MAX, Clock::Host).unwrap();
+    good.launch().unwrap();
+    gpu.device.synchronize().unwrap();
+    assert!(good.verify().unwrap().passed());
+    for (variant, name) in [(Variant::PtSoft, "pt_jacobi_soft"), (Variant::PtCoop, "pt_jacobi_coop")] {
+        let (max, _) = maximal_launch(&gpu, &gpu.kernel(SOURCE, name).unwrap()).unwrap();
+        let err = JacobiCase::new(&gpu, variant, 10_000, 5, Some(max + 1), 1 << 16, u32::MAX, Clock::Host)
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("resident at once"), "{err}");
+    }
+}

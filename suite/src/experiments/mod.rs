@@ -9,6 +9,7 @@
 pub mod fusion;
 pub mod matmul;
 pub mod occupancy;
+pub mod pt;
 pub mod registry;
 pub mod smoke;
 

@@ -7,6 +7,7 @@ use clap::{ArgMatches, Args, FromArgMatches};
 use super::fusion::FusionSweep;
 use super::matmul::{self, MatmulSweep, Shape};
 use super::occupancy::{OccupancySweep, SWEEPS as OCCUPANCY_SWEEPS};
+use super::pt::{PtSweep, USE_CASES as PT_USE_CASES};
 use super::smoke::SmokeSweep;
 use super::{Error, Experiment};
 use crate::options;
@@ -87,6 +88,16 @@ pub const EXPERIMENTS: &[Entry] = &[
         quick: || Box::new(FusionSweep::new(vec![1 << 15, 1 << 20, 1 << 25], Vec::new(), Vec::new())),
         h100_seconds: Estimate { quick_s: 12.0, full_s: 50.0 },
     },
+    Entry {
+        name: "pt",
+        help: "Persistent threads vs ordinary launches: the paper's four use cases (CPU-GPU sync, forest load \
+               balancing, active state, global barriers), the bare round trip and the queue's granularity.",
+        flags: PtArgs::augment_args,
+        sweep: pt_sweep,
+        default: || Box::new(PtSweep::default()),
+        quick: quick_pt,
+        h100_seconds: Estimate { quick_s: 10.0, full_s: 40.0 },
+    },
 ];
 
 /// Matmul's quick preset: one rung of each step of the ladder and the vendor BLAS at three sizes, from one that fits
@@ -113,6 +124,24 @@ fn quick_occupancy() -> Box<dyn Experiment> {
             .map(|s| s.to_string())
             .collect(),
         ..full
+    })
+}
+
+/// Persistent threads' quick preset: every use case at one small and one large size (below and far above the
+/// maximal launch), the paper's lightest and a heavy work per item.
+fn quick_pt() -> Box<dyn Experiment> {
+    Box::new(PtSweep {
+        items: vec![1 << 13, 1 << 19],
+        fmas: vec![1, 64],
+        levels: vec![8],
+        inputs: vec![1, 1024],
+        sizes: vec![1 << 16, 1 << 24],
+        jacobi_sizes: vec![1 << 16],
+        steps: vec![100],
+        queue_items: vec![1 << 22],
+        queue_fmas: vec![1],
+        chunks: vec![4],
+        ..PtSweep::default()
     })
 }
 
@@ -260,6 +289,82 @@ fn fusion_sweep(matches: &ArgMatches) -> Result<Box<dyn Experiment>, Error> {
     Ok(Box::new(sweep))
 }
 
+/// `suite run pt` options (defaults in `PtSweep::default`).
+#[derive(Debug, Args)]
+pub struct PtArgs {
+    /// Use cases, comma-separated (default: all): sync, roundtrip, forest, reduce, chain, jacobi, queue.
+    #[arg(long, value_delimiter = ',')]
+    pub use_cases: Vec<String>,
+    /// Items the producer makes (sync), comma-separated (integers, or 2^N).
+    #[arg(long, value_delimiter = ',')]
+    pub items: Vec<String>,
+    /// FMAs per item (sync), comma-separated: each one of 1, 4, 16, 64, 256 (others are invalid rows).
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
+    pub fmas: Vec<i64>,
+    /// Forest levels, comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub levels: Vec<u32>,
+    /// Forest initial inputs (trees), comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub inputs: Vec<u32>,
+    /// Elements of the reduction, chain and Jacobi vectors, comma-separated (integers, or 2^N).
+    #[arg(long, value_delimiter = ',')]
+    pub sizes: Vec<String>,
+    /// Elements of the Jacobi vectors, comma-separated (integers, or 2^N).
+    #[arg(long, value_delimiter = ',')]
+    pub jacobi_sizes: Vec<String>,
+    /// Jacobi steps, comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub steps: Vec<u32>,
+    /// Chunk sizes K (groups' worth of items per atomic pop) of the queue study, comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub chunks: Vec<u32>,
+    /// Idle iterations a device wait loop spins before it reports a timeout (an `error` row).
+    #[arg(long)]
+    pub spin_limit: Option<u32>,
+}
+
+fn pt_sweep(matches: &ArgMatches) -> Result<Box<dyn Experiment>, Error> {
+    let args: PtArgs = parsed(matches)?;
+    let mut exp = PtSweep::default();
+    if let Some(bad) = args.use_cases.iter().find(|s| !PT_USE_CASES.contains(&s.as_str())) {
+        return Err(Error::Options(format!(
+            "--use-cases: unknown use case `{bad}`; available: {}",
+            PT_USE_CASES.join(", ")
+        )));
+    }
+    if !args.use_cases.is_empty() {
+        exp.use_cases = args.use_cases;
+    }
+    let to_u64 = |v: Vec<usize>| v.into_iter().map(|n| n as u64).collect::<Vec<u64>>();
+    let items: Vec<usize> = exp.items.iter().map(|&n| n as usize).collect();
+    exp.items = to_u64(options::parse_sizes("--items", &args.items, &items)?);
+    let sizes: Vec<usize> = exp.sizes.iter().map(|&n| n as usize).collect();
+    exp.sizes = to_u64(options::parse_sizes("--sizes", &args.sizes, &sizes)?);
+    let jacobi: Vec<usize> = exp.jacobi_sizes.iter().map(|&n| n as usize).collect();
+    exp.jacobi_sizes = to_u64(options::parse_sizes("--jacobi-sizes", &args.jacobi_sizes, &jacobi)?);
+    if !args.fmas.is_empty() {
+        exp.fmas = args.fmas;
+    }
+    if !args.levels.is_empty() {
+        exp.levels = args.levels;
+    }
+    if !args.inputs.is_empty() {
+        exp.inputs = args.inputs;
+    }
+    if !args.steps.is_empty() {
+        exp.steps = args.steps;
+    }
+    if !args.chunks.is_empty() {
+        exp.chunks = args.chunks;
+    }
+    exp.spin_limit = args.spin_limit.unwrap_or(exp.spin_limit);
+    if exp.spin_limit == 0 {
+        return Err(Error::Options("--spin-limit must be at least 1".into()));
+    }
+    Ok(Box::new(exp))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -298,6 +403,6 @@ mod tests {
     fn an_unknown_name_lists_the_known_ones() {
         let err = find("nosuch").unwrap_err().to_string();
         assert!(err.contains("unknown experiment `nosuch`"), "{err}");
-        assert!(err.contains("smoke, matmul, occupancy, fusion"), "{err}");
+        assert!(err.contains("known: smoke, matmul, occupancy, fusion, pt"), "{err}");
     }
 }
