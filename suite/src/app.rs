@@ -142,6 +142,7 @@ fn run_experiment(cli: &Cli, mut exp: Box<dyn Experiment>, args: &RunArgs) -> Re
     let gpu = open_gpu(cli)?;
     let out_dir = args.out.clone().unwrap_or_else(|| experiments::default_out_dir(&gpu));
     exp.set_results_dir(&out_dir);
+    exp.fit_to_device(gpu.device.props());
     let exp = exp.as_ref();
     let props = gpu.device.props();
     eprintln!("{} on {} ({}, wave {}), {}", exp.name(), props.name, props.arch, props.wave_size, props.runtime_version);

@@ -191,6 +191,11 @@ pub trait Experiment {
     fn set_results_dir(&mut self, dir: &Path) {
         let _ = dir;
     }
+    /// Fits the sweep to the device it is about to run on, before `options` and `points` are read: e.g. matmul's
+    /// default kernel set depends on the architecture. Most experiments need nothing.
+    fn fit_to_device(&mut self, props: &crate::device::Props) {
+        let _ = props;
+    }
 }
 
 /// Renders an experiment's plots from its CSV into `out_dir`; returns the files written.
