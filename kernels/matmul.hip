@@ -418,6 +418,10 @@ struct WaveTile {
     // 512-item wave64 shapes), only the first A_QUADS / B_QUADS items load and store one.
     static constexpr int A_LOADS = A_QUADS >= THREADS ? A_QUADS / THREADS : 1;
     static constexpr int B_LOADS = B_QUADS >= THREADS ? B_QUADS / THREADS : 1;
+    // Whether only some items move a float4 of the slab. Constant: a full slab compiles to exactly the unguarded
+    // code (a runtime `t < A_QUADS` there costs nvcc registers: measured 240 -> 255 plus a spill, 47 -> 41 TFLOP/s).
+    static constexpr bool A_PARTIAL = A_QUADS < THREADS;
+    static constexpr bool B_PARTIAL = B_QUADS < THREADS;
 
     static_assert(THREADS % WAVE == 0, "whole waves per group");
     static_assert(WAVE % LANES_N == 0, "wave splits into rows of 8 lanes");
@@ -435,7 +439,7 @@ struct WaveTile {
     const float* a_ptr;                // A row of the first A float4, column a_k[0]
     const float* b_ptr;                // B at (b_k[0], bn + b_col[0])
     bool a_ok[A_LOADS], b_ok[B_LOADS];  // row of A inside M / column of B inside N
-    bool a_in, b_in;                    // whether this item moves a float4 of the A / B slab at all
+    bool a_in, b_in;                    // whether this item moves a float4 of the A / B slab (always, unless PARTIAL)
     int m0, n0;                         // first row / column of this item's fragment inside the block
 
     __device__ __forceinline__ WaveTile(const float* A, const float* B, int M, int N, int K, int bm, int bn) {
@@ -454,8 +458,8 @@ struct WaveTile {
             b_col[l] = (e % (BN / 4)) * 4;
             b_ok[l] = bn + b_col[l] < N;
         }
-        a_in = t < A_QUADS;
-        b_in = t < B_QUADS;
+        a_in = !A_PARTIAL || t < A_QUADS;
+        b_in = !B_PARTIAL || t < B_QUADS;
         a_ptr = A + (size_t)(bm + a_row[0]) * K + a_k[0];
         b_ptr = B + (size_t)b_k[0] * N + bn + b_col[0];
         const int wave = t / WAVE, lane = t % WAVE;
@@ -468,11 +472,11 @@ struct WaveTile {
     __device__ __forceinline__ void load(float4 (&ra)[A_LOADS], float4 (&rb)[B_LOADS], int kt, int K, int N) const {
 #pragma unroll
         for (int l = 0; l < A_LOADS; ++l)
-            ra[l] = load_or_zero(a_ptr + (size_t)l * (THREADS / KQ) * K + kt, a_in && a_ok[l] && kt + a_k[l] < K);
+            ra[l] = load_or_zero(a_ptr + (size_t)l * (THREADS / KQ) * K + kt, (!A_PARTIAL || a_in) && a_ok[l] && kt + a_k[l] < K);
 #pragma unroll
         for (int l = 0; l < B_LOADS; ++l)
             rb[l] = load_or_zero(b_ptr + (size_t)(kt + l * (THREADS / (BN / 4))) * N,
-                                 b_in && kt + b_k[l] < K && b_ok[l]);
+                                 (!B_PARTIAL || b_in) && kt + b_k[l] < K && b_ok[l]);
     }
 
     static __device__ __forceinline__ int as_index(int k, int m) { return k * BM + (k / 4) * QPAD + m; }
@@ -480,7 +484,7 @@ struct WaveTile {
     // Registers → LDS: A transposed with the quad pad, B as is.
     __device__ __forceinline__ void store(float* As, float* Bs, const float4 (&ra)[A_LOADS],
                                           const float4 (&rb)[B_LOADS]) const {
-        if (a_in) {
+        if (!A_PARTIAL || a_in) {
 #pragma unroll
             for (int l = 0; l < A_LOADS; ++l) {
                 As[as_index(a_k[l] + 0, a_row[l])] = ra[l].x;
@@ -489,7 +493,7 @@ struct WaveTile {
                 As[as_index(a_k[l] + 3, a_row[l])] = ra[l].w;
             }
         }
-        if (b_in) {
+        if (!B_PARTIAL || b_in) {
 #pragma unroll
             for (int l = 0; l < B_LOADS; ++l) *reinterpret_cast<float4*>(&Bs[b_k[l] * BN + b_col[l]]) = rb[l];
         }
@@ -663,10 +667,14 @@ DOUBLE_BUFFER_KERNEL(matmul_double_buffer_64x128x16_t128, 64, 128, 16, 128)
 //   64 shape above, needs 16.3 KiB per 4 waves: only 3 groups fit, 37.5%.)
 // - 512 items with slabs of 256 (A, 128×8) or 512 float4s: where a slab has fewer float4s than items, only the
 //   first items load one (WaveTile::a_in / b_in).
-//   matmul_double_buffer_256x128x8_t512    256×128×8, 512 items, ACC 64, LDS 24.3 KiB (waves per SIMD: 4)
-//   matmul_double_buffer_128x128x8_t512    128×128×8, 512 items, ACC 32, LDS 16.3 KiB (waves per SIMD: up to 6,
-//                                          3 groups = 24 waves per CU by LDS; half the reuse per LDS read)
-// On NVIDIA (warp32) the same code runs 16 warps per group; 512 items at <= 128 registers each fit an SM once.
+//   matmul_double_buffer_256x128x8_t512    256×128×8, 512 items, ACC 64, LDS 24.3 KiB; gfx90a 116 VGPRs: 4 waves
+//                                          per SIMD, 2 groups per CU (50%); sm_90 124 registers, H100 33.8 TFLOP/s
+//   matmul_double_buffer_128x128x8_t512    128×128×8, 512 items, ACC 32, LDS 16.3 KiB; gfx90a 80 VGPRs: 6 waves
+//                                          per SIMD, 3 groups per CU (75%); sm_90 97 registers, H100 28.6 TFLOP/s
+// On NVIDIA (warp32) the same code runs 16 warps per group; 512 items at <= 128 registers each fit an SM once
+// (65536 / (512 · 128)). Fully unrolled there, nvcc needs more than 128 and spills; unrolled by 2 it does not. H100
+// figures at 4096³ (cuBLAS 51.7): 65% and 55% of cuBLAS, against 80-87% for the ACC = 128 shapes above, which
+// keep 240 registers per thread on NVIDIA but cannot reach 4 waves per SIMD on gfx90a.
 #define DOUBLE_BUFFER_WAVE64_KERNEL(NAME, BM, BN, BK, THREADS)                                                  \
     GPU_KERNEL __launch_bounds__(THREADS) GPU_AMD_MIN_WAVES_PER_SIMD(4) void NAME(                              \
         const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K) {  \

@@ -1055,7 +1055,7 @@ mod tests {
         let wave64 = ["double_buffer_256x128x8_t512", "double_buffer_128x128x8_t512"];
         let cdna = names("gfx90a", &[]);
         assert!(wave64.iter().all(|k| cdna.contains(k)), "{cdna:?}");
-        // The NVIDIA-tuned shapes (236-392 registers on gfx90a) are not in CDNA's default set.
+        // The NVIDIA-tuned shapes (236-396 registers on gfx90a) are not in CDNA's default set.
         assert!(!cdna.contains(&"double_buffer") && !cdna.contains(&"double_buffer_128x256x8_t256"), "{cdna:?}");
         assert_eq!(names("gfx942", &[]), cdna);
         // NVIDIA keeps every shape of the autotuning sweep, the wave64 ones included.
