@@ -198,7 +198,7 @@ pub const ARCH_DEFAULTS: &[ArchKernels] = &[
         arch_prefixes: &["gfx90", "gfx94", "gfx95"],
         kernels: ladder!["double_buffer_256x128x8_t512", "double_buffer_128x128x8_t512"],
         why: "CDNA (wave64, 512 VGPRs+AGPRs per lane per SIMD): the double_buffer shapes tuned on NVIDIA take \
-              236-392 registers there (1-2 waves per SIMD); the wave64 shapes stay within 128 (4+ waves per SIMD)",
+              236-396 registers there (1-2 waves per SIMD); the wave64 shapes stay within 128 (4+ waves per SIMD)",
     },
     ArchKernels {
         arch_prefixes: &["sm_"],
