@@ -13,6 +13,7 @@
 
 pub mod bundle;
 pub mod cache;
+pub mod compare;
 pub mod compile;
 pub mod metadata;
 pub mod sources;
