@@ -668,13 +668,13 @@ DOUBLE_BUFFER_KERNEL(matmul_double_buffer_64x128x16_t128, 64, 128, 16, 128)
 // - 512 items with slabs of 256 (A, 128×8) or 512 float4s: where a slab has fewer float4s than items, only the
 //   first items load one (WaveTile::a_in / b_in).
 //   matmul_double_buffer_256x128x8_t512    256×128×8, 512 items, ACC 64, LDS 24.3 KiB; gfx90a 116 VGPRs: 4 waves
-//                                          per SIMD, 2 groups per CU (50%); sm_90 124 registers, H100 33.8 TFLOP/s
+//                                          per SIMD, 2 groups per CU (50%); sm_90 124 registers, H100 37.2 TFLOP/s
 //   matmul_double_buffer_128x128x8_t512    128×128×8, 512 items, ACC 32, LDS 16.3 KiB; gfx90a 80 VGPRs: 6 waves
-//                                          per SIMD, 3 groups per CU (75%); sm_90 97 registers, H100 28.6 TFLOP/s
+//                                          per SIMD, 3 groups per CU (75%); sm_90 97 registers, H100 28.7 TFLOP/s
 // On NVIDIA (warp32) the same code runs 16 warps per group; 512 items at <= 128 registers each fit an SM once
 // (65536 / (512 · 128)). Fully unrolled there, nvcc needs more than 128 and spills; unrolled by 2 it does not. H100
-// figures at 4096³ (cuBLAS 51.7): 65% and 55% of cuBLAS, against 80-87% for the ACC = 128 shapes above, which
-// keep 240 registers per thread on NVIDIA but cannot reach 4 waves per SIMD on gfx90a.
+// figures at 4096³ (cuBLAS 51.7): 72% and 55% of cuBLAS, against 80-92% for the shapes above, which keep up to
+// 240 registers per thread on NVIDIA but cannot reach 4 waves per SIMD on gfx90a.
 #define DOUBLE_BUFFER_WAVE64_KERNEL(NAME, BM, BN, BK, THREADS)                                                  \
     GPU_KERNEL __launch_bounds__(THREADS) GPU_AMD_MIN_WAVES_PER_SIMD(4) void NAME(                              \
         const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K) {  \
