@@ -487,7 +487,20 @@ fn compare_kernels(
         rows.extend(found);
     }
     std::fs::create_dir_all(out).map_err(|e| Error::Options(format!("--out {}: {e}", out.display())))?;
-    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    // What a reader needs to repeat it: the device-library folder (RDNA on Debian's HIP 5.2), the command, and
+    // the compilers that built the objects.
+    let lib_path = std::env::var("DEVICE_LIB_PATH").map(|p| format!("DEVICE_LIB_PATH={p} ")).unwrap_or_default();
+    let mut command = format!("{lib_path}{}", std::env::args().collect::<Vec<_>>().join(" "));
+    for platform in [Platform::Amd, Platform::Nvidia] {
+        if archs.iter().any(|a| a.platform() == platform) {
+            if let Ok(c) = store.compiler(platform) {
+                command.push_str(&format!("\n# {platform}: {} {}", c.path.display(), c.version));
+            }
+        }
+    }
+    if let Some(tool) = &cuobjdump {
+        command.push_str(&format!("\n# resources of cubins: {} --dump-resource-usage", tool.display()));
+    }
     let mut written = Vec::new();
     for (name, text) in [("kernels.csv", cmp::csv(&rows)), ("kernels.md", cmp::markdown(&rows, &targets, &command))] {
         let path = out.join(name);
