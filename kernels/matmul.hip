@@ -412,8 +412,16 @@ struct WaveTile {
     static constexpr int QPAD = LDS_BANKS / KQ;   // pad after every 4 rows of As (see above)
     static constexpr int AS_SIZE = BK * BM + KQ * QPAD;  // floats in one A slab (incl. pad)
     static constexpr int BS_SIZE = BK * BN;
-    static constexpr int A_LOADS = BM * BK / 4 / THREADS;  // float4s of the A slab per item
-    static constexpr int B_LOADS = BK * BN / 4 / THREADS;  // float4s of the B slab per item
+    static constexpr int A_QUADS = BM * BK / 4;  // float4s in the A slab
+    static constexpr int B_QUADS = BK * BN / 4;  // float4s in the B slab
+    // float4s of each slab per item, at least 1: where a slab has fewer float4s than the group has items (the
+    // 512-item wave64 shapes), only the first A_QUADS / B_QUADS items load and store one.
+    static constexpr int A_LOADS = A_QUADS >= THREADS ? A_QUADS / THREADS : 1;
+    static constexpr int B_LOADS = B_QUADS >= THREADS ? B_QUADS / THREADS : 1;
+    // Whether only some items move a float4 of the slab. Constant: a full slab compiles to exactly the unguarded
+    // code (a runtime `t < A_QUADS` there costs nvcc registers: measured 240 -> 255 plus a spill, 47 -> 41 TFLOP/s).
+    static constexpr bool A_PARTIAL = A_QUADS < THREADS;
+    static constexpr bool B_PARTIAL = B_QUADS < THREADS;
 
     static_assert(THREADS % WAVE == 0, "whole waves per group");
     static_assert(WAVE % LANES_N == 0, "wave splits into rows of 8 lanes");
@@ -421,8 +429,8 @@ struct WaveTile {
     static_assert(BM % WM == 0 && BN % WN == 0 && (BM / WM) * (BN / WN) * WAVE == THREADS, "waves tile the block");
     static_assert(BK % 4 == 0 && LDS_BANKS % KQ == 0 && QPAD % 4 == 0, "BK in {8, 16, 32}");
     static_assert(BM % LDS_BANKS == 0, "quad pad analysis assumes BM is a multiple of the bank count");
-    static_assert(A_LOADS >= 1 && A_LOADS * THREADS * 4 == BM * BK, "A slab splits evenly into float4s");
-    static_assert(B_LOADS >= 1 && B_LOADS * THREADS * 4 == BK * BN, "B slab splits evenly into float4s");
+    static_assert(A_QUADS % THREADS == 0 || THREADS % A_QUADS == 0, "A slab splits evenly over the items");
+    static_assert(B_QUADS % THREADS == 0 || THREADS % B_QUADS == 0, "B slab splits evenly over the items");
     static_assert((THREADS % KQ) == 0 && (THREADS % (BN / 4)) == 0, "load rows advance by whole rows per l");
 
     // Per-item state fixed for the whole K loop.
@@ -431,6 +439,7 @@ struct WaveTile {
     const float* a_ptr;                // A row of the first A float4, column a_k[0]
     const float* b_ptr;                // B at (b_k[0], bn + b_col[0])
     bool a_ok[A_LOADS], b_ok[B_LOADS];  // row of A inside M / column of B inside N
+    bool a_in, b_in;                    // whether this item moves a float4 of the A / B slab (always, unless PARTIAL)
     int m0, n0;                         // first row / column of this item's fragment inside the block
 
     __device__ __forceinline__ WaveTile(const float* A, const float* B, int M, int N, int K, int bm, int bn) {
@@ -449,6 +458,8 @@ struct WaveTile {
             b_col[l] = (e % (BN / 4)) * 4;
             b_ok[l] = bn + b_col[l] < N;
         }
+        a_in = !A_PARTIAL || t < A_QUADS;
+        b_in = !B_PARTIAL || t < B_QUADS;
         a_ptr = A + (size_t)(bm + a_row[0]) * K + a_k[0];
         b_ptr = B + (size_t)b_k[0] * N + bn + b_col[0];
         const int wave = t / WAVE, lane = t % WAVE;
@@ -461,10 +472,11 @@ struct WaveTile {
     __device__ __forceinline__ void load(float4 (&ra)[A_LOADS], float4 (&rb)[B_LOADS], int kt, int K, int N) const {
 #pragma unroll
         for (int l = 0; l < A_LOADS; ++l)
-            ra[l] = load_or_zero(a_ptr + (size_t)l * (THREADS / KQ) * K + kt, a_ok[l] && kt + a_k[l] < K);
+            ra[l] = load_or_zero(a_ptr + (size_t)l * (THREADS / KQ) * K + kt, (!A_PARTIAL || a_in) && a_ok[l] && kt + a_k[l] < K);
 #pragma unroll
         for (int l = 0; l < B_LOADS; ++l)
-            rb[l] = load_or_zero(b_ptr + (size_t)(kt + l * (THREADS / (BN / 4))) * N, kt + b_k[l] < K && b_ok[l]);
+            rb[l] = load_or_zero(b_ptr + (size_t)(kt + l * (THREADS / (BN / 4))) * N,
+                                 (!B_PARTIAL || b_in) && kt + b_k[l] < K && b_ok[l]);
     }
 
     static __device__ __forceinline__ int as_index(int k, int m) { return k * BM + (k / 4) * QPAD + m; }
@@ -472,20 +484,29 @@ struct WaveTile {
     // Registers → LDS: A transposed with the quad pad, B as is.
     __device__ __forceinline__ void store(float* As, float* Bs, const float4 (&ra)[A_LOADS],
                                           const float4 (&rb)[B_LOADS]) const {
+        if (!A_PARTIAL || a_in) {
 #pragma unroll
-        for (int l = 0; l < A_LOADS; ++l) {
-            As[as_index(a_k[l] + 0, a_row[l])] = ra[l].x;
-            As[as_index(a_k[l] + 1, a_row[l])] = ra[l].y;
-            As[as_index(a_k[l] + 2, a_row[l])] = ra[l].z;
-            As[as_index(a_k[l] + 3, a_row[l])] = ra[l].w;
+            for (int l = 0; l < A_LOADS; ++l) {
+                As[as_index(a_k[l] + 0, a_row[l])] = ra[l].x;
+                As[as_index(a_k[l] + 1, a_row[l])] = ra[l].y;
+                As[as_index(a_k[l] + 2, a_row[l])] = ra[l].z;
+                As[as_index(a_k[l] + 3, a_row[l])] = ra[l].w;
+            }
         }
+        if (!B_PARTIAL || b_in) {
 #pragma unroll
-        for (int l = 0; l < B_LOADS; ++l) *reinterpret_cast<float4*>(&Bs[b_k[l] * BN + b_col[l]]) = rb[l];
+            for (int l = 0; l < B_LOADS; ++l) *reinterpret_cast<float4*>(&Bs[b_k[l] * BN + b_col[l]]) = rb[l];
+        }
     }
 
-    // BK outer products out of one LDS slab into the accumulators.
+    // BK outer products out of one LDS slab into the accumulators, the k loop unrolled KUNROLL times. Fully unrolled
+    // (KUNROLL = BK), clang for gfx90a hoists the LDS reads of every k to the top of the slab, which costs
+    // BK·(WMITER + WNITER)·4 registers on top of the accumulators (the ~236-400 VGPRs of the ACC = 64/128 shapes);
+    // unrolled by 2 only two k's worth of operands are live.
+    template <int KUNROLL>
     __device__ __forceinline__ void compute(const float* As, const float* Bs, float (&acc)[WMITER * 4][WNITER * 4]) const {
-#pragma unroll
+        static_assert(KUNROLL >= 1 && BK % KUNROLL == 0, "the unroll divides the slab depth");
+#pragma unroll KUNROLL
         for (int k = 0; k < BK; ++k) {
             float ra[WMITER * 4], rb[WNITER * 4];
 #pragma unroll
@@ -552,7 +573,7 @@ __device__ __forceinline__ void warptile(const float* __restrict__ A, const floa
         w.load(ra, rb, kt, K, N);
         w.store(As, Bs, ra, rb);
         __syncthreads();  // slab complete before use
-        w.compute(As, Bs, acc);
+        w.template compute<BK>(As, Bs, acc);
         __syncthreads();  // everyone done reading before the next slab overwrites it
     }
     w.store_c(C, acc, M, N, bm, bn);
@@ -590,7 +611,7 @@ GPU_KERNEL __launch_bounds__(256) void matmul_warptile(const float* __restrict__
 // On gfx90a the ACC = 128 instances take ~360 VGPRs (arch + acc: one wave per SIMD), the ACC = 64 ones 236 (two
 // waves per SIMD) to ~400; none spills (scratch 0). Which shape wins there is not known yet: sweep them all.
 // ---------------------------------------------------------------------------------------------------------------
-template <int BM, int BN, int BK, int THREADS>
+template <int BM, int BN, int BK, int THREADS, int KUNROLL = BK>
 __device__ __forceinline__ void double_buffer(const float* __restrict__ A, const float* __restrict__ B,
                                               float* __restrict__ C, int M, int N, int K) {
     using W = WaveTile<BM, BN, BK, THREADS>;
@@ -610,7 +631,7 @@ __device__ __forceinline__ void double_buffer(const float* __restrict__ A, const
     int cur = 0;
     for (int kt = 0; kt < K; kt += BK) {
         // Registers hold slab s+1 (issued before the previous barrier); LDS buffer `cur` holds slab s.
-        w.compute(As[cur], Bs[cur], acc);
+        w.template compute<KUNROLL>(As[cur], Bs[cur], acc);
         w.store(As[cur ^ 1], Bs[cur ^ 1], ra, rb);  // buffer last read in step s-1: everyone passed that barrier
         // Issue slab s+2 now, just before the barrier. The compilers may not move memory accesses across a
         // barrier, so the loads are pinned here and their latency overlaps all of step s+1's compute. (Issued at
@@ -635,6 +656,33 @@ DOUBLE_BUFFER_KERNEL(matmul_double_buffer_128x256x8_t256, 128, 256, 8, 256)
 DOUBLE_BUFFER_KERNEL(matmul_double_buffer_128x128x8_t256, 128, 128, 8, 256)
 DOUBLE_BUFFER_KERNEL(matmul_double_buffer_128x128x16_t256, 128, 128, 16, 256)
 DOUBLE_BUFFER_KERNEL(matmul_double_buffer_64x128x16_t128, 64, 128, 16, 128)
+
+// Wave64 shapes for gfx90a: at most 128 VGPRs+AGPRs per lane and no scratch, so 4 waves per SIMD (50% occupancy)
+// fit by registers, and LDS per group small enough that the groups holding those 16 waves per CU fit in 64 KiB.
+// - Registers: the k loop is unrolled by 2, not 8 (see WaveTile::compute), and the compiler is held to 128 per
+//   lane (GPU_AMD_MIN_WAVES_PER_SIMD(4)); `suite kernels inspect --arch gfx90a --sources matmul` shows the result,
+//   and a CPU test (kernels::tests) fails if either shape needs more than 128 or any scratch.
+// - LDS: a wave of a group with W waves owns 2·BK·(BM + BN)·4/W bytes (two slabs); 16 waves per CU need that at
+//   most 4 KiB. 256×128×8 with 8 waves: 24.3 KiB per group, 2 groups = 16 waves. (128×128×8 with 4 waves, the ACC
+//   64 shape above, needs 16.3 KiB per 4 waves: only 3 groups fit, 37.5%.)
+// - 512 items with slabs of 256 (A, 128×8) or 512 float4s: where a slab has fewer float4s than items, only the
+//   first items load one (WaveTile::a_in / b_in).
+//   matmul_double_buffer_256x128x8_t512    256×128×8, 512 items, ACC 64, LDS 24.3 KiB; gfx90a 116 VGPRs: 4 waves
+//                                          per SIMD, 2 groups per CU (50%); sm_90 124 registers, H100 37.2 TFLOP/s
+//   matmul_double_buffer_128x128x8_t512    128×128×8, 512 items, ACC 32, LDS 16.3 KiB; gfx90a 80 VGPRs: 6 waves
+//                                          per SIMD, 3 groups per CU (75%); sm_90 97 registers, H100 28.7 TFLOP/s
+// On NVIDIA (warp32) the same code runs 16 warps per group; 512 items at <= 128 registers each fit an SM once
+// (65536 / (512 · 128)). Fully unrolled there, nvcc needs more than 128 and spills; unrolled by 2 it does not. H100
+// figures at 4096³ (cuBLAS 51.7): 72% and 55% of cuBLAS, against 80-92% for the shapes above, which keep up to
+// 240 registers per thread on NVIDIA but cannot reach 4 waves per SIMD on gfx90a.
+#define DOUBLE_BUFFER_WAVE64_KERNEL(NAME, BM, BN, BK, THREADS)                                                  \
+    GPU_KERNEL __launch_bounds__(THREADS) GPU_AMD_MIN_WAVES_PER_SIMD(4) void NAME(                              \
+        const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K) {  \
+        double_buffer<BM, BN, BK, THREADS, 2>(A, B, C, M, N, K);                                                \
+    }
+
+DOUBLE_BUFFER_WAVE64_KERNEL(matmul_double_buffer_256x128x8_t512, 256, 128, 8, 512)
+DOUBLE_BUFFER_WAVE64_KERNEL(matmul_double_buffer_128x128x8_t512, 128, 128, 8, 512)
 
 // ---------------------------------------------------------------------------------------------------------------
 // matmul_reference_f64 — not a rung of the ladder: the reference every kernel (and the vendor BLAS) is checked

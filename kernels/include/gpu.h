@@ -44,6 +44,11 @@ __device__ inline unsigned gpu_cu_id() {
 #endif
 }
 
+// Asks the compiler to keep at least `waves` waves of the kernel resident per SIMD, i.e. to stay within
+// 512 / waves VGPRs+AGPRs per lane (gfx90a: 4 waves -> 128). It spills to scratch rather than exceed that, which
+// the metadata then shows (private segment > 0). NVIDIA has no per-SIMD form of this: it expands to nothing.
+#define GPU_AMD_MIN_WAVES_PER_SIMD(waves) __attribute__((amdgpu_waves_per_eu(waves)))
+
 // Waits until every item of the calling wave has reached this point. A wave runs in lockstep on AMD, so this only
 // stops the compiler from moving code across it.
 __device__ inline void gpu_wave_sync() { __builtin_amdgcn_wave_barrier(); }
@@ -52,6 +57,8 @@ __device__ inline void gpu_wave_sync() { __builtin_amdgcn_wave_barrier(); }
 #define GPU_PLATFORM_NVIDIA 1
 // Every NVIDIA architecture has 32 threads per warp (CUDA Programming Guide, "Hardware Implementation").
 #define GPU_WAVE_SIZE 32
+// See the AMD definition: a register budget per SIMD that only AMD's compiler takes.
+#define GPU_AMD_MIN_WAVES_PER_SIMD(waves)
 // HIP's mask-less shuffles: all lanes of the warp take part, as in HIP.
 template <typename T> __device__ inline T __shfl_down(T v, unsigned int delta, int width = GPU_WAVE_SIZE) {
     return __shfl_down_sync(0xffffffffu, v, delta, width);

@@ -57,6 +57,11 @@ pub fn run(cli: &Cli) -> Result<ExitCode, Error> {
             emit(&text);
             Ok(ExitCode::SUCCESS)
         }
+        Command::Kernels(KernelsCommand::Compare { arch, sources, out }) => {
+            let archs = parse_archs(arch)?;
+            let sources = select_sources(sources)?;
+            compare_kernels(cli, &archs, &sources, out)
+        }
         Command::Kernels(KernelsCommand::Inspect { arch, sources }) => {
             let sources = select_sources(sources)?;
             inspect(cli, arch.as_deref(), &sources)
@@ -217,6 +222,7 @@ fn run_experiment(cli: &Cli, mut exp: Box<dyn Experiment>, args: &RunArgs) -> Re
     let gpu = open_gpu(cli)?;
     opts.out_dir = args.out.clone().unwrap_or_else(|| experiments::default_out_dir(&gpu));
     exp.set_results_dir(&opts.out_dir);
+    exp.fit_to_device(gpu.device.props());
     let exp = exp.as_ref();
     let props = gpu.device.props();
     eprintln!("{} on {} ({}, wave {}), {}", exp.name(), props.name, props.arch, props.wave_size, props.runtime_version);
@@ -252,6 +258,7 @@ fn run_all(cli: &Cli, full: bool, args: &RunArgs) -> Result<ExitCode, Error> {
     for entry in registry::EXPERIMENTS {
         let mut exp = if full { (entry.default)() } else { (entry.quick)() };
         exp.set_results_dir(&out_dir);
+        exp.fit_to_device(props);
         let exp_started = Instant::now();
         let outcome = experiments::run(&gpu, exp.as_ref(), &opts);
         let seconds = exp_started.elapsed().as_secs_f64();
@@ -567,6 +574,77 @@ fn occupancy_flag_error(e: occupancy::Error, regs_flag: &str) -> Error {
 }
 
 /// Header of the occupancy columns of `suite kernels inspect`.
+/// `suite kernels compare`: compiles `sources` for every target of `archs`, writes the tables and plots into
+/// `out` and prints the files written.
+fn compare_kernels(
+    cli: &Cli,
+    archs: &[Arch],
+    sources: &[&'static kernels::Source],
+    out: &std::path::Path,
+) -> Result<ExitCode, Error> {
+    use crate::kernels::compare as cmp;
+    let store = KernelStore::new(cli.kernels_dir.clone());
+    let targets = cmp::targets(archs);
+    let cuobjdump = if archs.iter().any(|a| a.platform() == Platform::Nvidia) {
+        let nvcc = store.compiler(Platform::Nvidia).ok().map(|c| c.path);
+        Some(cmp::find_cuobjdump(nvcc.as_deref()).ok_or_else(|| {
+            Error::Options(
+                "NVIDIA architectures need cuobjdump to read resources without a GPU: `pip install \
+                 nvidia-cuda-cuobjdump` (or the CUDA toolkit), then put it on PATH or set CUOBJDUMP"
+                    .into(),
+            )
+        })?)
+    } else {
+        None
+    };
+    let mut rows = Vec::new();
+    for t in &targets {
+        eprintln!("compiling {} for {}", sources.iter().map(|s| s.name).collect::<Vec<_>>().join(", "), t.label());
+        let found = cmp::rows(&store, t, sources, cuobjdump.as_deref()).map_err(|e| {
+            let hint = if cmp::is_rdna(&t.arch) && e.to_string().contains("device library") {
+                "\nDebian's HIP 5.2 has no device library for RDNA3: make one with `scripts/rdna-device-libs.sh DIR` \
+                 and run again with DEVICE_LIB_PATH=DIR (ROCm 5.5 and later ship it)"
+            } else {
+                ""
+            };
+            Error::Options(format!("{}: {e}{hint}", t.label()))
+        })?;
+        rows.extend(found);
+    }
+    std::fs::create_dir_all(out).map_err(|e| Error::Options(format!("--out {}: {e}", out.display())))?;
+    // What a reader needs to repeat it: the device-library folder (RDNA on Debian's HIP 5.2), the command, and
+    // the compilers that built the objects.
+    let lib_path = std::env::var("DEVICE_LIB_PATH").map(|p| format!("DEVICE_LIB_PATH={p} ")).unwrap_or_default();
+    let mut command = format!("{lib_path}{}", std::env::args().collect::<Vec<_>>().join(" "));
+    for platform in [Platform::Amd, Platform::Nvidia] {
+        if archs.iter().any(|a| a.platform() == platform) {
+            if let Ok(c) = store.compiler(platform) {
+                command.push_str(&format!("\n# {platform}: {} {}", c.path.display(), c.version));
+            }
+        }
+    }
+    if let Some(tool) = &cuobjdump {
+        command.push_str(&format!("\n# resources of cubins: {} --dump-resource-usage", tool.display()));
+    }
+    let mut written = Vec::new();
+    for (name, text) in [("kernels.csv", cmp::csv(&rows)), ("kernels.md", cmp::markdown(&rows, &targets, &command))] {
+        let path = out.join(name);
+        std::fs::write(&path, text).map_err(|e| Error::Options(format!("cannot write {}: {e}", path.display())))?;
+        written.push(path);
+    }
+    for (name, plot) in cmp::group_size_plots(&targets) {
+        let path = out.join(name);
+        crate::report::plot::render_png(&plot, &path, 1400, 900).map_err(|e| Error::Options(e.to_string()))?;
+        written.push(path);
+    }
+    let mut text = String::new();
+    for path in written {
+        outln!(text, "{}", path.display());
+    }
+    emit(&text);
+    Ok(ExitCode::SUCCESS)
+}
+
 const OCCUPANCY_HEADER: &str = "occ_group groups_per_cu occupancy_% limiter";
 
 /// The occupancy columns of `suite kernels inspect` for groups of `group` items; an error leaves `-` (0 where no

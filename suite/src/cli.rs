@@ -121,6 +121,20 @@ pub enum KernelsCommand {
         #[arg(long, default_value = "kernels-build")]
         out: PathBuf,
     },
+    /// Compare every kernel across architectures statically, with no GPU: registers, LDS, scratch and occupancy
+    /// per kernel (AMD from the code-object metadata, NVIDIA from cuobjdump), and occupancy vs group size per
+    /// architecture; RDNA is compiled as wave32 and wave64. Writes kernels.csv, kernels.md and PNGs into --out.
+    Compare {
+        /// Architectures, comma-separated, e.g. gfx90a,sm_90,gfx1100.
+        #[arg(long, value_delimiter = ',', required = true)]
+        arch: Vec<String>,
+        /// Kernel sources to compare (default: all).
+        #[arg(long, value_delimiter = ',')]
+        sources: Vec<String>,
+        /// Output folder.
+        #[arg(long, required = true)]
+        out: PathBuf,
+    },
     /// Show each kernel's resources: AMD registers, LDS and scratch read statically from the code object;
     /// NVIDIA registers and shared memory from the driver (needs a GPU).
     Inspect {

@@ -77,7 +77,8 @@ impl Gpu {
             return Ok(());
         }
         let src = kernels::source(source)?;
-        let object = self.store.code_object(src, &self.device.props().arch)?;
+        let props = self.device.props();
+        let object = self.store.code_object_for_device(src, &props.arch, &props.arch_full)?;
         let mut module = self.device.load_module(&object.bytes)?;
         if module.kernel_names.is_empty() {
             module.kernel_names = object.info.amd_kernels.iter().map(|k| k.name.clone()).collect();

@@ -101,6 +101,32 @@ fn kernels_build_and_inspect_for_gfx90a_without_a_gpu() {
         .stdout(predicate::str::is_match(r"smoke_triad .* 1024 +2 +100\.0 waves\n").unwrap());
 }
 
+/// The static comparison writes its tables and plots with no GPU; an NVIDIA target reads cuobjdump.
+#[test]
+fn kernels_compare_writes_tables_and_plots_without_a_gpu() {
+    common::require_compiler(Platform::Amd);
+    common::require_compiler(Platform::Nvidia);
+    let cache = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    suite_without_gpu(cache.path())
+        .args(["kernels", "compare", "--arch", "gfx90a,sm_90", "--sources", "smoke", "--out"])
+        .arg(out.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("kernels.md"));
+    let csv = std::fs::read_to_string(out.path().join("kernels.csv")).unwrap();
+    assert!(csv.starts_with("target,wave_size,source,kernel,group_size,registers"), "{csv}");
+    for target in ["gfx90a,64,smoke,smoke_triad,1024", "sm_90,32,smoke,smoke_triad,1024"] {
+        assert!(csv.lines().any(|l| l.starts_with(target)), "{target} in\n{csv}");
+    }
+    let md = std::fs::read_to_string(out.path().join("kernels.md")).unwrap();
+    assert!(md.contains("Static") && md.contains("| smoke | smoke_triad | 1024 | sm_90 |"), "{md}");
+    for png in ["occupancy-items-vs-group-size.png", "occupancy-waves-vs-group-size.png"] {
+        let (w, h, _) = decode_png(&out.path().join(png));
+        assert!(w > 0 && h > 0, "{png}");
+    }
+}
+
 #[test]
 fn occupancy_calc_prints_the_occupancy_and_what_each_resource_allows() {
     let cache = tempfile::tempdir().unwrap();

@@ -154,7 +154,66 @@ pub const VARIANTS: &[Variant] = &[
         [128, 64],
         ALIGNED_ROWS,
     ),
+    // Wave64 shapes: at most 128 VGPRs+AGPRs and no scratch on gfx90a (4 waves per SIMD), LDS for 16 waves per CU.
+    regblock(
+        "double_buffer_256x128x8_t512",
+        "double_buffer",
+        "matmul_double_buffer_256x128x8_t512",
+        512,
+        [128, 256],
+        ALIGNED_ROWS,
+    ),
+    regblock(
+        "double_buffer_128x128x8_t512",
+        "double_buffer",
+        "matmul_double_buffer_128x128x8_t512",
+        512,
+        [128, 128],
+        ALIGNED_ROWS,
+    ),
 ];
+
+/// The default kernel set of the architectures whose names start with one of `arch_prefixes` (first match in
+/// [`ARCH_DEFAULTS`] wins), when `--kernels` is not given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ArchKernels {
+    /// Prefixes of the architecture name, e.g. `gfx90` matches gfx908 and gfx90a.
+    pub arch_prefixes: &'static [&'static str],
+    /// Kernel names or families, as `--kernels` takes them.
+    pub kernels: &'static [&'static str],
+    /// Why this set, for the README and `run.json`.
+    pub why: &'static str,
+}
+
+/// The seed's ladder and the single-shape register-blocked kernels: every architecture runs them.
+macro_rules! ladder {
+    ($($more:literal),* $(,)?) => {
+        &["naive", "accumulator", "tiled", "blocktile_1d", "blocktile_2d", "vectorized", "warptile", $($more),*]
+    };
+}
+
+/// Per-architecture default kernels, as data. Architectures no row matches get the whole table.
+pub const ARCH_DEFAULTS: &[ArchKernels] = &[
+    ArchKernels {
+        arch_prefixes: &["gfx90", "gfx94", "gfx95"],
+        kernels: ladder!["double_buffer_256x128x8_t512", "double_buffer_128x128x8_t512"],
+        why: "CDNA (wave64, 512 VGPRs+AGPRs per lane per SIMD): the double_buffer shapes tuned on NVIDIA take \
+              236-396 registers there (1-2 waves per SIMD); the wave64 shapes stay within 128 (4+ waves per SIMD)",
+    },
+    ArchKernels {
+        arch_prefixes: &["sm_"],
+        kernels: ladder!["double_buffer"],
+        why: "NVIDIA (warp32, 255 registers per thread): every double_buffer shape of the autotuning sweep",
+    },
+];
+
+/// The default kernels for `arch` (see [`ARCH_DEFAULTS`]), restricted to the tile sizes `tiles` (all if empty).
+pub fn default_kernels(arch: &str, tiles: &[u32]) -> Result<Vec<&'static Variant>, crate::options::Error> {
+    match ARCH_DEFAULTS.iter().find(|d| d.arch_prefixes.iter().any(|p| arch.starts_with(p))) {
+        Some(d) => select_kernels(&d.kernels.iter().map(|k| k.to_string()).collect::<Vec<_>>(), tiles),
+        None => select_kernels(&[], tiles),
+    }
+}
 
 /// 16-byte loads of rows of A and B: N and K multiples of 4 (so every row starts 16-byte aligned); M is free.
 const ALIGNED_ROWS: Multiples = Multiples { m: 1, n: 4, k: 4 };
@@ -285,6 +344,9 @@ pub struct MatmulSweep {
     pub kernels: Vec<&'static Variant>,
     /// Whether to run the vendor BLAS at every size.
     pub vendor: bool,
+    /// `Some(tiles)`: `kernels` is replaced by the device's [`default_kernels`] (within these tile sizes) once the
+    /// device is known ([`Experiment::fit_to_device`]).
+    pub arch_defaults: Option<Vec<u32>>,
     /// The current shape's inputs, shared by the points of that shape (the runner prepares them in order).
     #[serde(skip)]
     inputs: InputCache,
@@ -455,7 +517,13 @@ fn dims(shape: Shape) -> Result<[Arg; 3], Error> {
 impl MatmulSweep {
     /// A sweep of `shapes` × `kernels`, with the vendor BLAS rows if `vendor`.
     pub fn new(shapes: Vec<Shape>, kernels: Vec<&'static Variant>, vendor: bool) -> MatmulSweep {
-        MatmulSweep { shapes, kernels, vendor, inputs: InputCache::default() }
+        MatmulSweep { shapes, kernels, vendor, arch_defaults: None, inputs: InputCache::default() }
+    }
+
+    /// This sweep with its kernels chosen by the device's architecture ([`ARCH_DEFAULTS`]) once it is known, within
+    /// the tile sizes `tiles` (all if empty).
+    pub fn with_arch_defaults(self, tiles: Vec<u32>) -> MatmulSweep {
+        MatmulSweep { arch_defaults: Some(tiles), ..self }
     }
 
     /// The inputs for `shape`, made once per shape and kept until the sweep moves to the next one.
@@ -597,6 +665,16 @@ impl Experiment for MatmulSweep {
     /// Per size, the vendor BLAS and the best hand kernel with its share of the vendor's rate.
     fn headlines(&self, rows: &[BTreeMap<String, String>]) -> Vec<String> {
         headlines(rows)
+    }
+
+    fn fit_to_device(&mut self, props: &crate::device::Props) {
+        if let Some(tiles) = self.arch_defaults.take() {
+            // The tiles were checked when the sweep was made (select_kernels), so this cannot fail; keep the
+            // sweep's kernels if it somehow does rather than run nothing.
+            if let Ok(kernels) = default_kernels(props.arch.as_str(), &tiles) {
+                self.kernels = kernels;
+            }
+        }
     }
 }
 
@@ -1009,6 +1087,83 @@ mod tests {
         assert!(err.to_string().contains("unknown kernel `fast`; available: naive"), "{err}");
         let err = select_kernels(&[], &[12]).unwrap_err();
         assert!(err.to_string().contains("--tiles: no tiled kernel with M = 12"), "{err}");
+    }
+
+    #[test]
+    fn default_kernels_follow_the_architecture() {
+        let names = |arch: &str, tiles: &[u32]| -> Vec<&str> {
+            default_kernels(arch, tiles).unwrap().iter().map(|v| v.name).collect()
+        };
+        // Every name in the table is a kernel or a family.
+        for d in ARCH_DEFAULTS {
+            select_kernels(&d.kernels.iter().map(|k| k.to_string()).collect::<Vec<_>>(), &[]).unwrap();
+        }
+        let wave64 = ["double_buffer_256x128x8_t512", "double_buffer_128x128x8_t512"];
+        let cdna = names("gfx90a", &[]);
+        assert!(wave64.iter().all(|k| cdna.contains(k)), "{cdna:?}");
+        // The NVIDIA-tuned shapes (236-396 registers on gfx90a) are not in CDNA's default set.
+        assert!(!cdna.contains(&"double_buffer") && !cdna.contains(&"double_buffer_128x256x8_t256"), "{cdna:?}");
+        assert_eq!(names("gfx942", &[]), cdna);
+        // NVIDIA keeps every shape of the autotuning sweep, the wave64 ones included.
+        let nvidia = names("sm_90", &[]);
+        assert_eq!(nvidia.len(), VARIANTS.len(), "{nvidia:?}");
+        assert_eq!(names("sm_80", &[]), nvidia);
+        // An architecture no row names gets the whole table; --tiles still applies.
+        assert_eq!(names("gfx1100", &[]).len(), VARIANTS.len());
+        let with_tiles = names("gfx90a", &[16]);
+        assert!(with_tiles.contains(&"tiled_m16") && !with_tiles.contains(&"tiled_m8"), "{with_tiles:?}");
+    }
+
+    #[test]
+    fn the_sweep_takes_the_devices_defaults_only_without_kernels() {
+        let props = |arch: &str| crate::device::Props {
+            arch: crate::device::Arch::parse(arch).unwrap(),
+            ..crate::occupancy::tests::h100()
+        };
+        let names = |s: &MatmulSweep| s.kernels.iter().map(|v| v.name).collect::<Vec<_>>();
+        let shapes = vec![Shape::square(256)];
+        let mut by_arch =
+            MatmulSweep::new(shapes.clone(), select_kernels(&[], &[]).unwrap(), true).with_arch_defaults(vec![]);
+        by_arch.fit_to_device(&props("gfx90a"));
+        assert_eq!(
+            names(&by_arch),
+            names(&MatmulSweep::new(shapes.clone(), default_kernels("gfx90a", &[]).unwrap(), true))
+        );
+        assert!(by_arch.options()["kernels"].to_string().contains("double_buffer_256x128x8_t512"));
+        // Kernels named on the command line are kept on any device.
+        let mut named = MatmulSweep::new(shapes, select_kernels(&["double_buffer".into()], &[]).unwrap(), true);
+        named.fit_to_device(&props("gfx90a"));
+        assert!(names(&named).contains(&"double_buffer"), "{:?}", names(&named));
+    }
+
+    /// The wave64 shapes fit gfx90a as promised, read from the code object that hipcc writes: at most 128
+    /// VGPRs+AGPRs per lane (`.vgpr_count` counts both on gfx90a), no scratch, and at least 50% occupancy (4 of 8
+    /// waves per SIMD) by the suite's calculator, registers and LDS included. Every kernel the gfx90a default set
+    /// holds beyond the seed's ladder must pass, so a shape added there later is checked too.
+    #[test]
+    fn wave64_shapes_fit_the_gfx90a_register_budget() {
+        use crate::kernels::{compile, metadata, sources, test_support};
+        use crate::occupancy::{Profile, Resources};
+        let arch = crate::device::Arch::parse("gfx90a").unwrap();
+        let hipcc = test_support::compiler(crate::device::Platform::Amd);
+        let bytes = compile::compile(&hipcc, sources::source("matmul").unwrap(), &arch).unwrap();
+        let info = metadata::check_arch(&bytes, &arch).unwrap();
+        let profile = Profile::for_arch(&arch, None).unwrap();
+        let wave64: Vec<&Variant> =
+            default_kernels("gfx90a", &[]).unwrap().into_iter().filter(|v| v.family == "double_buffer").collect();
+        assert!(wave64.len() >= 2, "{wave64:?}");
+        for v in wave64 {
+            let k = info.amd_kernel(v.symbol).unwrap_or_else(|| panic!("{} not in the code object", v.symbol));
+            // On gfx90a `.vgpr_count` is the unified total: ArchVGPRs (rounded up to 4) plus AGPRs, e.g. 358 for
+            // 256 + 102 in matmul_double_buffer.
+            let registers = k.vgpr_count;
+            assert!(k.agpr_count.unwrap_or(0) <= registers, "{}: {k:?}", v.name);
+            assert!(registers <= 128, "{}: {} VGPRs+AGPRs per lane (AGPRs {:?})", v.name, k.vgpr_count, k.agpr_count);
+            assert_eq!(k.scratch_bytes, 0, "{}: scratch", v.name);
+            assert_eq!(k.max_group_size, v.group[0] * v.group[1], "{}: launch bounds vs VARIANTS", v.name);
+            let occ = profile.occupancy(&Resources::from_amd_kernel(k)).unwrap();
+            assert!(occ.percent >= 50.0, "{}: {occ:?}", v.name);
+        }
     }
 
     /// A 32×32 product of inner size `k`, inputs drawn as the experiment draws them, seeded for repeatability.

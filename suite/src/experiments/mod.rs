@@ -208,6 +208,11 @@ pub trait Experiment {
         let _ = rows;
         Vec::new()
     }
+    /// Fits the sweep to the device it is about to run on, before `options` and `points` are read: e.g. matmul's
+    /// default kernel set depends on the architecture. Most experiments need nothing.
+    fn fit_to_device(&mut self, props: &crate::device::Props) {
+        let _ = props;
+    }
 }
 
 /// The `ok` rows of a CSV read by [`read_rows`].

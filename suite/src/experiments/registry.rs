@@ -192,7 +192,8 @@ pub struct MatmulArgs {
     /// Problem sizes, comma-separated: N for M = N = K, or MxNxK (default: 256 to 8192, doubling).
     #[arg(long, value_delimiter = ',')]
     pub sizes: Vec<String>,
-    /// Kernels by name or family, comma-separated (default: the whole ladder); `tiled` means every --tiles size.
+    /// Kernels by name or family, comma-separated (default: the seed's ladder plus the register-blocked kernels
+    /// suited to the device's architecture, see the README); `tiled` means every --tiles size.
     #[arg(long, value_delimiter = ',')]
     pub kernels: Vec<String>,
     /// Tile sizes M of the tiled kernel (default: 4,8,16,32).
@@ -212,7 +213,9 @@ fn matmul_sweep(matches: &ArgMatches) -> Result<Box<dyn Experiment>, Error> {
         args.sizes.iter().map(|s| Shape::parse(s)).collect::<Result<_, _>>()?
     };
     let kernels = matmul::select_kernels(&args.kernels, &args.tiles)?;
-    Ok(Box::new(MatmulSweep::new(shapes, kernels, !args.no_vendor)))
+    let sweep = MatmulSweep::new(shapes, kernels, !args.no_vendor);
+    // No --kernels: the device's architecture picks the set (matmul::ARCH_DEFAULTS), within --tiles.
+    Ok(Box::new(if args.kernels.is_empty() { sweep.with_arch_defaults(args.tiles) } else { sweep }))
 }
 
 /// `suite run occupancy` options (defaults in `OccupancySweep::default`).

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::compile::{self, compile_with_flags, flags, Compiler};
-use super::metadata::{check_arch, CodeObjectInfo};
+use super::metadata::{check_arch, check_target, CodeObjectInfo};
 use super::sources::{headers, Header, Source};
 use super::{Error, Result};
 use crate::device::{Arch, Platform};
@@ -175,6 +175,23 @@ impl KernelStore {
     /// known, so it needs the node's compiler (or an earlier run's cache entry).
     pub fn specialised(&self, source: &Source, arch: &Arch, defines: &[String]) -> Result<CodeObject> {
         self.cached_or_compiled(source, arch, defines)
+    }
+
+    /// [`KernelStore::code_object`] for a device that reports the full target `device_target` (on AMD e.g.
+    /// `gfx90a:sramecc+:xnack-`): the object, or for a bundle the entry read, must also run in that mode
+    /// ([`check_target`]), so a prebuilt object for the wrong xnack/sramecc variant is refused with its file named.
+    pub fn code_object_for_device(&self, source: &Source, arch: &Arch, device_target: &str) -> Result<CodeObject> {
+        let mut object = self.code_object(source, arch)?;
+        let file = match &object.origin {
+            Origin::Prebuilt(p) | Origin::Cached(p) | Origin::Compiled(p) => p.display().to_string(),
+        };
+        object.info = check_target(&object.bytes, arch, device_target).map_err(|e| match e {
+            Error::WrongTarget { device, found } => {
+                Error::WrongTarget { device, found: format!("{found} (in {file})") }
+            }
+            other => other,
+        })?;
+        Ok(object)
     }
 
     /// Compiles (or takes from the cache) every source for every architecture and writes them into `out_dir` under
@@ -398,6 +415,33 @@ mod tests {
         let e = store.code_object(smoke, &arch("gfx908")).unwrap_err();
         assert!(matches!(e, Error::Corrupt { .. }), "{e}");
         assert!(e.to_string().contains("smoke.gfx908.hsaco: neither an ELF"), "{e}");
+    }
+
+    /// A prebuilt object for the wrong xnack variant gets the suite's own error, naming the file; compressed
+    /// bundles (ROCm's --offload-compress) load like any other.
+    #[test]
+    fn prebuilt_objects_must_match_the_devices_target_features() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = KernelStore::with_cache_dir(Some(dir.path().to_path_buf()), dir.path().join("cache"));
+        let smoke = source("smoke").unwrap();
+        let path = dir.path().join("smoke.gfx90a.hsaco");
+        let device = "gfx90a:sramecc+:xnack-";
+
+        std::fs::write(&path, fixture("smoke.gfx90a-xnack+.hsaco")).unwrap();
+        let e = store.code_object_for_device(smoke, &arch("gfx90a"), device).unwrap_err();
+        assert!(matches!(e, Error::WrongTarget { .. }), "{e}");
+        let text = e.to_string();
+        assert!(text.contains("is for gfx90a:xnack+ (in ") && text.contains("smoke.gfx90a.hsaco"), "{text}");
+        assert!(text.contains("the device runs gfx90a:sramecc+:xnack-"), "{text}");
+        assert!(text.contains("suite kernels build --arch"), "{text}");
+        // The same file on a device running with xnack on is fine, and so is the processor check alone.
+        assert!(store.code_object_for_device(smoke, &arch("gfx90a"), "gfx90a:sramecc+:xnack+").is_ok());
+        assert!(store.code_object(smoke, &arch("gfx90a")).is_ok());
+
+        std::fs::write(&path, fixture("smoke.gfx90a.v5.ccob.hsaco")).unwrap();
+        let ok = store.code_object_for_device(smoke, &arch("gfx90a"), device).unwrap();
+        assert_eq!(ok.info.format, Format::AmdBundle);
+        assert!(ok.info.amd_kernel("smoke_triad").is_some());
     }
 
     #[test]

@@ -22,7 +22,7 @@ use object::Endianness;
 use rmpv::Value;
 use serde::Serialize;
 
-use super::bundle;
+use super::bundle::{self, TargetId};
 use super::{Error, Result};
 use crate::device::{Arch, WaveSize};
 
@@ -59,6 +59,9 @@ pub struct CodeObjectInfo {
     pub format: Format,
     /// The architecture it was compiled for (without target features such as `:xnack-`).
     pub arch: Arch,
+    /// The target it was compiled for, with the target features it fixes (`gfx90a:xnack+`); no features where
+    /// it runs with either setting, and always none for a cubin.
+    pub target: TargetId,
     /// Each kernel's metadata, in the note's order. Empty for cubins: NVIDIA resource use comes from the driver.
     pub amd_kernels: Vec<AmdKernelMeta>,
 }
@@ -129,7 +132,30 @@ pub fn arg_sizes(meta: &AmdKernelMeta) -> Vec<usize> {
 
 /// Reads a code object: an AMD ELF, a clang offload bundle of them (the first AMD entry is read), or a cubin.
 pub fn inspect(bytes: &[u8]) -> Result<CodeObjectInfo> {
-    inspect_for(bytes, None)
+    inspect_for(bytes, None, None)
+}
+
+/// [`check_arch`], and for AMD also the target features: the code object (for a bundle, the entry chosen) must run
+/// in the mode the device reports, e.g. `gfx90a:sramecc+:xnack-` (see [`TargetId::runs_on`]). An object built for
+/// `gfx90a:xnack+` is refused on that device with [`Error::WrongTarget`] here, where the HIP runtime would only
+/// say that it found no kernel image. `device` is the runtime's full architecture string.
+pub fn check_target(bytes: &[u8], wanted: &Arch, device: &str) -> Result<CodeObjectInfo> {
+    let Ok(device_target) = TargetId::parse(device) else {
+        // Not a target ID (an NVIDIA name is one, so this is a runtime string we do not understand): the
+        // processor check is all there is to do.
+        return check_arch(bytes, wanted);
+    };
+    if wanted.platform() != crate::device::Platform::Amd {
+        return check_arch(bytes, wanted);
+    }
+    let info = inspect_for(bytes, Some(wanted), Some(&device_target))?;
+    if info.arch != *wanted {
+        return Err(Error::WrongArch { wanted: wanted.clone(), found: info.arch.to_string() });
+    }
+    if !info.target.runs_on(&device_target) {
+        return Err(Error::WrongTarget { device: device.to_string(), found: info.target.to_string() });
+    }
+    Ok(info)
 }
 
 /// Reads a code object and checks that it is for `wanted`; for a bundle, the entry for `wanted` is read.
@@ -139,7 +165,7 @@ pub fn inspect(bytes: &[u8]) -> Result<CodeObjectInfo> {
 /// sm_90 device, `sm_90` code lacks what `sm_90a` asks for). This is stricter than the CUDA driver, which runs
 /// sm_80 code on sm_86: the suite builds for the exact architecture, so anything else is a stale file.
 pub fn check_arch(bytes: &[u8], wanted: &Arch) -> Result<CodeObjectInfo> {
-    let info = inspect_for(bytes, Some(wanted))?;
+    let info = inspect_for(bytes, Some(wanted), None)?;
     let a_build_of_wanted =
         wanted.as_str().starts_with("sm_") && info.arch.as_str().strip_suffix('a') == Some(wanted.as_str());
     let same = info.arch == *wanted || a_build_of_wanted;
@@ -174,17 +200,28 @@ fn corrupt(reason: impl Into<String>) -> Error {
     Error::Corrupt { reason: reason.into() }
 }
 
-fn inspect_for(bytes: &[u8], wanted: Option<&Arch>) -> Result<CodeObjectInfo> {
+/// Reads a code object; for a bundle (compressed or not), the first entry for `wanted` whose target runs on
+/// `device` (where given), else the first entry for `wanted`, else the first AMD entry.
+fn inspect_for(bytes: &[u8], wanted: Option<&Arch>, device: Option<&TargetId>) -> Result<CodeObjectInfo> {
     if bundle::is_bundle(bytes) {
-        let objects = bundle::amd_objects(bytes)?;
-        let (entry_arch, elf) = match wanted {
-            Some(w) => objects.iter().find(|(a, _)| a == w).ok_or_else(|| Error::WrongArch {
-                wanted: w.clone(),
-                found: objects.iter().map(|(a, _)| a.to_string()).collect::<Vec<_>>().join(", "),
-            })?,
+        let bundle = bundle::decompressed(bytes)?;
+        let objects = bundle::amd_targets(&bundle)?;
+        let found = || objects.iter().map(|(t, _)| t.to_string()).collect::<Vec<_>>().join(", ");
+        let (entry_target, elf) = match wanted {
+            Some(w) => {
+                let mut of_arch = objects.iter().filter(|(t, _)| t.arch == *w).peekable();
+                let first = *of_arch.peek().ok_or_else(|| Error::WrongArch { wanted: w.clone(), found: found() })?;
+                match device {
+                    Some(d) => of_arch
+                        .find(|(t, _)| t.runs_on(d))
+                        .ok_or_else(|| Error::WrongTarget { device: d.to_string(), found: found() })?,
+                    None => first,
+                }
+            }
             None => objects.first().ok_or_else(|| corrupt("offload bundle with no AMD GPU entry"))?,
         };
-        let mut info = inspect_elf(elf, Some(entry_arch))?;
+        let entry_arch = &entry_target.arch;
+        let mut info = inspect_elf(elf, Some(entry_target))?;
         if info.format != Format::AmdElf {
             return Err(corrupt(format!("offload bundle entry for {entry_arch} holds a {}", info.format)));
         }
@@ -197,9 +234,9 @@ fn inspect_for(bytes: &[u8], wanted: Option<&Arch>) -> Result<CodeObjectInfo> {
     inspect_elf(bytes, None)
 }
 
-/// Reads a plain ELF code object; `bundle_arch` is the architecture its bundle entry names, used where the
-/// metadata has no `amdhsa.target` (code object v3).
-fn inspect_elf(bytes: &[u8], bundle_arch: Option<&Arch>) -> Result<CodeObjectInfo> {
+/// Reads a plain ELF code object; `bundle_target` is the target its bundle entry names, used where the metadata
+/// has no `amdhsa.target` (code object v3).
+fn inspect_elf(bytes: &[u8], bundle_target: Option<&TargetId>) -> Result<CodeObjectInfo> {
     if !bytes.starts_with(b"\x7fELF") {
         // A CUDA fatbinary is a common mix-up: nvcc -fatbin rather than -cubin.
         let what = if bytes.starts_with(&[0x50, 0xed, 0x55, 0xba]) {
@@ -213,10 +250,11 @@ fn inspect_elf(bytes: &[u8], bundle_arch: Option<&Arch>) -> Result<CodeObjectInf
         .map_err(|e| corrupt(format!("not a 64-bit ELF this suite can read: {e}")))?;
     let endian = header.endian().map_err(|e| corrupt(format!("ELF header: {e}")))?;
     match header.e_machine(endian) {
-        EM_AMDGPU => amd_elf(bytes, header, endian, bundle_arch),
+        EM_AMDGPU => amd_elf(bytes, header, endian, bundle_target),
         EM_CUDA => {
             let arch = cubin_arch(bytes, header, endian)?;
-            Ok(CodeObjectInfo { format: Format::Cubin, arch, amd_kernels: Vec::new() })
+            let target = TargetId { arch: arch.clone(), features: Vec::new() };
+            Ok(CodeObjectInfo { format: Format::Cubin, arch, target, amd_kernels: Vec::new() })
         }
         other => Err(corrupt(format!(
             "an ELF for machine {other}{}, not for an AMD GPU ({EM_AMDGPU}) or an NVIDIA GPU ({EM_CUDA})",
@@ -233,20 +271,23 @@ fn amd_elf(
     bytes: &[u8],
     header: &FileHeader64<Endianness>,
     endian: Endianness,
-    bundle_arch: Option<&Arch>,
+    bundle_target: Option<&TargetId>,
 ) -> Result<CodeObjectInfo> {
     let desc = amdgpu_note(bytes, header, endian)?;
     let value = rmpv::decode::read_value(&mut &desc[..])
         .map_err(|e| corrupt(format!("the AMDGPU metadata note is not msgpack: {e}")))?;
     let root = as_map(&value, "the metadata")?;
-    let arch = match get(root, "amdhsa.target") {
+    let target = match get(root, "amdhsa.target") {
         Some(target) => {
             let target = target.as_str().ok_or_else(|| corrupt("amdhsa.target is not a string"))?;
-            // `amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-`: the processor follows the empty environment field.
-            let processor = target.rsplit("--").next().unwrap_or(target);
-            Arch::parse(processor).map_err(|_| corrupt(format!("amdhsa.target `{target}` names no gfx processor")))?
+            // `amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-`: the target ID follows the empty environment field.
+            let id = target.rsplit("--").next().unwrap_or(target);
+            TargetId::parse(id)
+                .ok()
+                .filter(|t| t.arch.platform() == crate::device::Platform::Amd)
+                .ok_or_else(|| corrupt(format!("amdhsa.target `{target}` names no gfx processor")))?
         }
-        None => bundle_arch.cloned().ok_or_else(|| {
+        None => bundle_target.cloned().ok_or_else(|| {
             corrupt("the AMDGPU metadata has no amdhsa.target (code object v3 or older): rebuild with a current hipcc")
         })?,
     };
@@ -255,7 +296,7 @@ fn amd_elf(
         Some(_) => return Err(corrupt("amdhsa.kernels is not a list")),
         None => Vec::new(),
     };
-    Ok(CodeObjectInfo { format: Format::AmdElf, arch, amd_kernels: kernels })
+    Ok(CodeObjectInfo { format: Format::AmdElf, arch: target.arch.clone(), target, amd_kernels: kernels })
 }
 
 /// The description of the `AMDGPU` note of type `NT_AMDGPU_METADATA`, from the note sections or, where the
@@ -523,7 +564,7 @@ mod tests {
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let (theirs, target) = parse_readelf(&String::from_utf8_lossy(&out.stdout));
         let ours = inspect(elf).unwrap();
-        assert_eq!(Some(format!("amdgcn-amd-amdhsa--{}", ours.arch)), target);
+        assert_eq!(Some(format!("amdgcn-amd-amdhsa--{}", ours.target)), target);
         assert_eq!(ours.amd_kernels.len(), theirs.len());
         for (mine, theirs) in ours.amd_kernels.iter().zip(&theirs) {
             for (key, value) in fields(mine) {
@@ -566,6 +607,58 @@ mod tests {
         assert_eq!(triad.args.len(), 5, "v4 from clang 15 lists no hidden arguments for this kernel");
         let empty = info.amd_kernel("smoke_empty").unwrap();
         assert_eq!((empty.vgpr_count, empty.kernarg_bytes, empty.args.len()), (0, 0, 0));
+    }
+
+    /// ROCm 6.3 writes code object v5, and recent clang may compress the bundle: the v5 object in a real
+    /// compressed bundle (zstd, CCOB format version 2) reads exactly like the plain object.
+    #[test]
+    fn compressed_v5_bundle_reads_like_its_plain_object() {
+        let bundled = check_arch(&fixture("smoke.gfx90a.v5.ccob.hsaco"), &arch("gfx90a")).unwrap();
+        let plain = inspect(&fixture("smoke.gfx90a.v5.o")).unwrap();
+        assert_eq!(bundled.format, Format::AmdBundle);
+        assert_eq!(CodeObjectInfo { format: Format::AmdElf, ..bundled.clone() }, plain);
+        assert_smoke_gfx90a(&bundled);
+        let e = check_arch(&fixture("smoke.gfx90a.v5.ccob.hsaco"), &arch("gfx908")).unwrap_err();
+        assert!(matches!(&e, Error::WrongArch { found, .. } if found == "gfx90a"), "{e}");
+    }
+
+    /// hipcc --offload-arch=gfx90a:xnack+ (a real bundle): the feature is kept from the bundle entry and from
+    /// the object's own amdhsa.target, and decides whether the object runs on a device's mode.
+    #[test]
+    fn target_features_are_kept_and_checked() {
+        let xnack_on = fixture("smoke.gfx90a-xnack+.hsaco");
+        let info = inspect(&xnack_on).unwrap();
+        assert_eq!((info.arch.as_str(), info.target.to_string().as_str()), ("gfx90a", "gfx90a:xnack+"));
+        assert_smoke_gfx90a(&info);
+        let elf = bundle::amd_objects(&xnack_on).unwrap()[0].1.to_vec();
+        assert_eq!(inspect(&elf).unwrap().target.to_string(), "gfx90a:xnack+");
+        let gfx90a = arch("gfx90a");
+        for bytes in [&xnack_on, &elf] {
+            let e = check_target(bytes, &gfx90a, "gfx90a:sramecc+:xnack-").unwrap_err();
+            assert!(
+                matches!(&e, Error::WrongTarget { device, found }
+                    if device == "gfx90a:sramecc+:xnack-" && found.contains("gfx90a:xnack+")),
+                "{e}"
+            );
+            assert!(check_target(bytes, &gfx90a, "gfx90a:sramecc+:xnack+").is_ok());
+            assert!(check_arch(bytes, &gfx90a).is_ok(), "the processor alone matches");
+        }
+        // Built without features (what the suite builds): runs in any mode.
+        let any = fixture("smoke.gfx90a.hsaco");
+        assert_eq!(inspect(&any).unwrap().target.to_string(), "gfx90a");
+        for mode in ["gfx90a:sramecc+:xnack-", "gfx90a:sramecc-:xnack+", "gfx90a"] {
+            assert!(check_target(&any, &gfx90a, mode).is_ok(), "{mode}");
+        }
+        // A bundle with both variants: the entry that runs in the device's mode is read.
+        let any_elf = bundle::amd_objects(&any).unwrap()[0].1.to_vec();
+        let both = bundle::tests::make(&[
+            ("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+", &elf),
+            ("hipv4-amdgcn-amd-amdhsa--gfx90a", &any_elf),
+        ]);
+        assert_eq!(check_target(&both, &gfx90a, "gfx90a:sramecc+:xnack-").unwrap().target.to_string(), "gfx90a");
+        assert_eq!(check_target(&both, &gfx90a, "gfx90a:sramecc+:xnack+").unwrap().target.to_string(), "gfx90a:xnack+");
+        // NVIDIA names carry no features: the processor check is all.
+        assert!(check_target(&fixture("smoke.sm_90.cubin"), &arch("sm_90"), "sm_90").is_ok());
     }
 
     #[test]

@@ -13,6 +13,7 @@
 
 pub mod bundle;
 pub mod cache;
+pub mod compare;
 pub mod compile;
 pub mod metadata;
 pub mod sources;
@@ -21,10 +22,11 @@ use std::path::PathBuf;
 
 use crate::device::{Arch, Platform};
 
+pub use bundle::TargetId;
 pub use cache::{cache_key, default_cache_dir, prebuilt_file_name, CodeObject, CompilerRecord, KernelStore, Origin};
 pub use compile::{compile, find, flags, Compiler, CompilerKind};
 pub use metadata::{
-    arg_sizes, check_arch, cubin_kernel_names, inspect, AmdKernelMeta, ArgMeta, CodeObjectInfo, Format,
+    arg_sizes, check_arch, check_target, cubin_kernel_names, inspect, AmdKernelMeta, ArgMeta, CodeObjectInfo, Format,
 };
 pub use sources::{all, headers, source, Header, Source};
 
@@ -78,6 +80,19 @@ pub enum Error {
         /// The architecture wanted (the device's, or the one asked to build for).
         wanted: Arch,
         /// The architecture(s) the code object holds.
+        found: String,
+    },
+    /// An AMD code object for the device's processor but for other target features (e.g. built for
+    /// `gfx90a:xnack+`, the device runs `gfx90a:sramecc+:xnack-`): the HIP runtime would find no kernel image in it.
+    #[error(
+        "code object is for {found}, but the device runs {device}: rebuild it with `suite kernels build --arch \
+         <processor>` (built without target features, code runs with xnack and sramecc either on or off), or for \
+         the device's own setting, e.g. hipcc --offload-arch={device}"
+    )]
+    WrongTarget {
+        /// The device's full target, e.g. `gfx90a:sramecc+:xnack-`.
+        device: String,
+        /// The target(s) the code object holds, naming the file where there is one.
         found: String,
     },
     /// Bytes that are not a GPU code object this suite can read.
