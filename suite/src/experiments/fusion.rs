@@ -216,8 +216,11 @@ impl FusionSweep {
         let Some(dir) = &self.results_dir else { return Ok(()) };
         let path = dir.join(COMPILE_CSV);
         let io = |source| crate::report::Error::Io { action: "append to", path: path.clone(), source };
-        let new = !path.exists();
         let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&path).map_err(io)?;
+        // Shards of one run append to this file at once: the lock makes "empty, so write the header first" and the
+        // write one step, so exactly one header leads the file.
+        file.lock().map_err(io)?;
+        let new = file.metadata().map_err(io)?.len() == 0;
         let mut text = String::new();
         if new {
             text.push_str(&COMPILE_COLUMNS.join(","));
@@ -888,6 +891,33 @@ fn ratios_csv(table: &Table, compile: &BTreeMap<(String, usize), CompileCost>) -
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn compile_records_from_several_writers_share_one_header() {
+        let dir = tempfile::tempdir().unwrap();
+        let row = |op: &str| -> Vec<String> {
+            [op, "1024", "FUSION_N=1024u", "compiled", "400.0", "0.2", "0.03"].map(str::to_string).to_vec()
+        };
+        // Two sweeps writing into one folder at once, as two shards of one run do.
+        let path = dir.path();
+        std::thread::scope(|scope| {
+            for i in 0..2 {
+                scope.spawn(move || {
+                    let mut sweep = FusionSweep::default();
+                    sweep.set_results_dir(path);
+                    for _ in 0..50 {
+                        sweep.record_compile(&row(if i == 0 { "sum" } else { "dot" })).unwrap();
+                    }
+                });
+            }
+        });
+        let text = std::fs::read_to_string(dir.path().join(COMPILE_CSV)).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 101, "{text}");
+        assert_eq!(lines[0], COMPILE_COLUMNS.join(","));
+        assert_eq!(lines.iter().filter(|l| l.starts_with("operation,")).count(), 1, "{text}");
+        assert_eq!(lines.iter().filter(|l| l.starts_with("sum,1024,")).count(), 50);
+    }
 
     #[test]
     fn points_cover_every_size_operation_variant_and_measure_in_a_fixed_order() {
