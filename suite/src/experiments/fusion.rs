@@ -31,7 +31,6 @@
 //! The check catches a lost or doubled group, a wrong map, a stale ticket or a result never written (NaN); one
 //! lost element of average size hides below the bound at these sizes, as in any FP32 sum check.
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -71,7 +70,7 @@ pub struct FusionSweep {
     results_dir: Option<PathBuf>,
     /// The inputs of the size being run (run state).
     #[serde(skip)]
-    inputs: InputCache,
+    inputs: super::RunCache<Inputs>,
 }
 
 impl Default for FusionSweep {
@@ -160,7 +159,7 @@ impl FusionSweep {
             operations: all(operations, &OPERATIONS),
             variants: all(variants, &VARIANTS),
             results_dir: None,
-            inputs: InputCache::default(),
+            inputs: super::RunCache::default(),
         }
     }
 
@@ -201,14 +200,7 @@ impl FusionSweep {
 
     /// The inputs of size `n`, made once and kept while the sweep stays at that size.
     fn inputs(&self, gpu: &Gpu, n: usize) -> Result<Rc<Inputs>, Error> {
-        let cache = &self.inputs.0;
-        if let Some(inputs) = cache.borrow().as_ref().filter(|i| i.host_x.len() == n) {
-            return Ok(inputs.clone());
-        }
-        *cache.borrow_mut() = None;
-        let inputs = Rc::new(Inputs::new(gpu, n)?);
-        *cache.borrow_mut() = Some(inputs.clone());
-        Ok(inputs)
+        self.inputs.get_or_make(|i| i.host_x.len() == n, || Inputs::new(gpu, n))
     }
 
     /// Appends one specialisation's compile cost to `fusion_compile.csv` in the results folder.
@@ -512,31 +504,6 @@ impl Inputs {
         let host_y: Vec<f32> = (0..n).map(|_| rng.f32() * 2.0 - 1.0).collect();
         let dev = gpu.device.as_ref();
         Ok(Inputs { x: dev.upload(&host_x)?, y: dev.upload(&host_y)?, host_x, host_y })
-    }
-}
-
-/// Run state shared by the points of one size; a clone starts empty and every cache compares equal.
-#[derive(Default)]
-struct InputCache(RefCell<Option<Rc<Inputs>>>);
-
-impl Clone for InputCache {
-    fn clone(&self) -> Self {
-        InputCache::default()
-    }
-}
-
-impl PartialEq for InputCache {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-
-impl Eq for InputCache {}
-
-impl std::fmt::Debug for InputCache {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let n = self.0.borrow().as_ref().map(|i| i.host_x.len());
-        f.debug_tuple("InputCache").field(&n).finish()
     }
 }
 

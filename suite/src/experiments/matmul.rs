@@ -9,7 +9,6 @@
 //! stores are guarded. The register-blocked kernels state what they need in [`VARIANTS`] (typically N and K
 //! multiples of 4, for 16-byte loads); other sizes are `invalid` rows that say why.
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
@@ -349,33 +348,7 @@ pub struct MatmulSweep {
     pub arch_defaults: Option<Vec<u32>>,
     /// The current shape's inputs, shared by the points of that shape (the runner prepares them in order).
     #[serde(skip)]
-    inputs: InputCache,
-}
-
-/// The inputs of the shape being run, made at its first point and dropped when the sweep moves to the next shape
-/// (or is dropped). Run state, not an option: a clone starts empty and every cache compares equal.
-#[derive(Default)]
-struct InputCache(RefCell<Option<Rc<Inputs>>>);
-
-impl Clone for InputCache {
-    fn clone(&self) -> Self {
-        InputCache::default()
-    }
-}
-
-impl PartialEq for InputCache {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-
-impl Eq for InputCache {}
-
-impl fmt::Debug for InputCache {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let shape = self.0.borrow().as_ref().map(|i| i.shape);
-        f.debug_tuple("InputCache").field(&shape).finish()
-    }
+    inputs: super::RunCache<Inputs>,
 }
 
 impl Default for MatmulSweep {
@@ -517,7 +490,7 @@ fn dims(shape: Shape) -> Result<[Arg; 3], Error> {
 impl MatmulSweep {
     /// A sweep of `shapes` × `kernels`, with the vendor BLAS rows if `vendor`.
     pub fn new(shapes: Vec<Shape>, kernels: Vec<&'static Variant>, vendor: bool) -> MatmulSweep {
-        MatmulSweep { shapes, kernels, vendor, arch_defaults: None, inputs: InputCache::default() }
+        MatmulSweep { shapes, kernels, vendor, arch_defaults: None, inputs: super::RunCache::default() }
     }
 
     /// This sweep with its kernels chosen by the device's architecture ([`ARCH_DEFAULTS`]) once it is known, within
@@ -528,15 +501,7 @@ impl MatmulSweep {
 
     /// The inputs for `shape`, made once per shape and kept until the sweep moves to the next one.
     fn inputs(&self, gpu: &Gpu, shape: Shape) -> Result<Rc<Inputs>, Error> {
-        let cache = &self.inputs.0;
-        if let Some(inputs) = cache.borrow().as_ref().filter(|i| i.shape == shape) {
-            return Ok(inputs.clone());
-        }
-        // Free the previous shape's buffers before allocating the next.
-        *cache.borrow_mut() = None;
-        let inputs = Rc::new(Inputs::new(gpu, shape)?);
-        *cache.borrow_mut() = Some(inputs.clone());
-        Ok(inputs)
+        self.inputs.get_or_make(|i| i.shape == shape, || Inputs::new(gpu, shape))
     }
 }
 

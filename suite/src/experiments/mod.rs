@@ -215,6 +215,55 @@ pub trait Experiment {
     }
 }
 
+/// Inputs shared by consecutive points of a sweep (matmul's matrices per shape, fusion's vectors per size): made at
+/// the first point that needs them and dropped when the sweep moves on, so one set is alive at a time. Run state, not
+/// an option: a clone starts empty and every cache compares equal (sweeps compare by their options).
+pub struct RunCache<T>(std::cell::RefCell<Option<std::rc::Rc<T>>>);
+
+impl<T> RunCache<T> {
+    /// The cached value if `fits` accepts it; otherwise the old one is freed first and `make` makes the new one.
+    pub fn get_or_make<E>(
+        &self,
+        fits: impl Fn(&T) -> bool,
+        make: impl FnOnce() -> Result<T, E>,
+    ) -> Result<std::rc::Rc<T>, E> {
+        if let Some(value) = self.0.borrow().as_ref().filter(|v| fits(v)) {
+            return Ok(value.clone());
+        }
+        // Free the previous point's buffers before allocating the next.
+        *self.0.borrow_mut() = None;
+        let value = std::rc::Rc::new(make()?);
+        *self.0.borrow_mut() = Some(value.clone());
+        Ok(value)
+    }
+}
+
+impl<T> Default for RunCache<T> {
+    fn default() -> Self {
+        RunCache(std::cell::RefCell::new(None))
+    }
+}
+
+impl<T> Clone for RunCache<T> {
+    fn clone(&self) -> Self {
+        RunCache::default()
+    }
+}
+
+impl<T> PartialEq for RunCache<T> {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl<T> Eq for RunCache<T> {}
+
+impl<T> std::fmt::Debug for RunCache<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.borrow().is_some() { "RunCache(filled)" } else { "RunCache(empty)" })
+    }
+}
+
 /// The `ok` rows of a CSV read by [`read_rows`].
 pub fn ok_rows(rows: &[BTreeMap<String, String>]) -> impl Iterator<Item = &BTreeMap<String, String>> {
     rows.iter().filter(|r| r.get("status").is_some_and(|s| s == "ok"))
@@ -881,6 +930,31 @@ mod tests {
         fn clock(&self) -> Clock {
             Clock::Host
         }
+    }
+
+    #[test]
+    fn a_run_cache_reuses_what_fits_and_frees_the_old_value_before_making_the_next() {
+        let cache: RunCache<u32> = RunCache::default();
+        let made = std::cell::Cell::new(0);
+        let make = |v: u32| {
+            made.set(made.get() + 1);
+            Ok::<u32, ()>(v)
+        };
+        let first = cache.get_or_make(|v| *v == 1, || make(1)).unwrap();
+        assert_eq!((*cache.get_or_make(|v| *v == 1, || make(1)).unwrap(), made.get()), (1, 1));
+        // A value that does not fit is dropped before the next is made: only `first` still holds it.
+        let second = cache.get_or_make(
+            |v| *v == 2,
+            || {
+                assert_eq!(std::rc::Rc::strong_count(&first), 1, "the old value is freed first");
+                make(2)
+            },
+        );
+        assert_eq!((*second.unwrap(), made.get()), (2, 2));
+        // A failed make leaves the cache empty, and clones start empty and compare equal.
+        assert!(cache.get_or_make(|v| *v == 3, || Err(())).is_err());
+        assert_eq!(format!("{cache:?}"), "RunCache(empty)");
+        assert!(cache == cache.clone());
     }
 
     #[test]
