@@ -608,8 +608,7 @@ impl Case for CopyCase<'_> {
 /// The plots, and [`RATIOS_CSV`] beside the CSV: per operation, speedup over `hand` (device time) vs size, one line
 /// per variant, 1.0 marked; GB/s vs size with the copy's bandwidth as a reference line.
 pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, LinePlot)> {
-    let ok: Vec<&BTreeMap<String, String>> =
-        rows.iter().filter(|r| r.get("status").map(String::as_str) == Some("ok")).collect();
+    let ok: Vec<&BTreeMap<String, String>> = super::ok_rows(rows).collect();
     let Some(first) = ok.first() else { return Vec::new() };
     let get = |c: &str| first.get(c).cloned().unwrap_or_default();
     let wave = if get("wave_size") == "64" { "wave64" } else { "warp32" };

@@ -744,12 +744,9 @@ impl Case for KernelCase<'_> {
 /// The three plots of a matmul CSV: GFLOP/s vs size, GFLOP/s vs tile M, % of the vendor BLAS vs size. Only `ok`
 /// rows of square shapes are drawn (the x axis is N for M = N = K).
 pub fn plots(rows: &[BTreeMap<String, String>]) -> Vec<(String, LinePlot)> {
-    let num = |r: &BTreeMap<String, String>, c: &str| r.get(c).and_then(|v| v.parse::<f64>().ok());
-    let ok: Vec<&BTreeMap<String, String>> = rows
-        .iter()
-        .filter(|r| r.get("status").map(String::as_str) == Some("ok"))
-        .filter(|r| r.get("m") == r.get("n") && r.get("n") == r.get("k"))
-        .collect();
+    let num = super::num;
+    let ok: Vec<&BTreeMap<String, String>> =
+        super::ok_rows(rows).filter(|r| r.get("m") == r.get("n") && r.get("n") == r.get("k")).collect();
     let Some(first) = ok.first() else { return Vec::new() };
     let get = |c: &str| first.get(c).cloned().unwrap_or_default();
     let platform = get("platform");

@@ -1097,9 +1097,8 @@ pub fn phases(steps: &[Step], tolerance: f64, min_fraction: f64) -> Vec<Phase> {
 
 /// Plots of an occupancy CSV, plus the timelines found beside it.
 pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, LinePlot)> {
-    let num = |r: &BTreeMap<String, String>, c: &str| r.get(c).and_then(|v| v.parse::<f64>().ok());
-    let ok: Vec<&BTreeMap<String, String>> =
-        rows.iter().filter(|r| r.get("status").map(String::as_str) == Some("ok")).collect();
+    let num = super::num;
+    let ok: Vec<&BTreeMap<String, String>> = super::ok_rows(rows).collect();
     let Some(first) = ok.first() else { return Vec::new() };
     let get = |c: &str| first.get(c).cloned().unwrap_or_default();
     let wave = get("wave_size");

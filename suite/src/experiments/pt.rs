@@ -1569,8 +1569,8 @@ impl Pair {
 /// study's rows have no non-PT partner). Rows may come from different shards or resumed runs: only the CSV counts.
 pub fn pairs(rows: &[CsvRow]) -> Vec<Pair> {
     let get = |r: &CsvRow, c: &str| r.get(c).cloned().unwrap_or_default();
-    let num = |r: &CsvRow, c: &str| r.get(c).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-    let ok: Vec<&CsvRow> = rows.iter().filter(|r| get(r, "status") == "ok").collect();
+    let num = |r: &CsvRow, c: &str| super::num(r, c).unwrap_or(0.0);
+    let ok: Vec<&CsvRow> = super::ok_rows(rows).collect();
     let key =
         |r: &CsvRow| ["use_case", "flavour", "items", "fmas", "levels", "steps", "clock"].map(|c| get(r, c)).join("|");
     let mut non_pt: HashMap<String, f64> = HashMap::new();
@@ -1630,7 +1630,7 @@ fn one_line(label: &str, xs: &[(f64, f64)]) -> (f64, f64) {
 /// per flavour, as the paper's figure 5; the forest, active-state and global-synchronisation speedups; the
 /// queue's granularity; the round trip's parts.
 pub fn plots(rows: &[CsvRow], dir: &Path) -> Vec<(String, LinePlot)> {
-    let ok: Vec<&CsvRow> = rows.iter().filter(|r| r.get("status").map(String::as_str) == Some("ok")).collect();
+    let ok: Vec<&CsvRow> = super::ok_rows(rows).collect();
     let Some(first) = ok.first() else { return Vec::new() };
     let get = |c: &str| first.get(c).cloned().unwrap_or_default();
     let wave = get("wave_size");
@@ -1784,7 +1784,7 @@ pub fn plots(rows: &[CsvRow], dir: &Path) -> Vec<(String, LinePlot)> {
         out.push(("pt-global-sync.png".into(), p));
     }
     // Queue granularity: items per second vs items per pop.
-    let num = |r: &CsvRow, c: &str| r.get(c).and_then(|v| v.parse::<f64>().ok());
+    let num = super::num;
     let wave_size = first.get("wave_size").and_then(|w| w.parse::<u32>().ok()).unwrap_or(32);
     let per_pop = |q: &str| -> Option<f64> {
         let q = match q {
