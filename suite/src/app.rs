@@ -66,7 +66,14 @@ pub fn run(cli: &Cli) -> Result<ExitCode, Error> {
             let sources = select_sources(sources)?;
             inspect(cli, arch.as_deref(), &sources)
         }
-        Command::Run(RunAll { experiment: Some(RunCommand { experiment, matches, run }), .. }) => {
+        Command::Run(RunAll { experiment: Some(RunCommand { experiment, matches, run }), full, .. }) => {
+            if *full {
+                return Err(Error::Options(format!(
+                    "--full runs every experiment's complete sweep and cannot name one: `suite run {}` alone runs \
+                     its complete sweep, its own flags narrow it",
+                    experiment.name
+                )));
+            }
             let exp = (experiment.sweep)(matches)?;
             run_experiment(cli, exp, run)
         }

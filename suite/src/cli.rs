@@ -152,33 +152,32 @@ pub enum KernelsCommand {
 pub struct RunArgs {
     /// Timed repetitions per point (the median, min and max are recorded); each is a batch of launches back to
     /// back, sized to last about 1 ms, whose time / launches is the time per launch.
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, global = true, default_value_t = 20)]
     pub reps: u32,
     /// Untimed batches before timing (the first two size the batch).
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, global = true, default_value_t = 3)]
     pub warmup: u32,
     /// How a batch is enqueued: `graph` captures it once and replays it (CUDA graphs; AMD falls back to the
     /// stream), `stream` launches each kernel on the stream.
-    #[arg(long, value_enum, default_value_t = crate::device::Timing::Graph)]
+    #[arg(long, global = true, value_enum, default_value_t = crate::device::Timing::Graph)]
     pub timing: crate::device::Timing,
     /// Seconds one point may spend in warm-up and timed launches: slow points get fewer repetitions (at least 3).
-    #[arg(long, default_value_t = 2.0)]
+    #[arg(long, global = true, default_value_t = 2.0)]
     pub time_budget: f64,
     /// Results folder (default: results/<date>-<host>-<arch>).
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub out: Option<PathBuf>,
     /// Keep the rows an earlier, interrupted run wrote and measure only the missing points.
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub resume: bool,
     /// Run every n-th point starting at i (0-based), e.g. --shard $SLURM_LOCALID/8.
-    #[arg(long, value_name = "I/N")]
+    #[arg(long, global = true, value_name = "I/N")]
     pub shard: Option<Shard>,
 }
 
 /// `suite run [--full] [shared run flags]` (every experiment, one folder, `summary.md`) or
 /// `suite run <experiment> [its flags] [shared run flags]`.
 #[derive(Debug, Args)]
-#[command(args_conflicts_with_subcommands = true)]
 pub struct RunAll {
     /// One experiment, with its own flags; none: every experiment.
     #[command(subcommand)]
@@ -224,8 +223,7 @@ impl Subcommand for RunCommand {
     fn augment_subcommands(cmd: clap::Command) -> clap::Command {
         // The help goes on last: the derived flag groups would otherwise put their own doc comments there.
         registry::EXPERIMENTS.iter().fold(cmd, |cmd, e| {
-            let sub = RunArgs::augment_args((e.flags)(clap::Command::new(e.name)));
-            cmd.subcommand(sub.about(e.help).long_about(None))
+            cmd.subcommand((e.flags)(clap::Command::new(e.name)).about(e.help).long_about(None))
         })
     }
 
@@ -344,7 +342,21 @@ mod tests {
         assert!(all.experiment.is_none() && all.full && all.run.reps == 5, "{all:?}");
         let cli = Cli::try_parse_from(["suite", "run"]).expect("a valid command line");
         assert!(matches!(cli.command, Command::Run(RunAll { experiment: None, full: false, .. })));
-        assert!(Cli::try_parse_from(["suite", "run", "--full", "smoke"]).is_err());
+        // The shared run options go before or after the experiment and its flags (a job script puts its own
+        // `--out --resume` around whatever the user passed), with the same result.
+        let parsed = |args: &[&str]| {
+            let cli = Cli::try_parse_from(args).unwrap_or_else(|e| panic!("{args:?}: {e}"));
+            let Command::Run(RunAll { experiment: Some(run), .. }) = cli.command else { panic!("{args:?}") };
+            let sizes: Vec<String> = run.matches.get_many::<String>("sizes").into_iter().flatten().cloned().collect();
+            (run.experiment.name, sizes, run.run.out, run.run.resume, run.run.reps, run.run.shard)
+        };
+        let before = parsed(&["suite", "run", "--out", "X", "--resume", "--reps", "4", "matmul", "--sizes", "4096"]);
+        let after = parsed(&["suite", "run", "matmul", "--sizes", "4096", "--out", "X", "--resume", "--reps", "4"]);
+        let around = parsed(&["suite", "run", "--out", "X", "matmul", "--sizes", "4096", "--resume", "--reps", "4"]);
+        let want = ("matmul", vec!["4096".to_string()], Some(PathBuf::from("X")), true, 4, None);
+        assert_eq!((&before, &after, &around), (&want, &want, &want));
+        let sharded = parsed(&["suite", "run", "--out", "X", "pt", "--shard", "3/8"]);
+        assert_eq!(sharded.5, Some(Shard { index: 3, count: 8 }));
         assert!(Cli::try_parse_from(["suite", "run", "nosuch"]).is_err());
         assert!(Cli::try_parse_from(["suite", "plot", "nosuch", "x.csv"]).is_err());
     }

@@ -66,6 +66,13 @@ fn bad_values_name_the_flag() {
         .failure()
         .stderr(predicate::str::contains("nosuch").and(predicate::str::contains("smoke")));
     suite_without_gpu(cache.path()).args(["run", "smoke", "--shard", "8/8"]).assert().failure().code(2);
+    // --full is every experiment's complete sweep: naming one with it is a mistake, said before any GPU is opened.
+    suite_without_gpu(cache.path())
+        .args(["run", "--full", "smoke"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("--full runs every experiment's complete sweep"))
+        .stderr(predicate::str::contains("no GPU").not());
     suite_without_gpu(cache.path()).args(["frobnicate"]).assert().failure().code(2);
 }
 
