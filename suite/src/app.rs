@@ -375,12 +375,55 @@ pub fn info_text(only: Option<Platform>) -> (String, ExitCode) {
             Err(e) => outln!(out, "  compiler: {}", indent(&e.to_string())),
         }
     }
+    outp!(out, "{}", describe_host());
     if any_device {
         (out, ExitCode::SUCCESS)
     } else {
         outln!(out, "\nno GPU visible on any platform");
         (out, ExitCode::FAILURE)
     }
+}
+
+/// The host block of `suite info`: the memory this process may use (every figure, the smallest binds) and where
+/// it runs (CPUs, GPU variables, Slurm).
+fn describe_host() -> String {
+    let placement = crate::host::Placement::read();
+    let memory = crate::host::HostMemory { figures: placement.host_memory.clone() };
+    let gib = |b: u64| b as f64 / f64::from(1u32 << 30);
+    let mut s = String::new();
+    outln!(s, "\nHOST ({})", gethostname::gethostname().to_string_lossy());
+    match memory.available() {
+        Some(binding) => {
+            outln!(
+                s,
+                "  memory:   {:.1} GiB available to this process, the smallest of:",
+                gib(binding.available_bytes)
+            );
+            for f in &memory.figures {
+                outln!(s, "            {:>7.1} GiB  {}", gib(f.available_bytes), f.source);
+            }
+        }
+        None => outln!(s, "  memory:   not readable (no /proc/meminfo, cgroup or Slurm figure): not checked"),
+    }
+    outln!(
+        s,
+        "  CPUs:     {}{}",
+        placement.cpus_allowed.as_deref().unwrap_or("not readable"),
+        placement.cpu_mask.as_deref().map(|m| format!(" (mask {m})")).unwrap_or_default()
+    );
+    let gpus: Vec<String> = placement.gpu_variables.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    outln!(s, "  GPU vars: {}", if gpus.is_empty() { "none set".to_string() } else { gpus.join(" ") });
+    if let Ok(job) = std::env::var("SLURM_JOB_ID") {
+        let or_unknown = |v: &Option<String>| v.clone().unwrap_or_else(|| "?".into());
+        outln!(
+            s,
+            "  Slurm:    job {job}, partition {}, node {}, task {}",
+            or_unknown(&placement.slurm_partition),
+            or_unknown(&placement.slurm_node),
+            or_unknown(&placement.slurm_task)
+        );
+    }
+    s
 }
 
 fn indent(text: &str) -> String {

@@ -222,9 +222,9 @@ impl FromArgMatches for RunCommand {
 impl Subcommand for RunCommand {
     fn augment_subcommands(cmd: clap::Command) -> clap::Command {
         // The help goes on last: the derived flag groups would otherwise put their own doc comments there.
-        registry::EXPERIMENTS.iter().fold(cmd, |cmd, e| {
-            cmd.subcommand((e.flags)(clap::Command::new(e.name)).about(e.help).long_about(None))
-        })
+        registry::EXPERIMENTS
+            .iter()
+            .fold(cmd, |cmd, e| cmd.subcommand((e.flags)(clap::Command::new(e.name)).about(e.help).long_about(None)))
     }
 
     fn augment_subcommands_for_update(cmd: clap::Command) -> clap::Command {

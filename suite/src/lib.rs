@@ -11,6 +11,7 @@ pub mod device;
 pub mod experiments;
 pub mod fusion;
 pub mod gpu;
+pub mod host;
 pub mod kernels;
 pub mod measure;
 pub mod occupancy;

@@ -75,8 +75,8 @@ pub fn bytes_of(counts: &[u64], size: u64) -> Option<u64> {
     counts.iter().try_fold(0u64, |sum, &c| sum.checked_add(c.checked_mul(size)?))
 }
 
-/// The memory a run may use: the device's (total, in bytes) and the host's (available, in bytes; `None` where it
-/// cannot be read, and then not checked).
+/// The memory a run may use: the device's (total, in bytes) and the host's (what this process may still allocate,
+/// in bytes; `None` where it cannot be read, and then not checked).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Memory {
     /// Device memory, bytes.
@@ -86,9 +86,10 @@ pub struct Memory {
 }
 
 impl Memory {
-    /// The device's memory and the host's available memory now.
+    /// The device's memory and the host memory this process may still use now: the smallest of `/proc/meminfo`,
+    /// its cgroup's limit and Slurm's allocation ([`crate::host::HostMemory`]).
     pub fn of(device_bytes: u64) -> Memory {
-        Memory { device: device_bytes, host: host_available_bytes() }
+        Memory { device: device_bytes, host: crate::host::HostMemory::read().available().map(|f| f.available_bytes) }
     }
 
     /// Why a point needing `device` bytes on the device and `host` bytes on the host does not fit (`None` for a
@@ -107,25 +108,15 @@ impl Memory {
         }
         match self.host {
             Some(have) if host > have => Some(format!(
-                "needs {:.1} GiB of host memory for its inputs and checks; {:.1} GiB are available",
+                "needs {:.1} GiB of host memory for its inputs and checks; {:.1} GiB are available to this process \
+                 (the smallest of MemAvailable, its cgroup's limit and the Slurm allocation: `suite info` lists \
+                 them; under Slurm ask for more with --mem-per-gpu)",
                 gib(host),
                 gib(have)
             )),
             _ => None,
         }
     }
-}
-
-/// Host memory available now (Linux `MemAvailable`), bytes; `None` where it cannot be read.
-pub fn host_available_bytes() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    parse_mem_available(&text)
-}
-
-fn parse_mem_available(meminfo: &str) -> Option<u64> {
-    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    kib.checked_mul(1024)
 }
 
 #[cfg(test)]
@@ -180,8 +171,6 @@ mod tests {
         assert!(mem.problem(Some(1), Some(501)).unwrap().contains("host memory"));
         assert!(mem.problem(None, Some(1)).unwrap().contains("overflows"));
         assert_eq!(Memory { device: 10, host: None }.problem(Some(10), Some(u64::MAX)), None);
-        assert_eq!(parse_mem_available("MemTotal: 9 kB\nMemAvailable:    2048 kB\n"), Some(2 << 20));
-        assert_eq!(parse_mem_available("MemTotal: 9 kB\n"), None);
     }
 
     #[test]

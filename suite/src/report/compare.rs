@@ -76,6 +76,11 @@ pub struct InvocationInfo {
     pub launch_gap_us: Option<f64>,
     /// The same as a graph, µs.
     pub graph_launch_gap_us: Option<f64>,
+    /// Host name.
+    pub host: String,
+    /// Where the process ran (CPUs, GPU variables, Slurm job, partition and node), in one line; `not recorded` in
+    /// files from before it was.
+    pub placement: String,
 }
 
 /// One experiment's CSV in a run.
@@ -473,9 +478,22 @@ fn invocations(json: &serde_json::Value) -> Vec<InvocationInfo> {
                 timing: timing["method"].as_str().map(str::to_string),
                 launch_gap_us: timing["launch_gap_us"].as_f64(),
                 graph_launch_gap_us: timing["graph_launch_gap_us"].as_f64(),
+                host: s("host"),
+                placement: placement_text(inv),
             }
         })
         .collect()
+}
+
+/// An invocation's placement in one line: the Slurm job with [`crate::host::Placement::summary`].
+fn placement_text(inv: &serde_json::Value) -> String {
+    let placement: crate::host::Placement = serde_json::from_value(inv["placement"].clone()).unwrap_or_default();
+    let text = placement.summary();
+    match inv["slurm_job_id"].as_str() {
+        Some(job) if text == "not recorded" => format!("Slurm job {job}"),
+        Some(job) => format!("Slurm job {job}: {text}"),
+        None => text,
+    }
 }
 
 /// How each experiment is compared: its own [`Comparison`] where the registry knows it, the metric column otherwise.
@@ -615,6 +633,26 @@ fn runs_section(md: &mut String, runs: &[Run]) {
                 })
                 .unwrap_or_else(|| "not recorded".into());
             let _ = writeln!(md, "| {} | {experiment} | {} | {gap} |", r.index, r.timing(experiment));
+        }
+    }
+    // Host-timed figures (round trips, end-to-end times) depend on the CPU a process ran on: say where each ran.
+    let _ = writeln!(md, "\nWhere each run ran (per process: host, CPU affinity, GPU variables, Slurm):\n");
+    let _ = writeln!(md, "| run | host | placement | experiments |");
+    let _ = writeln!(md, "|---|---|---|---|");
+    for r in runs {
+        let mut places: Vec<((&str, &str), BTreeSet<&str>)> = Vec::new();
+        for i in &r.invocations {
+            let place = (i.host.as_str(), i.placement.as_str());
+            match places.iter_mut().find(|(p, _)| *p == place) {
+                Some((_, experiments)) => {
+                    experiments.insert(&i.experiment);
+                }
+                None => places.push((place, BTreeSet::from([i.experiment.as_str()]))),
+            }
+        }
+        for ((host, placement), experiments) in places {
+            let experiments: Vec<&str> = experiments.into_iter().collect();
+            let _ = writeln!(md, "| {} | {host} | {placement} | {} |", r.index, experiments.join(", "));
         }
     }
     let unknown: Vec<String> =
@@ -1779,6 +1817,40 @@ mod tests {
         assert_eq!(values.by_key.len(), 1);
         assert!((values.by_key["naive/m=256,n=256,k=256"] - 88.0 / 1631.0 * 100.0).abs() < 1e-9);
         assert_eq!(fp32_peak(&run.device).map(|p| p.fp32_tflops), Some(66.9));
+        assert_eq!(run.invocations[0].placement, "not recorded");
+    }
+
+    #[test]
+    fn the_report_says_where_each_process_ran() {
+        let root = tempfile::tempdir().unwrap();
+        let (a, _) = two_runs(root.path());
+        // Run 2: two shards of one Slurm job on two nodes of LUMI's standard-g, one GCD and 7 cores each.
+        let b = root.path().join("lumi");
+        let mut json: serde_json::Value = serde_json::from_str(&run_json("amd", "", "gfx90a", 64, 110)).unwrap();
+        let first = json["invocations"][0].clone();
+        let shard = |node: &str, cpus: &str, gcd: &str| {
+            let mut inv = first.clone();
+            inv["slurm_job_id"] = "4242".into();
+            inv["placement"] = serde_json::json!({
+                "cpus_allowed": cpus, "gpu_variables": {"ROCR_VISIBLE_DEVICES": gcd},
+                "slurm_partition": "standard-g", "slurm_node": node, "slurm_task": format!("{gcd}/{gcd}")
+            });
+            inv
+        };
+        json["invocations"] = serde_json::json!([shard("nid1", "49-55", "0"), shard("nid2", "57-63", "1")]);
+        let csv = matmul_csv("matmul,amd,,gfx90a,64", &[("naive", 1024, 100.0), ("rocblas", 1024, 1000.0)]);
+        write_run(&b, Some(&json.to_string()), &[("matmul.csv", csv)]);
+        let runs = [read_run(&a, 1).unwrap(), read_run(&b, 2).unwrap()];
+        let (md, _) = report(&runs);
+        let table = &md[md.find("Where each run ran").unwrap()..];
+        assert!(
+            table.contains(
+                "| 2 | h | Slurm job 4242: CPUs 49-55; ROCR_VISIBLE_DEVICES=0; standard-g on nid1, task 0/0 | matmul |"
+            ),
+            "{table}"
+        );
+        assert!(table.contains("standard-g on nid2, task 1/1 | matmul |"), "{table}");
+        assert!(table.contains("| 1 | h | not recorded | matmul |"), "{table}");
     }
 
     #[test]

@@ -156,6 +156,10 @@ pub struct Invocation {
     /// How rows were timed and the GPU's gap between back-to-back kernels, measured at the start of the run.
     #[serde(default)]
     pub timing: Option<crate::experiments::TimingRecord>,
+    /// Where the process ran: CPU affinity, GPU visibility variables, Slurm partition and node, host memory
+    /// (absent in files from before it was recorded).
+    #[serde(default)]
+    pub placement: crate::host::Placement,
 }
 
 /// The whole file.
@@ -185,6 +189,7 @@ impl Invocation {
             compilers: Vec::new(),
             blas: String::new(),
             timing: None,
+            placement: crate::host::Placement::read(),
         }
     }
 }
