@@ -212,7 +212,14 @@ fn run_options(args: &RunArgs, out_dir: &Path) -> Result<RunOptions, Error> {
     if args.time_budget.is_nan() || args.time_budget <= 0.0 {
         return Err(Error::Options(format!("--time-budget: {} is not a positive number of seconds", args.time_budget)));
     }
+    if args.max_point_seconds.is_nan() || args.max_point_seconds <= 0.0 {
+        return Err(Error::Options(format!(
+            "--max-point-seconds: {} is not a positive number of seconds",
+            args.max_point_seconds
+        )));
+    }
     Ok(RunOptions {
+        max_point_s: args.max_point_seconds,
         out_dir: out_dir.to_path_buf(),
         resume: args.resume,
         shard: args.shard,
@@ -249,23 +256,35 @@ fn run_all(cli: &Cli, full: bool, args: &RunArgs) -> Result<ExitCode, Error> {
     let out_dir = opts.out_dir.clone();
     let props = gpu.device.props();
     let preset = if full { "full sweeps" } else { "quick preset" };
-    let estimate: f64 =
-        registry::EXPERIMENTS.iter().map(|e| if full { e.h100_seconds.full_s } else { e.h100_seconds.quick_s }).sum();
-    eprintln!(
-        "suite run ({preset}): {} experiments on {} ({}, wave {}) into {}\nestimate: about {estimate:.0} s \
-         (measured on an H100 with a warm kernel cache; other GPUs, a cold cache or --shard differ)",
-        registry::EXPERIMENTS.len(),
-        props.name,
-        props.arch,
-        props.wave_size,
-        out_dir.display()
-    );
-    let mut sections = Vec::new();
-    let mut success = true;
+    let mut experiments = Vec::new();
     for entry in registry::EXPERIMENTS {
         let mut exp = if full { (entry.default)() } else { (entry.quick)() };
         exp.set_results_dir(&out_dir);
         exp.fit_to_device(props);
+        experiments.push((entry, exp));
+    }
+    // Every point of every experiment, estimated before anything runs (points a resumed CSV holds included).
+    let estimate: f64 = experiments
+        .iter()
+        .flat_map(|(_, exp)| experiments::plan(&gpu, exp.as_ref(), &opts))
+        .map(|p| p.estimate_s)
+        .sum();
+    let ceilings = crate::peaks::ceilings(props);
+    eprintln!(
+        "suite run ({preset}): {} experiments on {} ({}, wave {}) into {}\nestimate: about {} for every point \
+         (from each point's operations and bytes at the {} ceilings: {})",
+        registry::EXPERIMENTS.len(),
+        props.name,
+        props.arch,
+        props.wave_size,
+        out_dir.display(),
+        experiments::estimate::seconds_text(estimate),
+        ceilings.part,
+        ceilings.source
+    );
+    let mut sections = Vec::new();
+    let mut success = true;
+    for (entry, exp) in experiments {
         let exp_started = Instant::now();
         let outcome = experiments::run(&gpu, exp.as_ref(), &opts);
         let seconds = exp_started.elapsed().as_secs_f64();
@@ -296,7 +315,11 @@ fn run_all(cli: &Cli, full: bool, args: &RunArgs) -> Result<ExitCode, Error> {
     let summary_path = out_dir.join(crate::report::summary::file_name(opts.shard));
     let text = crate::report::summary::markdown(props, preset, &sections, Some(total));
     crate::report::summary::write(&summary_path, &text)?;
-    eprintln!("done in {total:.1} s (estimate {estimate:.0} s); read {} first", summary_path.display());
+    eprintln!(
+        "done in {total:.1} s (estimate {}); read {} first",
+        experiments::estimate::seconds_text(estimate),
+        summary_path.display()
+    );
     Ok(if success { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 

@@ -164,6 +164,10 @@ pub struct RunArgs {
     /// Seconds one point may spend in warm-up and timed launches: slow points get fewer repetitions (at least 3).
     #[arg(long, global = true, default_value_t = 2.0)]
     pub time_budget: f64,
+    /// A point whose estimated time (from its operations and bytes at the device's peak, with its warm-up and
+    /// repetitions) is longer than this many seconds is not run: it becomes an `invalid` row giving the estimate.
+    #[arg(long, global = true, default_value_t = 60.0, value_name = "SECONDS")]
+    pub max_point_seconds: f64,
     /// Results folder (default: results/<date>-<host>-<arch>).
     #[arg(long, global = true)]
     pub out: Option<PathBuf>,

@@ -16,6 +16,7 @@ pub mod kernels;
 pub mod measure;
 pub mod occupancy;
 pub mod options;
+pub mod peaks;
 pub mod report;
 pub mod test_deps;
 pub mod verify;

@@ -18,6 +18,7 @@ fn quick_run(dir: &std::path::Path, resume: bool, time_budget_s: f64) -> RunOpti
         reps: 3,
         time_budget_s,
         timing: Timing::Graph,
+        max_point_s: 60.0,
     }
 }
 
@@ -310,6 +311,25 @@ fn a_matmul_too_large_for_the_device_is_a_row_not_a_crash() {
         assert_eq!(row["status"], "invalid", "{row:?}");
         assert!(row["message"].contains("GiB"), "{row:?}");
     }
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn a_point_estimated_past_the_limit_is_an_invalid_row_that_names_the_flag() {
+    use suite::experiments::matmul::{MatmulSweep, Shape, VARIANTS};
+    let gpu = gpu();
+    let dir = tempfile::tempdir().unwrap();
+    // The naive kernel at 20000: 1.6e13 FLOP at about 1% of the FP32 peak, minutes per launch on any GPU.
+    let naive = VARIANTS.iter().find(|v| v.name == "naive").unwrap();
+    let sweep = MatmulSweep::new(vec![Shape::square(20000)], vec![naive], false);
+    let started = std::time::Instant::now();
+    let summary = experiments::run(&gpu, &sweep, &quick_run(dir.path(), false, 0.5)).unwrap();
+    assert!(started.elapsed().as_secs() < 30, "the point was run, not refused");
+    assert_eq!((summary.invalid, summary.ok), (1, 0));
+    let rows = read_rows(&dir.path().join("matmul.csv")).unwrap();
+    let message = &rows[0]["message"];
+    assert!(message.contains("over --max-point-seconds 60"), "{message}");
+    assert!(message.contains("raise --max-point-seconds to run it"), "{message}");
 }
 
 #[test]

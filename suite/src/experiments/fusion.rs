@@ -38,6 +38,7 @@ use std::rc::Rc;
 
 use serde::Serialize;
 
+use super::estimate::{LAUNCH_S, STREAMING_SHARE};
 use super::{Case, Clock, Error, Experiment, Metric, Point};
 use crate::device::{Arg, Buffer, Kernel, LaunchConfig};
 use crate::fusion::{input, zip, Binary, Geometry, Program, Reduce, Unary, GROUP_SIZE};
@@ -225,6 +226,9 @@ impl FusionSweep {
     }
 }
 
+/// A cold compile of a staged kernel with nvcc or hipcc, seconds: 0.4 to 0.7 s on an H100 node, rounded up.
+const STAGED_COMPILE_S: f64 = 1.0;
+
 /// Side file with the staged kernels' compile cost.
 pub const COMPILE_CSV: &str = "fusion_compile.csv";
 const COMPILE_COLUMNS: [&str; 7] =
@@ -319,6 +323,7 @@ impl Experiment for FusionSweep {
                         } else {
                             memory.problem(bytes_of(&[n64, n64], 4), bytes_of(&[n64], 4))
                         },
+                        work: super::Work::kernel(0.0, 8.0 * n as f64, STREAMING_SHARE).at_least(LAUNCH_S),
                     },
                     Some(c) => {
                         let reads = Op::parse(&c.op).map_or(1, Op::inputs);
@@ -334,6 +339,11 @@ impl Experiment for FusionSweep {
                             ],
                             invalid: FusionSweep::problem(c.n, &c.op, &c.variant, resident, &memory)
                                 .or_else(|| blas_missing.clone().filter(|_| c.variant == "vendor")),
+                            // Every input read once (the unfused form writes and reads temporaries too: 3x at
+                            // most), a few kernels per sequence, a compile of the staged source where not cached.
+                            work: super::Work::kernel(2.0 * n as f64, 12.0 * reads as f64 * n as f64, STREAMING_SHARE)
+                                .at_least(4.0 * LAUNCH_S)
+                                .with_setup(if c.variant == "fused_staged" { STAGED_COMPILE_S } else { 0.0 }),
                         }
                     }
                 }

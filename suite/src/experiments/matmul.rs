@@ -16,7 +16,8 @@ use std::rc::Rc;
 
 use serde::Serialize;
 
-use super::{Case, Error, Experiment, Metric, Point};
+use super::estimate::{launch_seconds, LAUNCH_S};
+use super::{Case, Error, Experiment, Metric, Point, Work};
 use crate::device::{Arg, Buffer, Kernel, LaunchConfig, Platform};
 use crate::gpu::Gpu;
 use crate::measure::matmul_flops;
@@ -507,6 +508,29 @@ impl MatmulSweep {
 
 /// The kernel (`None`: the vendor BLAS) and shape of point `index`: shapes in order, and at each shape the vendor
 /// BLAS first, then the kernels in ladder order.
+/// One launch of `kernel` (the vendor BLAS for `None`) at `shape`, for the estimate: 2·M·N·K FLOP over A, B and C
+/// once, at the share of the FP32 peak its rung reaches in the reference runs (rounded down: the estimate errs long).
+fn point_work(shape: Shape, kernel: Option<&str>) -> Work {
+    let share = match kernel {
+        None => 0.5,
+        Some("naive") => 0.005,
+        Some("tiled_m4") => 0.02,
+        Some("accumulator" | "tiled_m8") => 0.05,
+        Some(k) if k.starts_with("tiled_") => 0.1,
+        Some("blocktile_1d") => 0.15,
+        Some("blocktile_2d") => 0.2,
+        Some(_) => 0.3,
+    };
+    let (m, n, k) = (shape.m as f64, shape.n as f64, shape.k as f64);
+    let bytes = 4.0 * (m * k + k * n + m * n);
+    Work::kernel(matmul_flops(shape.m, shape.n, shape.k), bytes, share).at_least(LAUNCH_S)
+}
+
+/// The FP64 reference kernel at `shape` (16×16 tiles accumulating in FP64): credited with 2% of the FP32 peak.
+fn reference_work(shape: Shape) -> Work {
+    Work::kernel(matmul_flops(shape.m, shape.n, shape.k), 0.0, 0.02)
+}
+
 fn point_kernel(sweep: &MatmulSweep, index: usize) -> (Option<&'static Variant>, Shape) {
     let per_shape = sweep.kernels.len() + usize::from(sweep.vendor);
     let shape = sweep.shapes[index / per_shape];
@@ -555,10 +579,16 @@ impl Experiment for MatmulSweep {
         let blas = gpu.device.blas();
         let per_shape = self.kernels.len() + usize::from(self.vendor);
         let memory = Memory::of(props.memory_bytes);
+        let ceilings = crate::peaks::ceilings(props);
         (0..self.shapes.len() * per_shape)
             .map(|index| {
                 let (variant, shape) = point_kernel(self, index);
                 let size_problem = shape.problem(variant, props.max_group_size, &memory);
+                let mut work = point_work(shape, variant.map(|v| v.name));
+                if index % per_shape == 0 {
+                    // The first point of a shape makes its inputs and runs the FP64 reference kernel.
+                    work = work.with_setup(launch_seconds(&reference_work(shape), &ceilings).0);
+                }
                 match variant {
                     None => Point {
                         invalid: size_problem.or_else(|| {
@@ -578,6 +608,7 @@ impl Experiment for MatmulSweep {
                             String::new(),
                             REFERENCE_NAME.into(),
                         ],
+                        work,
                     },
                     Some(v) => Point {
                         index,
@@ -593,6 +624,7 @@ impl Experiment for MatmulSweep {
                             REFERENCE_NAME.into(),
                         ],
                         invalid: size_problem,
+                        work,
                     },
                 }
             })

@@ -6,6 +6,7 @@
 //! resumed CSV already holds, verify before timing, warm up, time repetitions with device events, and append each
 //! row as it finishes.
 
+pub mod estimate;
 pub mod fusion;
 pub mod matmul;
 pub mod occupancy;
@@ -26,6 +27,8 @@ use crate::report::csv::{header, read_rows, Context, CsvLog, Row, Status};
 use crate::report::plot::{render_png, LinePlot};
 use crate::report::run_json::{self, Fingerprint, Invocation};
 use crate::verify::Verification;
+
+pub use estimate::Work;
 
 /// Errors that stop a run (as opposed to a point's failure, which becomes a row).
 #[derive(Debug, thiserror::Error)]
@@ -90,7 +93,7 @@ impl From<crate::options::Error> for Error {
 }
 
 /// One point of a sweep.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Point {
     /// Index into the experiment's own list of specs.
     pub index: usize,
@@ -100,6 +103,8 @@ pub struct Point {
     pub params: Vec<String>,
     /// Why the point cannot run, when it cannot (written as an `invalid` row).
     pub invalid: Option<String>,
+    /// What one launch does, for the estimate of its time before it runs ([`estimate`]).
+    pub work: Work,
 }
 
 /// The rate an experiment reports and how it is computed.
@@ -342,6 +347,8 @@ pub struct RunOptions {
     pub time_budget_s: f64,
     /// How each repetition's batch of launches is enqueued.
     pub timing: Timing,
+    /// A point estimated to take longer than this, in seconds, is not run but written as an `invalid` row.
+    pub max_point_s: f64,
 }
 
 /// A repetition's batch lasts at least this long (ms) where the budget allows: long against the events'
@@ -584,6 +591,7 @@ pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary
         "reps": opts.reps,
         "time_budget_s": opts.time_budget_s,
         "timing": opts.timing,
+        "max_point_s": opts.max_point_s,
         "metric": exp.metric(),
     });
     let mut invocation = Invocation::now(options.clone(), opts.shard.map(|s| s.to_string()));
@@ -609,13 +617,20 @@ pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary
     let mut log = CsvLog::open(&csv_path, context, &columns, opts.resume)?;
     run_json::record(&opts.out_dir, props, invocation)?;
 
-    let points: Vec<Point> = exp
-        .points(gpu)
-        .into_iter()
-        .enumerate()
-        .filter(|(i, _)| opts.shard.is_none_or(|s| i % s.count == s.index))
-        .map(|(_, p)| p)
-        .collect();
+    let points = plan(gpu, exp, opts);
+    let to_run: Vec<&Planned> = points.iter().filter(|p| log.recorded(&p.point.key).is_none()).collect();
+    let seconds: f64 = to_run.iter().map(|p| p.estimate_s).sum();
+    let skipped = points.len() - to_run.len();
+    eprintln!(
+        "{}: {} points{}, estimate {} ({} over --max-point-seconds {} become invalid rows)",
+        exp.name(),
+        to_run.len(),
+        if skipped > 0 { format!(" to run ({skipped} already in the CSV)") } else { String::new() },
+        estimate::seconds_text(seconds),
+        to_run.iter().filter(|p| p.over_limit).count(),
+        opts.max_point_s
+    );
+    let points: Vec<Point> = points.into_iter().map(|p| p.point).collect();
     let bar = ProgressBar::new(points.len() as u64);
     bar.set_style(
         ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} {elapsed_precise} {wide_msg}")
@@ -661,6 +676,38 @@ pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary
         }
     }
     Ok(summary)
+}
+
+/// A point as the runner will treat it: with its estimate, and made `invalid` when that is over the limit.
+#[derive(Debug, Clone)]
+pub struct Planned {
+    /// The point (its `invalid` set when over the limit).
+    pub point: Point,
+    /// Its estimated time, seconds (0 for an invalid point, which does not run).
+    pub estimate_s: f64,
+    /// Whether the estimate made it invalid.
+    pub over_limit: bool,
+}
+
+/// The points this process runs (its shard of the sweep), each estimated on `gpu` under `opts`; a point estimated
+/// past `opts.max_point_s` becomes `invalid` with the estimate and the flag to raise in its reason.
+pub fn plan(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Vec<Planned> {
+    let ceilings = crate::peaks::ceilings(gpu.device.props());
+    exp.points(gpu)
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| opts.shard.is_none_or(|s| i % s.count == s.index))
+        .map(|(_, mut point)| {
+            if point.invalid.is_some() {
+                return Planned { point, estimate_s: 0.0, over_limit: false };
+            }
+            let e = estimate::estimate(&point.work, &ceilings, opts);
+            let over = estimate::over_limit(&e, opts.max_point_s);
+            let over_limit = over.is_some();
+            point.invalid = over;
+            Planned { point, estimate_s: if over_limit { 0.0 } else { e.point_s }, over_limit }
+        })
+        .collect()
 }
 
 /// One progress line for a finished row.
@@ -983,6 +1030,7 @@ mod tests {
             reps: 7,
             time_budget_s: 2.0,
             timing,
+            max_point_s: 60.0,
         }
     }
 
@@ -1092,6 +1140,7 @@ mod tests {
             reps: 3,
             time_budget_s: 1.0,
             timing: crate::device::Timing::Graph,
+            max_point_s: 60.0,
         };
         let first = run(&gpu, &sweep, &opts).unwrap();
         assert_eq!((first.ok, first.fail, first.error), (2, 0, 0));

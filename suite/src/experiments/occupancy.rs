@@ -33,7 +33,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::{Case, Error, Experiment, Metric, Point};
+use super::estimate::{LAUNCH_S, STREAMING_SHARE};
+use super::{Case, Error, Experiment, Metric, Point, Work};
 use crate::device::{Arg, Buffer, Kernel, LaunchConfig, Props};
 use crate::gpu::Gpu;
 use crate::occupancy::{self, Resources};
@@ -330,6 +331,20 @@ fn geometry(sweep: &OccupancySweep, props: &Props, spec: Spec) -> (u64, u32, u32
     }
 }
 
+/// One launch of `spec` for the estimate: its bytes at the streaming share of the bandwidth; the residency probe
+/// waits `spin_us` per round of groups (at most three rounds); the register kernels' FMAs at a low share.
+fn point_work(sweep: &OccupancySweep, spec: Spec, elements: Option<u64>, bytes: Option<u64>) -> Work {
+    let bytes = bytes.unwrap_or(0) as f64;
+    match spec {
+        Spec::SpinCount { .. } | Spec::SpinTimeline { .. } => Work::fixed(3.0 * sweep.spin_us * 1e-6),
+        Spec::Registers { values } => {
+            let fmas = elements.unwrap_or(0) as f64 * f64::from(values) * f64::from(sweep.register_rounds);
+            Work::kernel(2.0 * fmas, bytes, 0.05).at_least(LAUNCH_S)
+        }
+        _ => Work::kernel(0.0, bytes, STREAMING_SHARE).at_least(LAUNCH_S),
+    }
+}
+
 fn sweep_name(spec: Spec) -> &'static str {
     match spec {
         Spec::Copy => "copy",
@@ -509,6 +524,7 @@ impl Experiment for OccupancySweep {
                         occ_cols[4].clone(),
                     ],
                     invalid,
+                    work: point_work(self, spec, elements, bytes),
                 }
             })
             .collect()

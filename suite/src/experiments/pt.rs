@@ -26,7 +26,8 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::{Case, Clock, Error, Experiment, Metric, Point};
+use super::estimate::{LAUNCH_S, STREAMING_SHARE};
+use super::{Case, Clock, Error, Experiment, Metric, Point, Work};
 use crate::device::{self, Arg, Buffer, Kernel, LaunchConfig};
 use crate::gpu::Gpu;
 use crate::occupancy::{self, Resources};
@@ -760,6 +761,7 @@ impl Experiment for PtSweep {
                         spec.clock().name().into(),
                     ],
                     invalid,
+                    work: point_work(&spec),
                 }
             })
             .collect()
@@ -826,6 +828,35 @@ fn launches_and_groups(spec: &Spec, maximal: Option<u32>) -> (String, String) {
         Spec::Reduce { .. } | Spec::Chain { .. } => ("1".into(), max),
         Spec::Jacobi { variant: Variant::NonPt, n, steps, .. } => (steps.to_string(), tiles(n)),
         Spec::Jacobi { .. } => ("1".into(), max),
+    }
+}
+
+/// A launch, a synchronisation and a 4-byte readback, seconds: 23 µs on an H100 in the reference run, rounded up.
+const ROUND_TRIP_S: f64 = 30e-6;
+
+/// One sequence of `spec`, for the estimate: its FMAs and bytes at modest shares of the peaks, and never less than
+/// its launches and host round trips.
+fn point_work(spec: &Spec) -> Work {
+    let f = |v: u64| v as f64;
+    match *spec {
+        Spec::Sync { items, fmas, .. } => {
+            Work::kernel(2.0 * f(items) * fmas.max(0) as f64, 8.0 * f(items), 0.1).at_least(2.0 * ROUND_TRIP_S)
+        }
+        Spec::RoundTrip { .. } => Work::fixed(ROUND_TRIP_S),
+        Spec::Forest { levels, inputs, fmas, .. } => {
+            // At most a full binary tree per input: 2^levels - 1 nodes, each of `fmas` FMAs, one level per launch.
+            let nodes = f(u64::from(inputs)) * (2f64.powi(levels.min(64) as i32) - 1.0);
+            Work::kernel(2.0 * nodes * fmas.max(0) as f64, 16.0 * nodes, 0.05)
+                .at_least(f64::from(levels) * ROUND_TRIP_S)
+        }
+        Spec::Reduce { n, .. } => Work::kernel(f(n), 4.0 * f(n), STREAMING_SHARE).at_least(2.0 * ROUND_TRIP_S),
+        Spec::Chain { n, .. } => {
+            Work::kernel(2.0 * f(n) * f64::from(CHAIN_FMAS), 8.0 * f(n), 0.1).at_least(2.0 * ROUND_TRIP_S)
+        }
+        Spec::Jacobi { n, steps, .. } => {
+            let steps = f64::from(steps);
+            Work::kernel(3.0 * f(n) * steps, 12.0 * f(n) * steps, 0.2).at_least(steps * LAUNCH_S)
+        }
     }
 }
 

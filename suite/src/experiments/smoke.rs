@@ -3,7 +3,8 @@
 
 use serde::Serialize;
 
-use super::{Case, Error, Experiment, Metric, Point};
+use super::estimate::{LAUNCH_S, STREAMING_SHARE};
+use super::{Case, Error, Experiment, Metric, Point, Work};
 use crate::device::{Buffer, LaunchConfig};
 use crate::gpu::Gpu;
 use crate::options::{bytes_of, index_u32_problem, Memory};
@@ -107,6 +108,9 @@ impl Experiment for SmokeSweep {
                     bytes_of(&[n as u64], TRIAD_BYTES_PER_ELEMENT as u64).map(|b| b.to_string()).unwrap_or_default(),
                 ],
                 invalid: self.problem(n, props.max_group_size, &memory),
+                // One FMA per element over three arrays.
+                work: Work::kernel(2.0 * n as f64, (n * TRIAD_BYTES_PER_ELEMENT) as f64, STREAMING_SHARE)
+                    .at_least(LAUNCH_S),
             })
             .collect()
     }
