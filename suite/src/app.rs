@@ -46,13 +46,20 @@ fn emit(text: &str) {
 pub fn run(cli: &Cli) -> Result<ExitCode, Error> {
     match &cli.command {
         Command::Info => Ok(info(cli.platform.platform())),
-        Command::Kernels(KernelsCommand::Build { arch, sources, out }) => {
+        Command::Kernels(KernelsCommand::Build { arch, cus, sources, out }) => {
             let archs = parse_archs(arch)?;
             let sources = select_sources(sources)?;
             let store = KernelStore::new(cli.kernels_dir.clone());
             let mut text = String::new();
             for path in store.build(&sources, &archs, out)? {
                 outln!(text, "{}", path.display());
+            }
+            for arch in &archs {
+                let (specs, note) = run_time_specialisations(arch, *cus, &sources)?;
+                for path in store.build_specialised(&specs, arch, out)? {
+                    outln!(text, "{}", path.display());
+                }
+                eprintln!("{arch}: {note}");
             }
             emit(&text);
             Ok(ExitCode::SUCCESS)
@@ -188,6 +195,44 @@ fn compare_out_dir(runs: &[PathBuf]) -> PathBuf {
         })
         .collect();
     PathBuf::from("results").join(format!("compare-{}", names.join("-vs-")))
+}
+
+/// Every kernel the quick and full presets of the experiments using `sources` compile at run time on a device of
+/// `arch` with `cus` compute units (default: the known part of that architecture), and a line saying for which
+/// device they were made.
+fn run_time_specialisations(
+    arch: &Arch,
+    cus: Option<u32>,
+    sources: &[&'static kernels::Source<'static>],
+) -> Result<(Vec<kernels::Specialisation>, String), Error> {
+    let Some(cu_count) = cus.or_else(|| crate::peaks::default_part(arch.as_str()).map(|p| p.cu_count)) else {
+        return Ok((
+            Vec::new(),
+            format!("no run-time specialisations built: the suite knows no part of {arch}; pass --cus N"),
+        ));
+    };
+    let profile = Profile::for_arch(arch, None).map_err(|e| Error::Options(format!("--arch {arch}: {e}")))?;
+    let shape = kernels::DeviceShape {
+        cu_count,
+        max_items_per_cu: profile.simds_per_cu * profile.max_waves_per_simd * profile.wave_size.0,
+    };
+    let mut specs = Vec::new();
+    for entry in registry::EXPERIMENTS {
+        for exp in [(entry.quick)(), (entry.default)()] {
+            if exp.sources().iter().any(|s| sources.iter().any(|src| src.name == *s)) {
+                specs.extend(exp.specialisations(shape));
+            }
+        }
+    }
+    specs.sort();
+    specs.dedup();
+    let note = format!(
+        "{} run-time specialisations for a device of {cu_count} CUs ({} resident items per CU); a device with another count \
+         needs `--cus N`",
+        specs.len(),
+        shape.max_items_per_cu
+    );
+    Ok((specs, note))
 }
 
 fn parse_archs(names: &[String]) -> Result<Vec<Arch>, Error> {
@@ -939,6 +984,59 @@ mod tests {
         #[error("cannot load the plot font")]
         struct Outer(#[source] std::io::Error);
         assert_eq!(error_text(chain(&Outer(io()))), "cannot load the plot font: Permission denied (os error 13)");
+    }
+
+    /// `suite kernels build` makes every code object a run can need, run-time specialisations included, so a run
+    /// with `--kernels-dir` on a compute node never starts a compiler: here both compilers are scripts that record
+    /// being run and fail, and every source and specialisation of every quick and full preset is still found.
+    #[test]
+    fn a_kernels_dir_from_kernels_build_serves_every_preset_without_a_compiler() {
+        use crate::kernels::{Compiler, CompilerKind, Error as KernelsError};
+        crate::kernels::test_support::compiler(Platform::Amd);
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("kernels-build");
+        let arch = Arch::parse("gfx90a").unwrap();
+        let all: Vec<&kernels::Source> = kernels::all().iter().collect();
+        let builder = KernelStore::with_cache_dir(None, dir.path().join("cache"));
+        builder.build(&all, std::slice::from_ref(&arch), &out).unwrap();
+        let (specs, note) = run_time_specialisations(&arch, None, &all).unwrap();
+        assert!(!specs.is_empty() && note.contains("for a device of 110 CUs"), "{note}");
+        builder.build_specialised(&specs, &arch, &out).unwrap();
+
+        let log = dir.path().join("compiler-ran");
+        let fake = dir.path().join("fake-compiler");
+        std::fs::write(&fake, format!("#!/bin/sh\necho \"$0 $*\" >> {}\nexit 1\n", log.display())).unwrap();
+        std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let compiler = |kind| Compiler { kind, path: fake.clone(), version: "fake".into(), extra_flags: Vec::new() };
+        let node = KernelStore::with_cache_dir(Some(out.clone()), dir.path().join("empty-cache"))
+            .with_compiler(compiler(CompilerKind::Hipcc))
+            .with_compiler(compiler(CompilerKind::Nvcc));
+        let shape = kernels::DeviceShape { cu_count: 110, max_items_per_cu: 2048 };
+        let mut specialised = 0;
+        for entry in registry::EXPERIMENTS {
+            for exp in [(entry.quick)(), (entry.default)()] {
+                for source in exp.sources() {
+                    node.code_object(kernels::source(source).unwrap(), &arch).unwrap();
+                }
+                for spec in exp.specialisations(shape) {
+                    let object = node.specialised(&spec.source(), &arch, &spec.defines).unwrap();
+                    assert!(matches!(object.origin, kernels::Origin::Prebuilt(_)), "{:?}", object.origin);
+                    specialised += 1;
+                }
+            }
+        }
+        assert!(specialised > 0);
+        assert!(!log.exists(), "a compiler ran: {}", std::fs::read_to_string(&log).unwrap_or_default());
+
+        // A device of another CU count needs other specialisations: the error names the command that makes them.
+        let other = kernels::DeviceShape { cu_count: 104, ..shape };
+        let specs = registry::find("fusion").map(|e| (e.quick)()).unwrap().specialisations(other);
+        let staged = specs.into_iter().find(|s| !s.defines.is_empty()).unwrap();
+        let err = node.specialised(&staged.source(), &arch, &staged.defines).unwrap_err();
+        assert!(matches!(err, KernelsError::SpecialisationMissing { .. }), "{err}");
+        let text = err.to_string();
+        assert!(text.contains(&format!("suite kernels build --arch gfx90a --out {}", out.display())), "{text}");
+        assert!(!log.exists());
     }
 
     #[test]

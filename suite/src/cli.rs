@@ -109,11 +109,17 @@ pub enum Command {
 /// `suite kernels ...`
 #[derive(Debug, Subcommand)]
 pub enum KernelsCommand {
-    /// Compile kernel sources ahead of time (e.g. on a login node) into a folder for --kernels-dir.
+    /// Compile kernel sources ahead of time (e.g. on a login node) into a folder for --kernels-dir: every source,
+    /// and every kernel the quick and full presets generate or specialise at run time (fusion's), so a run with
+    /// --kernels-dir never starts a compiler.
     Build {
         /// Architectures, comma-separated: gfx90a, gfx942, sm_80, sm_90, ...
         #[arg(long, value_delimiter = ',', required = true)]
         arch: Vec<String>,
+        /// Compute units (CUs, SMs) of the device the run-time specialisations are for (default: the part the suite
+        /// knows for each architecture, e.g. 110 for gfx90a, LUMI's MI250X GCD; 132 for sm_90, H100/H200 SXM).
+        #[arg(long)]
+        cus: Option<u32>,
         /// Kernel sources to build (default: all).
         #[arg(long, value_delimiter = ',')]
         sources: Vec<String>,

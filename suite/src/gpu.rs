@@ -117,7 +117,20 @@ impl Gpu {
         let mut cost = None;
         if !modules.contains_key(&key) {
             let start = std::time::Instant::now();
-            let object = self.store.specialised(source, &self.device.props().arch, defines)?;
+            let object = self.store.specialised(source, &self.device.props().arch, defines).map_err(|e| match e {
+                // Specialisations depend on the device's CUs: the command that makes them must say how many.
+                kernels::Error::SpecialisationMissing { path, dir, source_name, defines, arch, .. } => {
+                    kernels::Error::SpecialisationMissing {
+                        path,
+                        dir,
+                        source_name,
+                        defines,
+                        arch,
+                        cu_count: Some(self.device.props().cu_count),
+                    }
+                }
+                other => other,
+            })?;
             let object_ms = start.elapsed().as_secs_f64() * 1e3;
             let start = std::time::Instant::now();
             let mut module = self.device.load_module(&object.bytes)?;

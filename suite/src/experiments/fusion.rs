@@ -41,8 +41,9 @@ use serde::Serialize;
 use super::estimate::{LAUNCH_S, STREAMING_SHARE};
 use super::{Case, Clock, Error, Experiment, Metric, Point};
 use crate::device::{Arg, Buffer, Kernel, LaunchConfig};
-use crate::fusion::{input, zip, Binary, Geometry, Program, Reduce, Unary, GROUP_SIZE};
+use crate::fusion::{input, zip, Binary, Geometry, Program, Reduce, Rendered, Unary, GROUP_SIZE};
 use crate::gpu::Gpu;
+use crate::kernels::{DeviceShape, Specialisation};
 use crate::options::{bytes_of, Memory};
 use crate::report::plot::{Axis, LinePlot, Series};
 use crate::verify::{self, Verification};
@@ -141,8 +142,20 @@ impl Op {
 }
 
 /// Groups that fill the device: CUs × (resident items per CU / group size), at least one per CU.
-fn resident_groups(props: &crate::device::Props) -> u32 {
-    props.cu_count.saturating_mul((props.max_items_per_cu / GROUP_SIZE).max(1))
+fn resident_groups(device: DeviceShape) -> u32 {
+    device.cu_count.saturating_mul((device.max_items_per_cu / GROUP_SIZE).max(1))
+}
+
+/// The generated source of `variant` (`unfused`, `fused` or `fused_staged`) of `op` and its `-D` values for
+/// `geometry`: what a point compiles at run time, and what `suite kernels build` makes ahead of time.
+fn generated(op: Op, variant: &str, geometry: &Geometry) -> Option<(Program, Rendered, Vec<String>)> {
+    let program = match variant {
+        "unfused" | "fused" | "fused_staged" => op.program(variant != "unfused")?,
+        _ => return None,
+    };
+    let rendered = program.render(&format!("fusion_{}", op.name()));
+    let defines = if variant == "fused_staged" { Program::stage_defines(geometry) } else { Vec::new() };
+    Some((program, rendered, defines))
 }
 
 impl FusionSweep {
@@ -293,6 +306,29 @@ impl Experiment for FusionSweep {
         &["fusion"]
     }
 
+    fn specialisations(&self, device: DeviceShape) -> Vec<Specialisation> {
+        let resident = resident_groups(device);
+        let mut specs = Vec::new();
+        for &n in &self.sizes {
+            let Some(geometry) = Geometry::for_elements(n as u64, resident) else { continue };
+            for op in self.operations.iter().filter_map(|o| Op::parse(o)) {
+                for variant in &self.variants {
+                    if let Some((_, rendered, defines)) = generated(op, variant, &geometry) {
+                        specs.push(Specialisation {
+                            name: rendered.name.clone(),
+                            file_name: rendered.file_name.clone(),
+                            text: rendered.text.clone(),
+                            defines,
+                        });
+                    }
+                }
+            }
+        }
+        specs.sort();
+        specs.dedup();
+        specs
+    }
+
     fn set_results_dir(&mut self, dir: &Path) {
         self.results_dir = Some(dir.to_path_buf());
     }
@@ -300,7 +336,7 @@ impl Experiment for FusionSweep {
     fn points(&self, gpu: &Gpu) -> Vec<Point> {
         let props = gpu.device.props();
         let memory = Memory::of(props.memory_bytes);
-        let resident = resident_groups(props);
+        let resident = resident_groups(DeviceShape::of(props));
         // Without the vendor BLAS (Debian has no rocBLAS) its rows say why instead of failing the run.
         let blas_missing = gpu.device.blas().err().map(|e| format!("no vendor BLAS: {e}"));
         (0..self.sizes.len() * self.per_size())
@@ -361,7 +397,7 @@ impl Experiment for FusionSweep {
             return Ok(Box::new(CopyCase { gpu, inputs, dst }));
         };
         let op = Op::parse(&c.op).ok_or_else(|| Error::Options(format!("unknown operation `{}`", c.op)))?;
-        let geometry = Geometry::for_elements(n as u64, resident_groups(dev.props()))
+        let geometry = Geometry::for_elements(n as u64, resident_groups(DeviceShape::of(dev.props())))
             .ok_or_else(|| Error::Unsupported(format!("n = {n} does not fit the kernels' 32-bit indices")))?;
         let config = LaunchConfig::linear(geometry.groups, GROUP_SIZE);
         let result = dev.alloc_buffer::<f32>(1)?;
@@ -390,10 +426,8 @@ impl Experiment for FusionSweep {
                 Work::Kernels(vec![(stage1, config, args1), (finish, LaunchConfig::linear(1, GROUP_SIZE), args2)])
             }
             "unfused" | "fused" | "fused_staged" => {
-                let program = op
-                    .program(c.variant != "unfused")
+                let (program, rendered, defines) = generated(op, &c.variant, &geometry)
                     .ok_or_else(|| Error::Unsupported(format!("{} has no unfused form", op.name())))?;
-                let rendered = program.render(&format!("fusion_{}", op.name()));
                 temps = (0..program.temporaries()).map(|_| dev.alloc_buffer::<f32>(n)).collect::<Result<_, _>>()?;
                 let mut args: Vec<Arg> = vec![inputs.x.arg()];
                 if program.inputs() > 1 {
@@ -401,7 +435,6 @@ impl Experiment for FusionSweep {
                 }
                 args.extend(temps.iter().map(Buffer::arg));
                 args.extend([partials.arg(), done.arg(), result.arg(), Arg::U32(geometry.n)]);
-                let defines = if c.variant == "fused_staged" { Program::stage_defines(&geometry) } else { Vec::new() };
                 let mut kernels = Vec::new();
                 for symbol in &rendered.kernels {
                     let (kernel, cost) = gpu.specialised_kernel(&rendered.source(), &defines, symbol)?;

@@ -213,6 +213,12 @@ pub trait Experiment {
         let _ = rows;
         Vec::new()
     }
+    /// Sources a run of this sweep compiles at run time on a device of `device`'s shape (generated or specialised
+    /// kernels), so `suite kernels build` makes them ahead of time for `--kernels-dir`. Most experiments have none.
+    fn specialisations(&self, device: crate::kernels::DeviceShape) -> Vec<crate::kernels::Specialisation> {
+        let _ = device;
+        Vec::new()
+    }
     /// Fits the sweep to the device it is about to run on, before `options` and `points` are read: e.g. matmul's
     /// default kernel set depends on the architecture. Most experiments need nothing.
     fn fit_to_device(&mut self, props: &crate::device::Props) {

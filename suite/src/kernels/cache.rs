@@ -52,6 +52,55 @@ pub struct CodeObject {
     pub info: CodeObjectInfo,
 }
 
+/// A source a run compiles at run time (generated from patterns, or specialised with `-D` values known only then),
+/// listed ahead of time so `suite kernels build` can make it for `--kernels-dir`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Specialisation {
+    /// The source's name, unique to its text (a generated source carries a hash of it).
+    pub name: String,
+    /// Its file name, `<name>.hip`.
+    pub file_name: String,
+    /// The HIP C++ text.
+    pub text: String,
+    /// Preprocessor definitions `NAME=VALUE`, possibly none.
+    pub defines: Vec<String>,
+}
+
+impl Specialisation {
+    /// The source, as the kernel store takes it.
+    pub fn source(&self) -> Source<'_> {
+        Source { name: &self.name, file_name: &self.file_name, text: &self.text }
+    }
+}
+
+/// What specialisations depend on besides the architecture: the device's compute units and resident items per
+/// CU (a staged kernel's grid fills the device).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeviceShape {
+    /// Compute units (AMD CUs, NVIDIA SMs).
+    pub cu_count: u32,
+    /// Items resident per CU at most.
+    pub max_items_per_cu: u32,
+}
+
+impl DeviceShape {
+    /// The shape of an opened device.
+    pub fn of(props: &crate::device::Props) -> DeviceShape {
+        DeviceShape { cu_count: props.cu_count, max_items_per_cu: props.max_items_per_cu }
+    }
+}
+
+/// The file name of a specialisation in a `--kernels-dir`: the prebuilt name for no defines, else
+/// `<source>.<12 hex digits of SHA-256 over the defines>.<arch>.<ext>`.
+pub fn specialised_file_name(source_name: &str, defines: &[String], arch: &Arch) -> String {
+    if defines.is_empty() {
+        return prebuilt_file_name(source_name, arch);
+    }
+    let digest = Sha256::digest(defines.join("\n").as_bytes());
+    let hex: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
+    format!("{source_name}.{hex}.{arch}.{}", extension(arch))
+}
+
 /// The file name of a prebuilt object: `<source>.<arch>.hsaco` for AMD, `<source>.<arch>.cubin` for NVIDIA.
 pub fn prebuilt_file_name(source_name: &str, arch: &Arch) -> String {
     format!("{source_name}.{arch}.{}", extension(arch))
@@ -169,12 +218,39 @@ impl KernelStore {
     }
 
     /// The code object of a source specialised at run time: `source` (embedded or generated) compiled with the
-    /// preprocessor `defines` (`NAME=VALUE`, passed as `-DNAME=VALUE` after the usual [`flags`]), through the same
-    /// cache, whose key covers the source text and every flag, so each specialisation is compiled once per
-    /// compiler and architecture. `--kernels-dir` is not read: a specialisation exists only once its values are
-    /// known, so it needs the node's compiler (or an earlier run's cache entry).
+    /// preprocessor `defines` (`NAME=VALUE`, passed as `-DNAME=VALUE` after the usual [`flags`]). With
+    /// `--kernels-dir` it is read from there only ([`specialised_file_name`], made by `suite kernels build`), so a
+    /// run on a compute node never starts a compiler; otherwise through the cache, whose key covers the source text
+    /// and every flag, so each specialisation is compiled once per compiler and architecture.
     pub fn specialised(&self, source: &Source, arch: &Arch, defines: &[String]) -> Result<CodeObject> {
-        self.cached_or_compiled(source, arch, defines)
+        match &self.kernels_dir {
+            Some(dir) => prebuilt_at(dir, &specialised_file_name(source.name, defines, arch), source.name, arch)
+                .map_err(|e| match e {
+                    Error::PrebuiltMissing { path, dir, source_name, arch } => Error::SpecialisationMissing {
+                        path,
+                        dir,
+                        source_name,
+                        defines: defines.join(" "),
+                        arch,
+                        cu_count: None,
+                    },
+                    other => other,
+                }),
+            None => self.cached_or_compiled(source, arch, defines),
+        }
+    }
+
+    /// Compiles (or takes from the cache) each specialisation for `arch` and writes it into `out_dir` under its
+    /// [`specialised_file_name`], for `suite kernels build`. Returns the files written.
+    pub fn build_specialised(&self, specs: &[Specialisation], arch: &Arch, out_dir: &Path) -> Result<Vec<PathBuf>> {
+        let mut written = Vec::new();
+        for spec in specs {
+            let object = self.cached_or_compiled(&spec.source(), arch, &spec.defines)?;
+            let path = out_dir.join(specialised_file_name(&spec.name, &spec.defines, arch));
+            write_atomically(&path, &object.bytes, ": choose another --out")?;
+            written.push(path);
+        }
+        Ok(written)
     }
 
     /// [`KernelStore::code_object`] for a device that reports the full target `device_target` (on AMD e.g.
@@ -242,14 +318,19 @@ impl KernelStore {
 
 /// Reads and checks `<dir>/<source>.<arch>.<ext>`; the errors name the file.
 fn prebuilt(dir: &Path, source: &Source, arch: &Arch) -> Result<CodeObject> {
-    let path = dir.join(prebuilt_file_name(source.name, arch));
+    prebuilt_at(dir, &prebuilt_file_name(source.name, arch), source.name, arch)
+}
+
+/// Reads and checks `<dir>/<file>`, the code object of `source_name` for `arch`; the errors name the file.
+fn prebuilt_at(dir: &Path, file: &str, source_name: &str, arch: &Arch) -> Result<CodeObject> {
+    let path = dir.join(file);
     let bytes = match std::fs::read(&path) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(Error::PrebuiltMissing {
                 path,
                 dir: dir.to_path_buf(),
-                source_name: source.name.to_string(),
+                source_name: source_name.to_string(),
                 arch: arch.clone(),
             })
         }

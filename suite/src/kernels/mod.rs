@@ -23,7 +23,10 @@ use std::path::PathBuf;
 use crate::device::{Arch, Platform};
 
 pub use bundle::TargetId;
-pub use cache::{cache_key, default_cache_dir, prebuilt_file_name, CodeObject, CompilerRecord, KernelStore, Origin};
+pub use cache::{
+    cache_key, default_cache_dir, prebuilt_file_name, specialised_file_name, CodeObject, CompilerRecord, DeviceShape,
+    KernelStore, Origin, Specialisation,
+};
 pub use compile::{compile, find, flags, Compiler, CompilerKind};
 pub use metadata::{
     arg_sizes, check_arch, check_target, cubin_kernel_names, inspect, AmdKernelMeta, ArgMeta, CodeObjectInfo, Format,
@@ -112,6 +115,22 @@ pub enum Error {
         source_name: String,
         /// The architecture.
         arch: Arch,
+    },
+    /// `--kernels-dir` was given but holds no object for a source the run specialises at run time.
+    #[error("no prebuilt specialisation {} (`{source_name}` with {defines}) in --kernels-dir: build every specialisation the quick and full presets need with `suite kernels build --arch {arch}{} --out {}` on a machine with the {} compiler, or leave out --kernels-dir to compile here", .path.display(), .cu_count.map(|n| format!(" --cus {n}")).unwrap_or_default(), .dir.display(), .arch.platform().compiler_name())]
+    SpecialisationMissing {
+        /// The file looked for.
+        path: PathBuf,
+        /// The `--kernels-dir` folder.
+        dir: PathBuf,
+        /// The (generated) source.
+        source_name: String,
+        /// Its `-D` definitions, space-separated.
+        defines: String,
+        /// The architecture.
+        arch: Arch,
+        /// The device's compute units, where known: the specialisations depend on them.
+        cu_count: Option<u32>,
     },
     /// A file operation failed (cache, output folder, temporary build folder).
     #[error("cannot {action} {}: {source}{hint}", .path.display())]
