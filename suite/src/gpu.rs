@@ -119,15 +119,9 @@ impl Gpu {
             let start = std::time::Instant::now();
             let object = self.store.specialised(source, &self.device.props().arch, defines).map_err(|e| match e {
                 // Specialisations depend on the device's CUs: the command that makes them must say how many.
-                kernels::Error::SpecialisationMissing { path, dir, source_name, defines, arch, .. } => {
-                    kernels::Error::SpecialisationMissing {
-                        path,
-                        dir,
-                        source_name,
-                        defines,
-                        arch,
-                        cu_count: Some(self.device.props().cu_count),
-                    }
+                kernels::Error::SpecialisationMissing(mut missing) => {
+                    missing.cu_count = Some(self.device.props().cu_count);
+                    kernels::Error::SpecialisationMissing(missing)
                 }
                 other => other,
             })?;

@@ -226,14 +226,16 @@ impl KernelStore {
         match &self.kernels_dir {
             Some(dir) => prebuilt_at(dir, &specialised_file_name(source.name, defines, arch), source.name, arch)
                 .map_err(|e| match e {
-                    Error::PrebuiltMissing { path, dir, source_name, arch } => Error::SpecialisationMissing {
-                        path,
-                        dir,
-                        source_name,
-                        defines: defines.join(" "),
-                        arch,
-                        cu_count: None,
-                    },
+                    Error::PrebuiltMissing { path, dir, source_name, arch } => {
+                        Error::SpecialisationMissing(Box::new(super::MissingSpecialisation {
+                            path,
+                            dir,
+                            source_name,
+                            defines: defines.join(" "),
+                            arch,
+                            cu_count: None,
+                        }))
+                    }
                     other => other,
                 }),
             None => self.cached_or_compiled(source, arch, defines),

@@ -117,21 +117,8 @@ pub enum Error {
         arch: Arch,
     },
     /// `--kernels-dir` was given but holds no object for a source the run specialises at run time.
-    #[error("no prebuilt specialisation {} (`{source_name}` with {defines}) in --kernels-dir: build every specialisation the quick and full presets need with `suite kernels build --arch {arch}{} --out {}` on a machine with the {} compiler, or leave out --kernels-dir to compile here", .path.display(), .cu_count.map(|n| format!(" --cus {n}")).unwrap_or_default(), .dir.display(), .arch.platform().compiler_name())]
-    SpecialisationMissing {
-        /// The file looked for.
-        path: PathBuf,
-        /// The `--kernels-dir` folder.
-        dir: PathBuf,
-        /// The (generated) source.
-        source_name: String,
-        /// Its `-D` definitions, space-separated.
-        defines: String,
-        /// The architecture.
-        arch: Arch,
-        /// The device's compute units, where known: the specialisations depend on them.
-        cu_count: Option<u32>,
-    },
+    #[error("{0}")]
+    SpecialisationMissing(Box<MissingSpecialisation>),
     /// A file operation failed (cache, output folder, temporary build folder).
     #[error("cannot {action} {}: {source}{hint}", .path.display())]
     Io {
@@ -144,6 +131,24 @@ pub enum Error {
         /// Advice, starting with `: ` when present.
         hint: &'static str,
     },
+}
+
+/// A specialisation that `--kernels-dir` lacks ([`Error::SpecialisationMissing`]).
+#[derive(Debug, thiserror::Error)]
+#[error("no prebuilt specialisation {} (`{source_name}` with {defines}) in --kernels-dir: build every specialisation the quick and full presets need with `suite kernels build --arch {arch}{} --out {}` on a machine with the {} compiler, or leave out --kernels-dir to compile here", .path.display(), .cu_count.map(|n| format!(" --cus {n}")).unwrap_or_default(), .dir.display(), .arch.platform().compiler_name())]
+pub struct MissingSpecialisation {
+    /// The file looked for.
+    pub path: PathBuf,
+    /// The `--kernels-dir` folder.
+    pub dir: PathBuf,
+    /// The (generated) source.
+    pub source_name: String,
+    /// Its `-D` definitions, space-separated.
+    pub defines: String,
+    /// The architecture.
+    pub arch: Arch,
+    /// The device's compute units, where known: the specialisations depend on them.
+    pub cu_count: Option<u32>,
 }
 
 /// Result of a kernel-pipeline operation.
