@@ -29,6 +29,8 @@ job_start() {
 # job_step COMMAND...: runs the job's step (an srun) and waits for it. It runs in the background because bash runs
 # a trap only between commands, and `wait` is the one command a signal interrupts. Sets job_status.
 job_step() {
+    # The warning came before the step started (during dev.sbatch's checks): do not start it.
+    [ -z "$job_stopped" ] || return 0
     "$@" &
     job_pid=$!
     while :; do
@@ -40,8 +42,9 @@ job_step() {
     job_pid=""
 }
 
-# USR1: the time limit is near. srun forwards the TERM to the tasks, which end between two points (rows are
-# written whole, point by point), so the job ends by itself, before Slurm's hard stop.
+# USR1: the time limit is near. srun passes the TERM on to the tasks, which end at once: at most the point being
+# measured is lost (rows are appended whole and flushed; a resumed run drops a cut one, merge skips it), and the job
+# ends by itself, before Slurm's hard stop.
 job_on_usr1() {
     job_stopped="stopped before its time limit"
     job_interrupted=1
