@@ -4,12 +4,14 @@
 #    clang-offload-bundler) for the gfx90a compile tests, the code-object metadata tests and the "HIP runtime,
 #    no GPU" tests;
 #  - shellcheck, which lints the shell and Slurm scripts;
+#  - Debian's Slurm and munge (slurm-wlm), which run the LUMI job scripts on a one-machine cluster
+#    (suite/tests/slurm.rs, through scripts/slurm-test-cluster.sh);
 #  - CUDA 13's nvcc from PyPI wheels for the sm_90 compile tests (nothing here runs a CUDA kernel).
 # A test whose tool is missing fails, so when this cannot install (not root, no network) it prints exactly what
 # to install and exits non-zero. Nothing is installed when everything is present.
 set -euo pipefail
 
-APT_PACKAGES=(hipcc libamdhip64-dev rocm-device-libs llvm-15 shellcheck)
+APT_PACKAGES=(hipcc libamdhip64-dev rocm-device-libs llvm-15 shellcheck slurm-wlm munge)
 PIP_PACKAGES=(nvidia-cuda-nvcc nvidia-cuda-runtime nvidia-cuda-cccl nvidia-cuda-crt nvidia-cuda-cuobjdump)
 
 have() { command -v "$1" >/dev/null 2>&1; }
@@ -35,6 +37,11 @@ check() {
     have clang-offload-bundler || [ -x /usr/lib/llvm-15/bin/clang-offload-bundler ] ||
         missing_apt+=("clang-offload-bundler (llvm-15)")
     have shellcheck || missing_apt+=("shellcheck (lints the job scripts)")
+    local daemon
+    for daemon in munged slurmctld slurmd; do
+        have "$daemon" || [ -x "/usr/sbin/$daemon" ] || missing_apt+=("$daemon (the job-script tests' Slurm cluster)")
+    done
+    have sbatch || missing_apt+=("sbatch (slurm-client: the job-script tests submit with it)")
     have nvcc || pip_nvcc || missing_pip+=("nvcc (NVIDIA kernel compiler)")
 }
 

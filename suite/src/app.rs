@@ -108,18 +108,18 @@ pub fn run(cli: &Cli) -> Result<ExitCode, Error> {
             }
             let run = run_json::read(dir)?;
             // Every set is checked before anything is written.
-            let mut missing = Vec::new();
+            let mut gaps = Vec::new();
             for (experiment, shards) in &groups {
-                missing.push(merge::check(experiment, shards, run.as_ref(), &run_json::path(dir), *partial)?);
+                gaps.push(merge::check(experiment, shards, run.as_ref(), &run_json::path(dir), *partial)?);
             }
             let mut text = String::new();
             let mut sections = Vec::new();
-            for ((experiment, shards), missing) in groups.iter().zip(missing) {
+            for ((experiment, shards), gaps) in groups.iter().zip(gaps) {
                 let out = dir.join(experiments::csv_name(experiment, None));
                 let count = merge::merge(shards, &out)?;
                 outln!(text, "{}: {count} rows from {} shards", out.display(), shards.len());
-                if !missing.is_empty() {
-                    outln!(text, "{}: partial, missing {}", out.display(), missing.join(", "));
+                if !gaps.is_empty() {
+                    outln!(text, "{}: partial, {gaps}", out.display());
                 }
                 let entry = registry::find(experiment)?;
                 let exp = (entry.default)();
@@ -128,8 +128,7 @@ pub fn run(cli: &Cli) -> Result<ExitCode, Error> {
                 }
                 let rows = crate::report::csv::read_rows(&out)?;
                 let status = |s: &str| rows.iter().filter(|r| r.get("status").is_some_and(|v| v == s)).count();
-                let partial =
-                    if missing.is_empty() { String::new() } else { format!(", missing {}", missing.join(", ")) };
+                let partial = if gaps.is_empty() { String::new() } else { format!(", {gaps}") };
                 let points = format!(
                     "{} ok, {} failed verification, {} errors, {} invalid, merged from {} shards{partial}",
                     status("ok"),

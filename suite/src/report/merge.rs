@@ -1,12 +1,15 @@
 //! Joining the CSVs of a sharded run (`suite run --shard i/n`, one process per GPU) into one CSV per experiment.
 //!
-//! A merge is strict, because a merged CSV looks complete whatever went in: every shard `0..n` must be there (or
-//! `--partial` says which are not), all of one count `n`, measured alike (their fingerprints in `run.json` agree),
-//! and no point may appear twice.
+//! A merge is strict, because a merged CSV looks complete whatever went in: every shard `0..n` must be there and
+//! complete (or `--partial` says which are missing or incomplete), all of one count `n`, measured alike (their
+//! fingerprints in `run.json` agree), and no point may appear twice. Only whole rows are merged: a row cut by a
+//! killed task is left out. Merging again after the shards gained rows (a resumed or requeued job) replaces the
+//! earlier merged CSV, never losing a row it held.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+use super::csv::complete_len;
 use super::run_json::{Fingerprint, RunJson};
 use super::{Error, Result};
 
@@ -60,23 +63,54 @@ pub fn shard_files(dir: &Path) -> Result<BTreeMap<String, Vec<ShardFile>>> {
     Ok(groups)
 }
 
+/// What a set of shards lacks, for a partial merge (empty for a complete set).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Gaps {
+    /// Shard files absent from the folder, by name.
+    pub missing: Vec<String>,
+    /// Shards that hold fewer rows than the others prove they should (a task that stopped early), each as
+    /// `<file> (<rows> of at least <expected> rows)`.
+    pub incomplete: Vec<String>,
+}
+
+impl Gaps {
+    /// Whether nothing is known to be missing.
+    pub fn is_empty(&self) -> bool {
+        self.missing.is_empty() && self.incomplete.is_empty()
+    }
+}
+
+impl std::fmt::Display for Gaps {
+    /// `missing a, b; incomplete c (1 of at least 2 rows)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut parts = Vec::new();
+        if !self.missing.is_empty() {
+            parts.push(format!("missing {}", self.missing.join(", ")));
+        }
+        if !self.incomplete.is_empty() {
+            parts.push(format!("incomplete {}", self.incomplete.join(", ")));
+        }
+        f.write_str(&parts.join("; "))
+    }
+}
+
 /// Checks that `shards` (one experiment's files, from [`shard_files`]) form one complete run: one shard count, no
-/// shard missing, and every shard recorded in `run` (the folder's `run.json`) with the same fingerprint. With
-/// `partial`, missing shards are allowed; returns their file names.
+/// shard missing or incomplete (see [`incomplete`]), and every shard recorded in `run` (the folder's `run.json`)
+/// with the same fingerprint. With `partial`, missing and incomplete shards are allowed and returned.
 pub fn check(
     experiment: &str,
     shards: &[ShardFile],
     run: Option<&RunJson>,
     run_path: &Path,
     partial: bool,
-) -> Result<Vec<String>> {
+) -> Result<Gaps> {
     let mut counts: Vec<usize> = shards.iter().map(|s| s.count).collect();
     counts.dedup();
     if counts.len() > 1 {
         let found = shards.iter().map(|s| display_name(&s.path)).collect::<Vec<_>>().join(", ");
         return Err(Error::ShardCounts { experiment: experiment.into(), found });
     }
-    let Some(&count) = counts.first() else { return Ok(Vec::new()) };
+    let Some(&count) = counts.first() else { return Ok(Gaps::default()) };
     let missing: Vec<String> = (0..count)
         .filter(|i| !shards.iter().any(|s| s.index == *i))
         .map(|i| shard_file_name(experiment, i, count))
@@ -112,30 +146,79 @@ pub fn check(
             }
         }
     }
-    Ok(missing)
+    let mut rows = Vec::new();
+    for shard in shards {
+        rows.push((shard, read_shard(&shard.path)?.rows.len()));
+    }
+    let incomplete = incomplete(&rows);
+    if !incomplete.is_empty() && !partial {
+        return Err(Error::IncompleteShards { experiment: experiment.into(), incomplete: incomplete.join(", ") });
+    }
+    Ok(Gaps { missing, incomplete })
+}
+
+/// The shards among `rows` (each shard with its number of complete rows) that provably lack rows. `suite run
+/// --shard i/n` writes one row for every point it is given (invalid and failed points too), and shard i is given
+/// points i, i + n, i + 2n, ...: so a shard holding r rows proves the sweep has at least i + (r - 1)·n + 1 points,
+/// and every shard must then hold each of its points below that. A shard that holds fewer stopped early. A shard
+/// that lost only points past every other shard's last one cannot be told from a complete one: the task's exit
+/// status says that (the job scripts merge partially whenever a task failed).
+pub fn incomplete(rows: &[(&ShardFile, usize)]) -> Vec<String> {
+    let points = rows.iter().filter(|(_, r)| *r > 0).map(|(s, r)| s.index + (r - 1) * s.count + 1).max().unwrap_or(0);
+    rows.iter()
+        .filter_map(|(s, r)| {
+            let expected = if points > s.index { (points - s.index - 1) / s.count + 1 } else { 0 };
+            (*r < expected).then(|| format!("{} ({r} of at least {expected} rows)", display_name(&s.path)))
+        })
+        .collect()
 }
 
 fn display_name(path: &Path) -> String {
     path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| path.display().to_string())
 }
 
-/// Writes `out` with the header of the shards and every complete row of each, in shard order; returns the number of
-/// rows. Shards must share one header and no point (`key`) may appear twice; `out` must not exist yet (a merge never
-/// overwrites results). Check the set with [`check`] first.
-pub fn merge(shards: &[ShardFile], out: &Path) -> Result<usize> {
-    if out.exists() {
-        return Err(Error::Exists { path: out.into() });
+/// A CSV's header and complete rows, as written by [`super::csv::CsvLog`]: only bytes up to the last record
+/// terminator count, so a row cut by a killed task (at any byte, inside its last field too, where the cut row
+/// would still have every column) is never read; a record of another width (a cut row an older suite ended with a
+/// newline) is skipped. A file cut before its header was written has neither.
+struct ShardRows {
+    header: Option<csv::StringRecord>,
+    rows: Vec<csv::StringRecord>,
+}
+
+fn read_shard(path: &Path) -> Result<ShardRows> {
+    let bytes = std::fs::read(path).map_err(|source| Error::Io { action: "cannot read", path: path.into(), source })?;
+    let complete = &bytes[..complete_len(&bytes)];
+    let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(complete);
+    let header = reader.headers().map_err(|source| Error::Csv { path: path.into(), source })?.clone();
+    if header.is_empty() {
+        return Ok(ShardRows { header: None, rows: Vec::new() });
     }
+    let mut rows = Vec::new();
+    for record in reader.records() {
+        let record = record.map_err(|source| Error::Csv { path: path.into(), source })?;
+        if record.len() == header.len() {
+            rows.push(record);
+        }
+    }
+    Ok(ShardRows { header: Some(header), rows })
+}
+
+/// Writes `out` with the header of the shards and every complete row of each, in shard order; returns the number of
+/// rows. Shards must share one header and no point (`key`) may appear twice. Check the set with [`check`] first.
+///
+/// An `out` already there is replaced only when it is an earlier merge of these shards (every row it holds is among
+/// the rows merged now: after a resumed or requeued job, whose shards gained rows), so a merge never loses a row;
+/// any other file is refused. The new file is written beside it and renamed over it: a merge killed midway leaves
+/// the earlier file whole.
+pub fn merge(shards: &[ShardFile], out: &Path) -> Result<usize> {
     let mut header: Option<csv::StringRecord> = None;
     let mut rows = Vec::new();
     let mut seen: HashMap<String, PathBuf> = HashMap::new();
     for shard in shards {
         let path = &shard.path;
-        let mut reader = csv::ReaderBuilder::new()
-            .flexible(true)
-            .from_path(path)
-            .map_err(|source| Error::Csv { path: path.clone(), source })?;
-        let h = reader.headers().map_err(|source| Error::Csv { path: path.clone(), source })?.clone();
+        let read = read_shard(path)?;
+        let Some(h) = read.header else { continue };
         match &header {
             None => header = Some(h.clone()),
             Some(first) if *first != h => {
@@ -148,12 +231,7 @@ pub fn merge(shards: &[ShardFile], out: &Path) -> Result<usize> {
             Some(_) => {}
         }
         let key_column = h.iter().position(|c| c == "key");
-        for record in reader.records() {
-            let record = record.map_err(|source| Error::Csv { path: path.clone(), source })?;
-            // A row cut short by a killed shard is not a measurement.
-            if record.len() != h.len() {
-                continue;
-            }
+        for record in read.rows {
             if let Some(key) = key_column.and_then(|k| record.get(k)) {
                 if let Some(earlier) = seen.insert(key.to_string(), path.clone()) {
                     return Err(Error::DuplicateKey { key: key.into(), first: earlier, second: path.clone() });
@@ -163,13 +241,53 @@ pub fn merge(shards: &[ShardFile], out: &Path) -> Result<usize> {
         }
     }
     let Some(header) = header else { return Ok(0) };
-    let mut writer = csv::Writer::from_path(out).map_err(|source| Error::Csv { path: out.into(), source })?;
+    if out.exists() {
+        keeps_every_row(out, &header, &rows)?;
+    }
+    let dir = out.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".merge.");
+    // Readable by others like any results file (0666 less the umask), not a temporary file's 0600.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let tmp = builder.tempfile_in(dir).map_err(|source| Error::Io {
+        action: "cannot create a temporary file in",
+        path: dir.into(),
+        source,
+    })?;
+    let mut writer = csv::Writer::from_writer(tmp);
     writer.write_record(&header).map_err(|source| Error::Csv { path: out.into(), source })?;
     for row in &rows {
         writer.write_record(row).map_err(|source| Error::Csv { path: out.into(), source })?;
     }
-    writer.flush().map_err(|source| Error::Io { action: "cannot write", path: out.into(), source })?;
+    let tmp = writer.into_inner().map_err(|e| Error::Io {
+        action: "cannot write",
+        path: out.into(),
+        source: std::io::Error::other(e.to_string()),
+    })?;
+    tmp.persist(out).map_err(|e| Error::Io { action: "cannot write", path: out.into(), source: e.error })?;
     Ok(rows.len())
+}
+
+/// Refuses to replace `out` unless it has `header` and each of its complete rows is among `rows`.
+fn keeps_every_row(out: &Path, header: &csv::StringRecord, rows: &[csv::StringRecord]) -> Result<()> {
+    let existing = read_shard(out)?;
+    let Some(found) = existing.header else { return Ok(()) };
+    if found != *header {
+        return Err(Error::HeaderMismatch {
+            path: out.into(),
+            found: found.iter().collect::<Vec<_>>().join(","),
+            expected: header.iter().collect::<Vec<_>>().join(","),
+        });
+    }
+    let fields = |r: &csv::StringRecord| r.iter().map(str::to_string).collect::<Vec<String>>();
+    let new: HashSet<Vec<String>> = rows.iter().map(fields).collect();
+    let lost: Vec<&csv::StringRecord> = existing.rows.iter().filter(|r| !new.contains(&fields(r))).collect();
+    if let Some(first) = lost.first() {
+        let key = header.iter().position(|c| c == "key").and_then(|k| first.get(k)).unwrap_or("?");
+        return Err(Error::MergeWouldLoseRows { path: out.into(), rows: lost.len(), key: key.into() });
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -196,7 +314,7 @@ mod tests {
         path
     }
 
-    fn check_dir(dir: &Path, partial: bool) -> Result<Vec<String>> {
+    fn check_dir(dir: &Path, partial: bool) -> Result<Gaps> {
         let groups = shard_files(dir)?;
         let run = run_json::read(dir)?;
         check("m", &groups["m"], run.as_ref(), &run_json::path(dir), partial)
@@ -229,16 +347,46 @@ mod tests {
         for i in (0..11).rev() {
             shard(dir.path(), i, 11, &[&format!("k{i}")]);
         }
-        // A cut last row from a killed shard.
-        let cut = dir.path().join(shard_file_name("m", 3, 11));
-        std::fs::write(&cut, "shard,key\n3,k3\n3").unwrap();
-        assert_eq!(check_dir(dir.path(), false).unwrap(), Vec::<String>::new());
+        // Cut last rows from killed tasks: after a few bytes, and inside the last field (every column is there,
+        // but the key is not whole: counting columns would take it for a row).
+        std::fs::write(dir.path().join(shard_file_name("m", 3, 11)), "shard,key\n3,k3\n3").unwrap();
+        std::fs::write(dir.path().join(shard_file_name("m", 4, 11)), "shard,key\n4,k4\n4,k1").unwrap();
+        assert_eq!(check_dir(dir.path(), false).unwrap(), Gaps::default());
         let out = dir.path().join("m.csv");
         assert_eq!(merge(&shard_files(dir.path()).unwrap()["m"], &out).unwrap(), 11);
         let expected: String = (0..11).map(|i| format!("{i},k{i}\n")).collect();
         assert_eq!(std::fs::read_to_string(&out).unwrap(), format!("shard,key\n{expected}"));
-        // Never overwrites.
-        assert!(matches!(merge(&shard_files(dir.path()).unwrap()["m"], &out), Err(Error::Exists { .. })));
+        // Merging the same shards again gives the same file.
+        assert_eq!(merge(&shard_files(dir.path()).unwrap()["m"], &out).unwrap(), 11);
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), format!("shard,key\n{expected}"));
+    }
+
+    #[test]
+    fn a_merge_after_the_shards_gained_rows_replaces_the_earlier_one_and_never_drops_a_row() {
+        let dir = tempfile::tempdir().unwrap();
+        shard(dir.path(), 0, 2, &["a"]);
+        shard(dir.path(), 1, 2, &["b"]);
+        let out = dir.path().join("m.csv");
+        assert_eq!(merge(&shard_files(dir.path()).unwrap()["m"], &out).unwrap(), 2);
+        // A resumed job measured the rest: the merged file is made again from the shards.
+        std::fs::write(dir.path().join(shard_file_name("m", 0, 2)), "shard,key\n0,a\n0,c\n").unwrap();
+        std::fs::write(dir.path().join(shard_file_name("m", 1, 2)), "shard,key\n1,b\n1,d\n").unwrap();
+        assert_eq!(merge(&shard_files(dir.path()).unwrap()["m"], &out).unwrap(), 4);
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "shard,key\n0,a\n0,c\n1,b\n1,d\n");
+        // A file with a row the shards lack (not a merge of them) is never replaced.
+        std::fs::write(&out, "shard,key\n0,a\n9,z\n").unwrap();
+        let err = merge(&shard_files(dir.path()).unwrap()["m"], &out).unwrap_err();
+        assert!(matches!(&err, Error::MergeWouldLoseRows { rows: 1, key, .. } if key == "z"), "{err}");
+        assert!(err.to_string().contains("move it out of the folder"), "{err}");
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "shard,key\n0,a\n9,z\n");
+        // Nor one of other columns.
+        std::fs::write(&out, "other\n1\n").unwrap();
+        let err = merge(&shard_files(dir.path()).unwrap()["m"], &out).unwrap_err();
+        assert!(matches!(err, Error::HeaderMismatch { .. }), "{err}");
+        // No temporary file is left behind.
+        let names: Vec<String> =
+            std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into()).collect();
+        assert!(names.iter().all(|n| !n.starts_with(".merge.")), "{names:?}");
     }
 
     #[test]
@@ -250,7 +398,69 @@ mod tests {
         let text = err.to_string();
         assert!(matches!(err, Error::MissingShards { count: 3, .. }), "{text}");
         assert!(text.contains("missing m.shard-1-of-3.csv") && text.contains("--partial"), "{text}");
-        assert_eq!(check_dir(dir.path(), true).unwrap(), ["m.shard-1-of-3.csv"]);
+        let gaps = check_dir(dir.path(), true).unwrap();
+        assert_eq!(gaps, Gaps { missing: vec!["m.shard-1-of-3.csv".into()], incomplete: vec![] });
+        assert_eq!(gaps.to_string(), "missing m.shard-1-of-3.csv");
+    }
+
+    #[test]
+    fn a_shard_that_stopped_early_is_refused_unless_partial_and_none_of_its_rows_is_lost() {
+        let dir = tempfile::tempdir().unwrap();
+        // Points 0..8 over 4 shards: two each. Shard 1's task died after one point, leaving a cut row; shard 2's
+        // was killed before it wrote even the header.
+        shard(dir.path(), 0, 4, &["p0", "p4"]);
+        shard(dir.path(), 1, 4, &["p1"]);
+        let cut = dir.path().join(shard_file_name("m", 1, 4));
+        let text = std::fs::read_to_string(&cut).unwrap();
+        std::fs::write(&cut, text + "1,p").unwrap();
+        shard(dir.path(), 2, 4, &[]);
+        std::fs::write(dir.path().join(shard_file_name("m", 2, 4)), "sha").unwrap();
+        shard(dir.path(), 3, 4, &["p3", "p7"]);
+        let err = check_dir(dir.path(), false).unwrap_err();
+        let text = err.to_string();
+        assert!(matches!(err, Error::IncompleteShards { .. }), "{text}");
+        assert!(
+            text.contains("m.shard-1-of-4.csv (1 of at least 2 rows), m.shard-2-of-4.csv (0 of at least 2 rows)"),
+            "{text}"
+        );
+        assert!(text.contains("--resume") && text.contains("--partial"), "{text}");
+        let gaps = check_dir(dir.path(), true).unwrap();
+        assert_eq!(
+            gaps.to_string(),
+            "incomplete m.shard-1-of-4.csv (1 of at least 2 rows), m.shard-2-of-4.csv (0 of at least 2 rows)"
+        );
+        let out = dir.path().join("m.csv");
+        assert_eq!(merge(&shard_files(dir.path()).unwrap()["m"], &out).unwrap(), 5);
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "shard,key\n0,p0\n0,p4\n1,p1\n3,p3\n3,p7\n");
+    }
+
+    #[test]
+    fn only_shards_that_provably_lack_rows_are_incomplete() {
+        // (rows per shard of 4, the incomplete ones): a complete shard i of n holds ceil((points - i) / n) rows.
+        let cases: &[(&[usize], &[usize])] = &[
+            (&[2, 2, 2, 2], &[]),
+            (&[3, 3, 2, 2], &[]),
+            (&[1, 0, 0, 0], &[]),
+            (&[0, 0, 0, 0], &[]),
+            (&[2, 2, 2, 1], &[]),
+            (&[2, 1, 2, 2], &[1]),
+            (&[2, 2, 1, 1], &[]),
+            (&[1, 2, 2, 2], &[0]),
+            (&[3, 1, 2, 2], &[1]),
+            (&[0, 0, 1, 0], &[0, 1]),
+            (&[5, 2, 2, 2], &[1, 2, 3]),
+        ];
+        for (rows, expected) in cases {
+            let files: Vec<ShardFile> =
+                (0..4).map(|i| ShardFile { index: i, count: 4, path: shard_file_name("m", i, 4).into() }).collect();
+            let counted: Vec<(&ShardFile, usize)> = files.iter().zip(rows.iter().copied()).collect();
+            let found = incomplete(&counted);
+            let names: Vec<String> = expected.iter().map(|i| shard_file_name("m", *i, 4)).collect();
+            assert_eq!(found.len(), names.len(), "{rows:?}: {found:?}");
+            for (f, n) in found.iter().zip(&names) {
+                assert!(f.starts_with(n.as_str()), "{rows:?}: {found:?}");
+            }
+        }
     }
 
     #[test]

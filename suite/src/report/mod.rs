@@ -85,6 +85,24 @@ pub enum Error {
         /// The missing files.
         missing: String,
     },
+    /// Shards of a set hold fewer rows than the other shards prove they should: their tasks stopped early.
+    #[error("{experiment}: shards with rows missing (their tasks stopped early): {incomplete}: run them again (with --resume) into this folder, or pass --partial to merge what is there")]
+    IncompleteShards {
+        /// The experiment.
+        experiment: String,
+        /// The incomplete files, each with its rows and the least it should hold.
+        incomplete: String,
+    },
+    /// The merged CSV to be replaced holds rows that the shards do not: it is not an earlier merge of them.
+    #[error("{path} holds {rows} rows that the shards do not (point `{key}`, for one), so it is not an earlier merge of them and replacing it would lose them: move it out of the folder and merge again")]
+    MergeWouldLoseRows {
+        /// The existing merged CSV.
+        path: PathBuf,
+        /// How many of its rows the shards lack.
+        rows: usize,
+        /// The key of one of them.
+        key: String,
+    },
     /// Two shards of a set were measured with different fingerprints.
     #[error(
         "{experiment}: {first} and {second} were measured with different {} ({} vs {}), so their rows do not \

@@ -1,0 +1,516 @@
+//! The LUMI job scripts (`scripts/lumi/*.sbatch`) under a real Slurm: each test starts a cluster of its own on this
+//! machine (`scripts/slurm-test-cluster.sh`: Debian's slurmctld, slurmd and munged, nodes and partitions shaped like
+//! LUMI-G's) and submits the real scripts with `sbatch` from a scratch checkout whose `scripts/` is the
+//! repository's. What only LUMI has is supplied here: a `module` command that records what is loaded, and, for the
+//! GPU work of `suite run`, the test double `examples/slurm_task_double.rs` (it parses its command line with the
+//! suite's parser and writes rows and `run.json` through the suite's own code, and measures nothing). The `suite`
+//! the scripts call is a wrapper that sends `run` to the double and everything else (`merge`) to the real binary.
+//!
+//! The cluster needs root and Slurm; without them a test fails with the reason (scripts/test.sh installs Slurm).
+//! Every wait is bounded; the cluster is stopped when a test ends, passed or failed.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+/// A Slurm cluster of its own, stopped (with whatever runs on it) when dropped.
+struct Cluster {
+    dir: PathBuf,
+    conf: PathBuf,
+}
+
+fn harness() -> PathBuf {
+    suite::test_deps::crate_path("../scripts/slurm-test-cluster.sh")
+}
+
+impl Cluster {
+    fn up(dir: &Path, nodes: usize) -> Cluster {
+        // The path the harness marks the cluster's processes with (it resolves links): the same one here.
+        std::fs::create_dir_all(dir).expect("the cluster's folder");
+        let dir = &dir.canonicalize().expect("the cluster's folder");
+        let out = Command::new(harness())
+            .args(["up", &dir.display().to_string(), &nodes.to_string()])
+            .output()
+            .expect("scripts/slurm-test-cluster.sh runs");
+        // The cluster is stopped by Drop from here on, even when starting it failed halfway.
+        let cluster = Cluster { dir: dir.into(), conf: dir.join("slurm.conf") };
+        assert!(
+            out.status.success(),
+            "the Slurm test cluster did not start:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        cluster
+    }
+
+    /// A Slurm client command for this cluster, bounded in time.
+    fn client(&self, program: &str, args: &[&str]) -> Output {
+        Command::new("timeout")
+            .arg("30")
+            .arg(program)
+            .args(args)
+            .env("SLURM_CONF", &self.conf)
+            .output()
+            .unwrap_or_else(|e| panic!("{program}: {e}"))
+    }
+
+    /// `scontrol show job` as key → value.
+    fn job(&self, id: u32) -> BTreeMap<String, String> {
+        let out = self.client("scontrol", &["show", "job", "-o", &id.to_string()]);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        text.split_whitespace()
+            .filter_map(|pair| pair.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    /// The slurmctld log's last lines, for a failure message.
+    fn log_tail(&self) -> String {
+        let log = std::fs::read_to_string(self.dir.join("log/slurmctld.log")).unwrap_or_default();
+        let lines: Vec<&str> = log.lines().collect();
+        lines[lines.len().saturating_sub(20)..].join("\n")
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        match Command::new(harness()).args(["down", &self.dir.display().to_string()]).output() {
+            Ok(out) if out.status.success() => {}
+            Ok(out) => eprintln!("stopping the Slurm test cluster: {}", String::from_utf8_lossy(&out.stderr)),
+            Err(e) => eprintln!("stopping the Slurm test cluster: {e}"),
+        }
+    }
+}
+
+/// Where a test submits from: a scratch checkout (`scripts/` is the repository's) with the LUMI-only pieces, a
+/// cluster, and the log of every point the double measured.
+struct Site {
+    cluster: Cluster,
+    repo: PathBuf,
+    bin: PathBuf,
+    measured: PathBuf,
+    modules: PathBuf,
+    _tmp: tempfile::TempDir,
+}
+
+/// A submitted job.
+struct Job {
+    id: u32,
+}
+
+/// Slurm's states of a job that has ended.
+const ENDED: [&str; 7] = ["COMPLETED", "FAILED", "TIMEOUT", "CANCELLED", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL"];
+
+fn double_binary() -> PathBuf {
+    // target/<profile>/deps/<this test> → target/<profile>/examples/slurm_task_double
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let profile = exe.parent().and_then(Path::parent).expect("the test binary lies in target/<profile>/deps");
+    let double = profile.join("examples/slurm_task_double");
+    assert!(
+        double.is_file(),
+        "the test double {} is missing: `cargo test` builds it with the other targets; alone: cargo build --example \
+         slurm_task_double",
+        double.display()
+    );
+    double
+}
+
+fn site(nodes: usize) -> Site {
+    let tmp = tempfile::tempdir().expect("a scratch folder");
+    let repo = tmp.path().join("repo");
+    let bin = tmp.path().join("bin");
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::create_dir_all(&bin).unwrap();
+    let scripts = suite::test_deps::crate_path("../scripts").canonicalize().expect("the repository's scripts/");
+    std::os::unix::fs::symlink(&scripts, repo.join("scripts")).unwrap();
+    let modules = tmp.path().join("modules.log");
+    let measured = tmp.path().join("measured.log");
+    // LUMI's `module` (Lmod) is not here: this one records what the scripts load.
+    write_executable(&bin.join("module"), &format!("#!/usr/bin/env bash\necho \"$*\" >>'{}'\n", modules.display()));
+    // `suite` as the scripts see it: `run` (after the global options) goes to the test double, the rest to the real
+    // binary.
+    let wrapper = format!(
+        r#"#!/usr/bin/env bash
+# The Slurm tests' suite: `run` goes to the test double (no GPU here), every other command to the real suite.
+args=("$@")
+i=0
+while [ "$i" -lt $# ]; do
+    case ${{args[i]}} in
+    --platform | --device | --kernels-dir) i=$((i + 2)) ;;
+    --*) i=$((i + 1)) ;;
+    *) break ;;
+    esac
+done
+if [ "${{args[i]:-}}" = run ]; then exec '{double}' "$@"; fi
+# The real suite sees no GPU, even where the tests run on a GPU machine.
+export CUDA_VISIBLE_DEVICES=-1 HIP_VISIBLE_DEVICES=-1 ROCR_VISIBLE_DEVICES=-1
+exec '{suite}' "$@"
+"#,
+        double = double_binary().display(),
+        suite = env!("CARGO_BIN_EXE_suite"),
+    );
+    write_executable(&bin.join("suite"), &wrapper);
+    let cluster = Cluster::up(&tmp.path().join("cluster"), nodes);
+    Site { cluster, repo, bin, measured, modules, _tmp: tmp }
+}
+
+fn write_executable(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+impl Site {
+    /// Runs `command` (an `sbatch` line, as a user types it) with bash from the checkout, with the double asked
+    /// for `env`; returns the job.
+    fn submit_line(&self, command: &str, env: &[(&str, &str)]) -> Job {
+        let path = format!("{}:{}", self.bin.display(), std::env::var("PATH").unwrap_or_default());
+        let mut cmd = Command::new("timeout");
+        cmd.args(["30", "bash", "-c", command]).current_dir(&self.repo);
+        // Nothing of a Slurm job this test may itself run in, nor a folder or double setting from outside.
+        for (name, _) in std::env::vars() {
+            if name.starts_with("SLURM_") || name.starts_with("SBATCH_") || name.starts_with("SUITE_") {
+                cmd.env_remove(name);
+            }
+        }
+        cmd.env("PATH", path)
+            .env("SLURM_CONF", &self.cluster.conf)
+            // Job steps and tasks carry the cluster's marker, so stopping the cluster finds every one of them.
+            .env("SUITE_SLURM_TEST_CLUSTER", &self.cluster.dir)
+            .env("SUITE_BIN", self.bin.join("suite"))
+            .env("SUITE_KERNELS", self.repo.join("kernels-build"))
+            .env("SUITE_DOUBLE_LOG", &self.measured);
+        for (name, value) in env {
+            cmd.env(name, value);
+        }
+        let out = cmd.output().expect("bash runs");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let id =
+            stdout.trim().strip_prefix("Submitted batch job ").and_then(|id| id.parse().ok()).unwrap_or_else(|| {
+                panic!("`{command}` did not submit: {stdout}{}", String::from_utf8_lossy(&out.stderr))
+            });
+        Job { id }
+    }
+
+    /// `sbatch [options] scripts/lumi/<script> [args]`.
+    fn submit(&self, options: &[&str], script: &str, args: &[&str], env: &[(&str, &str)]) -> Job {
+        let mut line = vec!["sbatch".to_string()];
+        line.extend(options.iter().map(|o| o.to_string()));
+        line.push(format!("scripts/lumi/{script}"));
+        line.extend(args.iter().map(|a| a.to_string()));
+        self.submit_line(&line.join(" "), env)
+    }
+
+    /// Waits (at most `limit`) until `done` holds for the job's state; panics with the job's log otherwise.
+    fn wait(&self, job: &Job, limit: Duration, what: &str, done: impl Fn(&BTreeMap<String, String>) -> bool) {
+        let start = Instant::now();
+        loop {
+            let info = self.cluster.job(job.id);
+            if done(&info) {
+                return;
+            }
+            if start.elapsed() > limit {
+                panic!(
+                    "job {} not {what} after {limit:?}: {info:?}\n--- its output:\n{}\n--- slurmctld:\n{}",
+                    job.id,
+                    self.output(job),
+                    self.cluster.log_tail()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    }
+
+    /// Waits until the job has ended; returns its state and exit code (`COMPLETED`, `0:0`).
+    fn ended(&self, job: &Job, limit: Duration) -> (String, String) {
+        self.wait(job, limit, "ended", |i| i.get("JobState").is_some_and(|s| ENDED.contains(&s.as_str())));
+        let info = self.cluster.job(job.id);
+        (info["JobState"].clone(), info["ExitCode"].clone())
+    }
+
+    /// The job's output file (`--output=suite-<kind>-%j.out` in the checkout).
+    fn output(&self, job: &Job) -> String {
+        let info = self.cluster.job(job.id);
+        let path = info.get("StdOut").map(PathBuf::from).unwrap_or_default();
+        std::fs::read_to_string(&path).unwrap_or_else(|e| format!("(no output at {}: {e})", path.display()))
+    }
+
+    /// The lines of the measured-points log for one results folder (as the script named it), split in words.
+    fn measured_in(&self, folder: &str) -> Vec<Vec<String>> {
+        let text = std::fs::read_to_string(&self.measured).unwrap_or_default();
+        text.lines()
+            .map(|l| l.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+            .filter(|w| w.first().is_some_and(|f| f == folder))
+            .collect()
+    }
+
+    fn folder(&self, relative: &str) -> PathBuf {
+        self.repo.join(relative)
+    }
+}
+
+/// `key` of every complete row of a CSV written by the suite.
+fn keys(csv: &Path) -> Vec<String> {
+    suite::report::csv::read_rows(csv)
+        .unwrap_or_else(|e| panic!("{}: {e}", csv.display()))
+        .into_iter()
+        .map(|r| r["key"].clone())
+        .collect()
+}
+
+/// The points the double runs, `SUITE_DOUBLE_POINTS` of them.
+fn points(count: usize) -> BTreeSet<String> {
+    (0..count).map(|i| format!("double-point-{i:03}")).collect()
+}
+
+/// A value of a measured-log line (`shard=0/8` → `0/8`).
+fn field<'a>(words: &'a [String], name: &str) -> &'a str {
+    words.iter().find_map(|w| w.strip_prefix(name).and_then(|v| v.strip_prefix('='))).unwrap_or("")
+}
+
+/// The continue command a job printed as its last lines (`SUITE_OUT=... sbatch ...`).
+fn continue_command(output: &str) -> String {
+    let last = output.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("").trim();
+    assert!(last.starts_with("SUITE_OUT="), "the job's last line is not the command that continues it:\n{output}");
+    last.to_string()
+}
+
+const MINUTE: Duration = Duration::from_secs(60);
+
+/// A job requeued while it runs (as LUMI does after a node failure) runs again with the same id into the same
+/// folder and measures only what the first run had not: every point once, the rows of both runs in one CSV.
+#[test]
+fn a_requeued_job_resumes_into_its_folder_and_measures_nothing_twice() {
+    let site = site(1);
+    let env = [("SUITE_DOUBLE_POINTS", "8"), ("SUITE_DOUBLE_SECONDS_PER_POINT", "1")];
+    let job = site.submit(&[], "gcd.sbatch", &["smoke"], &env);
+    let folder = format!("results/lumi-gcd-{}", job.id);
+    let start = Instant::now();
+    while site.measured_in(&folder).len() < 3 {
+        assert!(start.elapsed() < MINUTE, "3 points not measured in a minute:\n{}", site.output(&job));
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let out = site.cluster.client("scontrol", &["requeue", &job.id.to_string()]);
+    assert!(out.status.success(), "scontrol requeue: {}", String::from_utf8_lossy(&out.stderr));
+    // Slurm holds a requeued job for two minutes before it may start again; the test does not wait for that.
+    site.wait(&job, MINUTE, "pending after its requeue", |i| {
+        i.get("Restarts").is_some_and(|r| r == "1") && i.get("JobState").is_some_and(|s| s == "PENDING")
+    });
+    let out = site.cluster.client("scontrol", &["update", &format!("JobId={}", job.id), "StartTime=now"]);
+    assert!(out.status.success(), "scontrol update: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(site.ended(&job, MINUTE), ("COMPLETED".into(), "0:0".into()), "{}", site.output(&job));
+
+    let csv = site.folder(&folder).join("smoke.csv");
+    let rows = keys(&csv);
+    assert_eq!(rows.iter().cloned().collect::<BTreeSet<_>>(), points(8), "{rows:?}");
+    assert_eq!(rows.len(), 8, "a point twice in {}: {rows:?}", csv.display());
+    let measured = site.measured_in(&folder);
+    let first: Vec<&Vec<String>> = measured.iter().filter(|w| field(w, "restart") == "0").collect();
+    let second: Vec<&Vec<String>> = measured.iter().filter(|w| field(w, "restart") == "1").collect();
+    assert!(first.len() >= 3 && !second.is_empty(), "both runs measured: {measured:?}");
+    let measured_keys: Vec<&String> = measured.iter().map(|w| &w[2]).collect();
+    let distinct: BTreeSet<&String> = measured_keys.iter().copied().collect();
+    assert_eq!(distinct.len(), measured_keys.len(), "a point measured twice: {measured:?}");
+    assert_eq!(distinct.len(), 8, "{measured:?}");
+    assert!(measured.iter().all(|w| field(w, "job") == job.id.to_string()), "{measured:?}");
+
+    // Both runs' lines are in the output (--open-mode=append): the first run's end (Slurm's TERM) with the command
+    // that would continue it, the second's start, and last that it is done.
+    let output = site.output(&job);
+    let continued = format!("SUITE_OUT={folder} sbatch scripts/lumi/gcd.sbatch smoke");
+    assert!(output.contains("ended by Slurm (SIGTERM") && output.contains(&continued), "{output}");
+    assert!(
+        output.contains(&format!("suite-gcd {} (restart 0)", job.id))
+            && output.contains(&format!("suite-gcd {} (restart 1)", job.id)),
+        "{output}"
+    );
+    assert!(output.trim_end().ends_with(&format!("done; results in {folder}")), "{output}");
+    // run.json records both invocations, with the job's id.
+    let run = suite::report::run_json::read(&site.folder(&folder)).unwrap().expect("run.json");
+    assert_eq!(run.invocations.len(), 2);
+    assert!(run.invocations.iter().all(|i| i.slurm_job_id.as_deref() == Some(job.id.to_string().as_str())));
+    // The memory asked for one GCD (LUMI's small-g default is less) and the modules loaded.
+    let info = site.cluster.job(job.id);
+    assert!(info["TRES"].contains("mem=60G"), "{info:?}");
+    let modules = std::fs::read_to_string(&site.modules).unwrap();
+    assert!(modules.lines().all(|l| l == "load LUMI/25.03 partition/G rocm/6.3.4") && !modules.is_empty());
+}
+
+/// A job that would run past its time limit stops before it (Slurm's USR1), keeps its rows, and says as its last
+/// line how to continue it; that command, as printed, finishes the run in the same folder, measuring each point
+/// once.
+#[test]
+fn a_job_past_its_time_limit_says_how_to_continue_and_the_continued_job_finishes() {
+    let site = site(1);
+    // 60 points of 2 s: two minutes of work in a one-minute job, warned 45 s before its end (Slurm sends it within a minute of that).
+    let slow = [("SUITE_DOUBLE_POINTS", "60"), ("SUITE_DOUBLE_SECONDS_PER_POINT", "2")];
+    let job = site.submit(&["--time=1", "--signal=B:USR1@45"], "gcd.sbatch", &["smoke"], &slow);
+    let (state, exit) = site.ended(&job, 2 * MINUTE);
+    let output = site.output(&job);
+    assert_eq!((state.as_str(), exit.as_str()), ("FAILED", "1:0"), "stopped by the script, not by Slurm:\n{output}");
+    assert!(output.contains("the time limit is near: stopping the step"), "{output}");
+    assert!(output.contains("stopped before its time limit; the rows written are kept"), "{output}");
+    let folder = format!("results/lumi-gcd-{}", job.id);
+    let command = continue_command(&output);
+    assert_eq!(command, format!("SUITE_OUT={folder} sbatch scripts/lumi/gcd.sbatch smoke"));
+    let kept = keys(&site.folder(&folder).join("smoke.csv"));
+    assert!(!kept.is_empty() && kept.len() < 60, "{kept:?}");
+
+    let fast = [("SUITE_DOUBLE_POINTS", "60"), ("SUITE_DOUBLE_SECONDS_PER_POINT", "0.02")];
+    let next = site.submit_line(&command, &fast);
+    assert_eq!(site.ended(&next, MINUTE), ("COMPLETED".into(), "0:0".into()), "{}", site.output(&next));
+    let rows = keys(&site.folder(&folder).join("smoke.csv"));
+    assert_eq!(rows.len(), 60);
+    assert_eq!(rows.iter().cloned().collect::<BTreeSet<_>>(), points(60));
+    assert_eq!(rows[..kept.len()], kept[..], "the first job's rows are kept as they were");
+    let measured = site.measured_in(&folder);
+    let by_job = |id: u32| measured.iter().filter(|w| field(w, "job") == id.to_string()).count();
+    assert_eq!((by_job(job.id), by_job(next.id)), (kept.len(), 60 - kept.len()), "{measured:?}");
+    // No new folder: the continued job wrote into the first one.
+    assert!(!site.folder(&format!("results/lumi-gcd-{}", next.id)).exists());
+}
+
+/// One experiment with its own flags goes through every script to `suite run <experiment> <flags>` (the suite's
+/// own parser checks the command line), and a bad flag fails the job with the suite's message; `--full` passes too.
+/// A script whose other command fails (dev.sbatch's `suite info` with no GPU) still ends with the continue line.
+#[test]
+fn an_experiment_with_its_own_flags_reaches_the_suite_through_every_script() {
+    let site = site(1);
+    let env = [("SUITE_DOUBLE_POINTS", "4"), ("SUITE_DOUBLE_SECONDS_PER_POINT", "0")];
+    let gcd = site.submit(&[], "gcd.sbatch", &["matmul", "--sizes", "4096", "--kernels", "naive"], &env);
+    let node = site.submit(&[], "node.sbatch", &["matmul", "--sizes", "4096,8192"], &env);
+    let full = site.submit(&[], "gcd.sbatch", &["--full"], &env);
+    let bad = site.submit(&[], "gcd.sbatch", &["matmul", "--sizes", "0"], &env);
+    // dev.sbatch starts with `suite info`, the real one, which finds no GPU here.
+    let dev = site.submit(&[], "dev.sbatch", &["smoke"], &env);
+    for job in [&gcd, &node, &full] {
+        assert_eq!(site.ended(job, MINUTE), ("COMPLETED".into(), "0:0".into()), "{}", site.output(job));
+    }
+    let options = |folder: &str| {
+        let run = suite::report::run_json::read(&site.folder(folder)).unwrap().expect("run.json");
+        run.invocations
+            .iter()
+            .map(|i| i.fingerprint.as_ref().expect("a fingerprint").options.clone())
+            .collect::<Vec<_>>()
+    };
+    let gcd_folder = format!("results/lumi-gcd-{}", gcd.id);
+    let recorded = options(&gcd_folder);
+    assert_eq!(recorded.len(), 1);
+    assert!(recorded[0].contains("4096") && recorded[0].contains("naive"), "{recorded:?}");
+    let files: Vec<String> = std::fs::read_dir(site.folder(&gcd_folder))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".csv"))
+        .collect();
+    assert_eq!(files, ["matmul.csv"]);
+    let node_folder = format!("results/lumi-node-{}", node.id);
+    assert!(options(&node_folder).iter().all(|o| o.contains("8192")), "{:?}", options(&node_folder));
+    assert_eq!(keys(&site.folder(&node_folder).join("matmul.csv")).len(), 4);
+    // --full: every experiment, its full sweep's options.
+    let full_folder = format!("results/lumi-gcd-{}", full.id);
+    assert_eq!(options(&full_folder).len(), suite::experiments::registry::EXPERIMENTS.len());
+
+    assert_eq!(site.ended(&bad, MINUTE).0, "FAILED");
+    let output = site.output(&bad);
+    assert!(output.contains("--sizes: sizes must be at least 1"), "{output}");
+    assert_eq!(
+        continue_command(&output),
+        format!("SUITE_OUT=results/lumi-gcd-{} sbatch scripts/lumi/gcd.sbatch matmul --sizes 0", bad.id)
+    );
+
+    assert_eq!(site.ended(&dev, MINUTE).0, "FAILED");
+    let output = site.output(&dev);
+    assert!(output.contains("no GPU visible") && output.contains("ended early: a command failed"), "{output}");
+    assert_eq!(
+        continue_command(&output),
+        format!("SUITE_OUT=results/lumi-dev-{} sbatch scripts/lumi/dev.sbatch smoke", dev.id)
+    );
+}
+
+/// A node job whose task fails still merges what every task wrote (partially, naming what is missing), fails, and
+/// loses no row; the printed continue command measures the rest and merges completely.
+#[test]
+fn a_node_job_with_a_failing_task_merges_partially_fails_and_keeps_every_row() {
+    let site = site(1);
+    // Shard 1 of 8 fails after its first point (smoke's point 1), leaving its next row cut inside the key.
+    let env = [("SUITE_DOUBLE_POINTS", "12"), ("SUITE_DOUBLE_SECONDS_PER_POINT", "0.05"), ("SUITE_DOUBLE_FAIL", "1:1")];
+    let job = site.submit(&[], "node.sbatch", &[], &env);
+    let (state, exit) = site.ended(&job, MINUTE);
+    let output = site.output(&job);
+    assert_eq!((state.as_str(), exit.as_str()), ("FAILED", "1:0"), "{output}");
+    assert!(output.contains("task 1: Exited with exit code 1"), "{output}");
+    let folder = format!("results/lumi-node-{}", job.id);
+    assert!(
+        output.contains(&format!(
+            "{folder}/smoke.csv: partial, incomplete smoke.shard-1-of-8.csv (1 of at least 2 rows)"
+        )),
+        "{output}"
+    );
+    assert!(output.contains(&format!("{folder}/matmul.csv: partial, missing matmul.shard-1-of-8.csv")), "{output}");
+    let dir = site.folder(&folder);
+    assert!(dir.join("summary.md").is_file());
+    // Every complete row a task wrote is in the merged CSV, once; the cut row is not.
+    for entry in suite::experiments::registry::EXPERIMENTS {
+        let merged = keys(&dir.join(format!("{}.csv", entry.name)));
+        let mut written = Vec::new();
+        for i in 0..8 {
+            let shard = dir.join(format!("{}.shard-{i}-of-8.csv", entry.name));
+            if shard.exists() {
+                written.extend(keys(&shard));
+            }
+        }
+        let expected = if entry.name == "smoke" { 11 } else { 10 };
+        assert_eq!(merged.len(), expected, "{}: {merged:?}", entry.name);
+        assert_eq!(merged.iter().collect::<BTreeSet<_>>(), written.iter().collect::<BTreeSet<_>>(), "{}", entry.name);
+        assert!(merged.iter().all(|k| points(12).contains(k)), "{}: a cut row merged: {merged:?}", entry.name);
+    }
+    let cut = std::fs::read_to_string(dir.join("smoke.shard-1-of-8.csv")).unwrap();
+    assert!(cut.ends_with("double-point-00"), "the failing task left a cut row: {cut}");
+
+    // Continue as the job said: the failed shard resumes, the merge is complete, the merged CSVs are made again.
+    let next = site.submit_line(&continue_command(&output), &env[..2]);
+    assert_eq!(site.ended(&next, MINUTE), ("COMPLETED".into(), "0:0".into()), "{}", site.output(&next));
+    for entry in suite::experiments::registry::EXPERIMENTS {
+        let merged = keys(&dir.join(format!("{}.csv", entry.name)));
+        assert_eq!(merged.iter().cloned().collect::<BTreeSet<_>>(), points(12), "{}", entry.name);
+        assert_eq!(merged.len(), 12, "{}", entry.name);
+    }
+    let measured = site.measured_in(&folder);
+    let pairs: BTreeSet<(&String, &String)> = measured.iter().map(|w| (&w[1], &w[2])).collect();
+    assert_eq!(pairs.len(), measured.len(), "a point measured twice: {measured:?}");
+    assert_eq!(measured.len(), 12 * suite::experiments::registry::EXPERIMENTS.len());
+}
+
+/// Two nodes, 16 tasks: shards 0..15 of 16, tasks 0-7 on the first node and 8-15 on the second, each with its
+/// node-local GCD; a continuation with another node count is refused before it measures anything.
+#[test]
+fn a_two_node_job_numbers_its_shards_across_the_nodes() {
+    let site = site(2);
+    let env = [("SUITE_DOUBLE_POINTS", "32"), ("SUITE_DOUBLE_SECONDS_PER_POINT", "0.05")];
+    let job = site.submit(&["--nodes=2"], "node.sbatch", &["matmul", "--sizes", "4096"], &env);
+    assert_eq!(site.ended(&job, MINUTE), ("COMPLETED".into(), "0:0".into()), "{}", site.output(&job));
+    let folder = format!("results/lumi-node-{}", job.id);
+    let dir = site.folder(&folder);
+    for i in 0..16 {
+        assert_eq!(keys(&dir.join(format!("matmul.shard-{i}-of-16.csv"))).len(), 2, "shard {i}");
+    }
+    assert_eq!(keys(&dir.join("matmul.csv")).iter().cloned().collect::<BTreeSet<_>>(), points(32));
+    let measured = site.measured_in(&folder);
+    assert_eq!(measured.len(), 32);
+    for words in &measured {
+        let shard: usize = field(words, "shard").split('/').next().unwrap().parse().unwrap();
+        assert_eq!(field(words, "shard"), format!("{shard}/16"));
+        let node = if shard < 8 { "nid001" } else { "nid002" };
+        assert_eq!((field(words, "node"), field(words, "rocr")), (node, (shard % 8).to_string().as_str()));
+    }
+    let one_node = site.submit_line(&format!("SUITE_OUT={folder} sbatch scripts/lumi/node.sbatch matmul"), &env);
+    assert_eq!(site.ended(&one_node, MINUTE).0, "FAILED");
+    let output = site.output(&one_node);
+    assert!(output.contains("was written by 16 tasks, this job has 8: continue it with as many:"), "{output}");
+    assert_eq!(
+        continue_command(&output),
+        format!("SUITE_OUT={folder} sbatch --nodes=2 scripts/lumi/node.sbatch matmul")
+    );
+    assert_eq!(site.measured_in(&folder).len(), 32, "nothing measured by the refused job");
+}
