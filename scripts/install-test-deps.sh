@@ -4,13 +4,17 @@
 #    clang-offload-bundler) for the gfx90a compile tests, the code-object metadata tests and the "HIP runtime,
 #    no GPU" tests;
 #  - shellcheck, which lints the shell and Slurm scripts;
-#  - CUDA 13's nvcc from PyPI wheels for the sm_90 compile tests (nothing here runs a CUDA kernel).
+#  - CUDA 13's nvcc from PyPI wheels for the sm_90 compile tests (nothing here runs a CUDA kernel), whose cuda.h
+#    also builds the HIP-over-CUDA test runtime (hip-test-runtime/build.sh);
+#  - hip-python 6.3.3 from PyPI, whose extension is compiled from ROCm 6.3's HIP headers: hip-sys's ABI test reads
+#    the struct layouts, enum values and prototypes out of it (hip-sys/tests/rocm63_abi.rs).
 # A test whose tool is missing fails, so when this cannot install (not root, no network) it prints exactly what
 # to install and exits non-zero. Nothing is installed when everything is present.
 set -euo pipefail
 
 APT_PACKAGES=(hipcc libamdhip64-dev rocm-device-libs llvm-15 shellcheck)
-PIP_PACKAGES=(nvidia-cuda-nvcc nvidia-cuda-runtime nvidia-cuda-cccl nvidia-cuda-crt nvidia-cuda-cuobjdump)
+PIP_PACKAGES=(nvidia-cuda-nvcc nvidia-cuda-runtime nvidia-cuda-cccl nvidia-cuda-crt nvidia-cuda-cuobjdump
+    hip-python==6.3.3.540.31)
 
 have() { command -v "$1" >/dev/null 2>&1; }
 # nvcc from the wheels lives in site-packages, not on PATH (scripts/test.sh adds it).
@@ -18,6 +22,10 @@ pip_nvcc() {
     local dir
     dir=$(python3 -c 'import nvidia.cu13, os; print(os.path.join(list(nvidia.cu13.__path__)[0], "bin"))' 2>/dev/null) &&
         [ -x "$dir/nvcc" ]
+}
+hip_python() {
+    python3 -c 'import sys; from importlib.metadata import version; sys.exit(version("hip-python") != "6.3.3.540.31")' \
+        2>/dev/null
 }
 hip_runtime() {
     { [ -n "${ROCM_PATH:-}" ] && ls "$ROCM_PATH"/lib/libamdhip64.so* >/dev/null 2>&1; } ||
@@ -36,6 +44,7 @@ check() {
         missing_apt+=("clang-offload-bundler (llvm-15)")
     have shellcheck || missing_apt+=("shellcheck (lints the job scripts)")
     have nvcc || pip_nvcc || missing_pip+=("nvcc (NVIDIA kernel compiler)")
+    hip_python || missing_pip+=("hip-python 6.3.3 (ROCm 6.3's HIP ABI, for hip-sys's layout test)")
 }
 
 instructions() {
