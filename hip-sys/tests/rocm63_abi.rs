@@ -463,3 +463,34 @@ fn every_bound_function_has_its_rocm63_prototype() {
     }
     assert!(wrong.is_empty(), "prototypes differ from ROCm 6.3:\n{}", wrong.join("\n"));
 }
+
+/// The HIP-over-CUDA test runtime (`hip-test-runtime/hip_abi.h`) pins every field of both layouts with a
+/// `static_assert(offsetof(...) == N)`, so its build fails if its structs drift from those numbers; here the numbers
+/// themselves are compared with hip-sys's structs (checked against ROCm 6.3 above), closing the chain.
+#[test]
+fn the_test_runtime_fills_the_same_layouts() {
+    let header = std::fs::read_to_string(crate_path("../hip-test-runtime/hip_abi.h")).expect("hip_abi.h");
+    let asserted = |layout: &str| -> BTreeMap<String, usize> {
+        let prefix = format!("static_assert(offsetof(hipDeviceProp_t{layout}, ");
+        header
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix(prefix.as_str()))
+            .map(|rest| {
+                let (field, rest) = rest.split_once(')').expect("offsetof(T, field)");
+                let number = rest.trim_start_matches(" == ").split(',').next().expect("== N,");
+                (field.to_string(), number.parse().expect("a number"))
+            })
+            .collect()
+    };
+    for (layout, ours) in [("R0600", r0600_offsets()), ("R0000", r0000_offsets())] {
+        let theirs = asserted(layout);
+        let ours: BTreeMap<String, usize> = ours.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        assert_eq!(theirs, ours, "hip_abi.h's {layout} asserts differ from hip-sys's struct");
+    }
+    let size = |layout: &str| {
+        let prefix = format!("static_assert(sizeof(hipDeviceProp_t{layout}) == ");
+        header.lines().find_map(|l| l.trim().strip_prefix(prefix.as_str())?.split(',').next()?.parse::<usize>().ok())
+    };
+    assert_eq!(size("R0600"), Some(size_of::<hipDeviceProp_tR0600>()));
+    assert_eq!(size("R0000"), Some(size_of::<hipDeviceProp_tR0000>()));
+}
