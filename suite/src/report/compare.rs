@@ -161,9 +161,25 @@ impl Run {
         }
     }
 
-    /// Legend label: run number, device, wave size and folder, so two runs of one GPU stay apart.
+    /// Legend label: run number, device, wave size, the test runtime where one was used, and folder, so two runs of
+    /// one GPU stay apart.
     pub fn label(&self) -> String {
-        format!("{}: {}, {} [{}]", self.index, self.short_device(), self.wave(), self.name())
+        format!(
+            "{}: {}, {}{} [{}]",
+            self.index,
+            self.short_device(),
+            self.wave(),
+            self.over_test_runtime(),
+            self.name()
+        )
+    }
+
+    /// `, AMD path over the HIP over CUDA test runtime` for a run over it, else nothing: for titles and legends.
+    pub fn over_test_runtime(&self) -> String {
+        match self.device.test_runtime {
+            Some(_) => format!(", AMD path over the {}", crate::device::amd::TEST_RUNTIME_LABEL),
+            None => String::new(),
+        }
     }
 
     /// The rows of `experiment` (none when the run lacks it).
@@ -889,7 +905,9 @@ fn key_list(keys: &[&String]) -> String {
 /// The devices of `runs` for a plot's subtitle, saying which is wave64 and which warp32.
 fn runs_subtitle(runs: &[&Run]) -> String {
     runs.iter()
-        .map(|r| format!("run {}: {} ({}, {})", r.index, r.device.name, r.device.arch, r.wave()))
+        .map(|r| {
+            format!("run {}: {} ({}, {}{})", r.index, r.device.name, r.device.arch, r.wave(), r.over_test_runtime())
+        })
         .collect::<Vec<_>>()
         .join("  vs  ")
 }
@@ -1964,6 +1982,12 @@ mod tests {
         assert!(runs[1].device.test_runtime.is_some() && !runs[1].on_amd_hardware());
         assert!(runs[0].device.test_runtime.is_none());
         assert_eq!((runs[0].wave(), runs[1].wave()), ("warp32".to_string(), "warp32".to_string()));
+        assert!(
+            runs[1].label().contains("warp32, AMD path over the HIP over CUDA test runtime ["),
+            "{}",
+            runs[1].label()
+        );
+        assert_eq!(runs[0].over_test_runtime(), "");
         let (md, _) = report(&runs);
         assert!(
             md.contains("Run 2 ran the AMD code path (HIP, rocBLAS) on an NVIDIA GPU over the HIP over CUDA test runtime, not on AMD hardware: HIP over CUDA test runtime /x/lib/libhip-over-cuda-test-runtime.so"),
