@@ -161,20 +161,14 @@ impl Run {
         }
     }
 
-    /// Legend label: run number, device, wave size, the test runtime where one was used, and folder, so two runs of
-    /// one GPU stay apart.
+    /// Legend label: run number, device, wave size, `HIP over CUDA` for a run over the test runtime, and folder, so
+    /// two runs of one GPU stay apart (the plot's subtitle says it in full, [`Run::over_test_runtime`]).
     pub fn label(&self) -> String {
-        format!(
-            "{}: {}, {}{} [{}]",
-            self.index,
-            self.short_device(),
-            self.wave(),
-            self.over_test_runtime(),
-            self.name()
-        )
+        let over = if self.device.test_runtime.is_some() { ", HIP over CUDA" } else { "" };
+        format!("{}: {}, {}{over} [{}]", self.index, self.short_device(), self.wave(), self.name())
     }
 
-    /// `, AMD path over the HIP over CUDA test runtime` for a run over it, else nothing: for titles and legends.
+    /// `, AMD path over the HIP over CUDA test runtime` for a run over it, else nothing: for plot subtitles.
     pub fn over_test_runtime(&self) -> String {
         match self.device.test_runtime {
             Some(_) => format!(", AMD path over the {}", crate::device::amd::TEST_RUNTIME_LABEL),
@@ -1982,11 +1976,8 @@ mod tests {
         assert!(runs[1].device.test_runtime.is_some() && !runs[1].on_amd_hardware());
         assert!(runs[0].device.test_runtime.is_none());
         assert_eq!((runs[0].wave(), runs[1].wave()), ("warp32".to_string(), "warp32".to_string()));
-        assert!(
-            runs[1].label().contains("warp32, AMD path over the HIP over CUDA test runtime ["),
-            "{}",
-            runs[1].label()
-        );
+        assert!(runs[1].label().contains("warp32, HIP over CUDA ["), "{}", runs[1].label());
+        assert!(runs[1].over_test_runtime().contains("AMD path over the HIP over CUDA test runtime"));
         assert_eq!(runs[0].over_test_runtime(), "");
         let (md, _) = report(&runs);
         assert!(
