@@ -17,3 +17,11 @@ hipError_t hipGetDevicePropertiesR0600(void* prop, int deviceId);
 hipError_t hipGetDevicePropertiesR0000(void* prop, int deviceId);
 }
 #endif
+
+#if HIP_VERSION_MAJOR < 5 || (HIP_VERSION_MAJOR == 5 && HIP_VERSION_MINOR < 3)
+extern "C" {
+// Added in ROCm 5.3 (symbol version hip_5.3): moves an instantiated graph's resources to the device ahead of its
+// first launch, so that launch is not slower than the rest.
+hipError_t hipGraphUpload(hipGraphExec_t graphExec, hipStream_t stream);
+}
+#endif

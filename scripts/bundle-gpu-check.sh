@@ -22,4 +22,9 @@ for line in sys.stdin:
 ' "$dir"
 # Line tables make the binaries 5x larger; a GPU node needs none of them to run.
 strip "$dir"/suite "$dir"/test-*
+# The HIP-over-CUDA test runtime is built on the GPU node (against its own cuda.h) by scripts/hip-over-cuda.sh;
+# a copy of its sources and of the scripts travels with the binaries, for a node whose checkout is older.
+mkdir -p "$dir/src/scripts"
+cp -r hip-test-runtime "$dir/src/"
+cp scripts/gpu-check.sh scripts/hip-over-cuda.sh "$dir/src/scripts/"
 ls -la "$dir"

@@ -33,6 +33,8 @@ functions=(
     hipEventCreate hipEventRecord hipEventSynchronize hipEventElapsedTime hipEventDestroy
     hipStreamCreate hipStreamDestroy hipStreamSynchronize hipDeviceSynchronize
     hipGetLastError hipGetErrorName hipGetErrorString
+    hipStreamBeginCapture hipStreamEndCapture hipGraphInstantiate hipGraphUpload hipGraphLaunch
+    hipGraphExecDestroy hipGraphDestroy
 )
 allow=()
 for f in "${functions[@]}"; do
@@ -47,6 +49,7 @@ bindgen "$root/hip-sys/wrapper.h" \
     "${allow[@]}" \
     --allowlist-type '^hipDeviceAttribute_t$' \
     --allowlist-type '^hipFunction_attribute$' \
+    --allowlist-type '^hipStreamCaptureMode$' \
     --allowlist-type '^hipDeviceProp_t$' \
     --opaque-type '^hipDeviceProp_t$' \
     --default-enum-style newtype \

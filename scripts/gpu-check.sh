@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole GPU check of the suite, in one go, on a GPU node: device info, kernel resources, the smoke run, every
-# GPU test (ignored ones included; the timer's calibration among them) and the launch-overhead benchmark against a
-# C++ driver-API baseline (NVIDIA).
+# GPU test (ignored ones included; the timer's calibration among them), the launch-overhead benchmark against a
+# C++ driver-API baseline (NVIDIA), and on NVIDIA the AMD code path over the HIP-over-CUDA test runtime
+# (scripts/hip-over-cuda.sh: it builds the runtime here with g++, no install step).
 # Usage: scripts/gpu-check.sh BIN_DIR OUT_DIR   (BIN_DIR from scripts/bundle-gpu-check.sh, or target/release)
 # Every step runs even if an earlier one fails; the exit code is the number of failed steps.
 set -uo pipefail
@@ -35,6 +36,9 @@ if "$bin/suite" --platform nvidia info >/dev/null 2>&1; then
     # HIP runtime first (auto does, and a HIP runtime may be installed on an NVIDIA node).
     step "$bin/suite" --platform nvidia bench launch --count 10000 --trials 15 \
         --baseline "$out/launch_overhead" --cubin "$out/prebuilt/smoke.$arch.cubin"
+    # The AMD path (hip-sys, device/amd, rocBLAS calls) on this GPU; add --compare to the script for the quick
+    # preset on both paths and their comparison.
+    step "$(dirname "$0")/hip-over-cuda.sh" "$bin" "$out/hip-over-cuda"
 fi
 echo "=== $failed step(s) failed"
 exit "$failed"

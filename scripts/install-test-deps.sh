@@ -6,13 +6,17 @@
 #  - shellcheck, which lints the shell and Slurm scripts;
 #  - Debian's Slurm and munge (slurm-wlm), which run the LUMI job scripts on a one-machine cluster
 #    (suite/tests/slurm.rs, through scripts/slurm-test-cluster.sh);
-#  - CUDA 13's nvcc from PyPI wheels for the sm_90 compile tests (nothing here runs a CUDA kernel).
+#  - CUDA 13's nvcc from PyPI wheels for the sm_90 compile tests (nothing here runs a CUDA kernel), whose cuda.h
+#    also builds the HIP-over-CUDA test runtime (hip-test-runtime/build.sh);
+#  - hip-python 6.3.3 from PyPI, whose extension is compiled from ROCm 6.3's HIP headers: hip-sys's ABI test reads
+#    the struct layouts, enum values and prototypes out of it (hip-sys/tests/rocm63_abi.rs).
 # A test whose tool is missing fails, so when this cannot install (not root, no network) it prints exactly what
 # to install and exits non-zero. Nothing is installed when everything is present.
 set -euo pipefail
 
 APT_PACKAGES=(hipcc libamdhip64-dev rocm-device-libs llvm-15 shellcheck slurm-wlm munge)
-PIP_PACKAGES=(nvidia-cuda-nvcc nvidia-cuda-runtime nvidia-cuda-cccl nvidia-cuda-crt nvidia-cuda-cuobjdump)
+PIP_PACKAGES=(nvidia-cuda-nvcc nvidia-cuda-runtime nvidia-cuda-cccl nvidia-cuda-crt nvidia-cuda-cuobjdump
+    hip-python==6.3.3.540.31)
 
 have() { command -v "$1" >/dev/null 2>&1; }
 # nvcc from the wheels lives in site-packages, not on PATH (scripts/test.sh adds it).
@@ -20,6 +24,10 @@ pip_nvcc() {
     local dir
     dir=$(python3 -c 'import nvidia.cu13, os; print(os.path.join(list(nvidia.cu13.__path__)[0], "bin"))' 2>/dev/null) &&
         [ -x "$dir/nvcc" ]
+}
+hip_python() {
+    python3 -c 'import sys; from importlib.metadata import version; sys.exit(version("hip-python") != "6.3.3.540.31")' \
+        2>/dev/null
 }
 hip_runtime() {
     { [ -n "${ROCM_PATH:-}" ] && ls "$ROCM_PATH"/lib/libamdhip64.so* >/dev/null 2>&1; } ||
@@ -43,6 +51,7 @@ check() {
     done
     have sbatch || missing_apt+=("sbatch (slurm-client: the job-script tests submit with it)")
     have nvcc || pip_nvcc || missing_pip+=("nvcc (NVIDIA kernel compiler)")
+    hip_python || missing_pip+=("hip-python 6.3.3 (ROCm 6.3's HIP ABI, for hip-sys's layout test)")
 }
 
 instructions() {

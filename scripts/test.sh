@@ -17,7 +17,7 @@ if ! command -v nvcc >/dev/null; then
 fi
 
 # The shell and Slurm scripts: they must parse, and pass shellcheck (LUMI's job scripts cannot be run here).
-scripts=(.ci/run scripts/*.sh scripts/lumi/*)
+scripts=(.ci/run scripts/*.sh scripts/lumi/* hip-test-runtime/build.sh)
 for script in "${scripts[@]}"; do bash -n "$script"; done
 shellcheck -x "${scripts[@]}"
 cargo fmt --all -- --check

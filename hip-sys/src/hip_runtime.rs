@@ -270,6 +270,32 @@ pub struct ihipEvent_t {
     _unused: [u8; 0],
 }
 pub type hipEvent_t = *mut ihipEvent_t;
+#[repr(C)]
+#[derive(Debug)]
+pub struct ihipGraph {
+    _unused: [u8; 0],
+}
+pub type hipGraph_t = *mut ihipGraph;
+#[repr(C)]
+#[derive(Debug)]
+pub struct hipGraphNode {
+    _unused: [u8; 0],
+}
+pub type hipGraphNode_t = *mut hipGraphNode;
+#[repr(C)]
+#[derive(Debug)]
+pub struct hipGraphExec {
+    _unused: [u8; 0],
+}
+pub type hipGraphExec_t = *mut hipGraphExec;
+impl hipStreamCaptureMode {
+    pub const hipStreamCaptureModeGlobal: hipStreamCaptureMode = hipStreamCaptureMode(0);
+    pub const hipStreamCaptureModeThreadLocal: hipStreamCaptureMode = hipStreamCaptureMode(1);
+    pub const hipStreamCaptureModeRelaxed: hipStreamCaptureMode = hipStreamCaptureMode(2);
+}
+#[repr(transparent)]
+#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+pub struct hipStreamCaptureMode(pub ::std::os::raw::c_uint);
 pub struct HipRuntime {
     __library: ::libloading::Library,
     pub hipInit: Result<unsafe extern "C" fn(flags: ::std::os::raw::c_uint) -> hipError_t, ::libloading::Error>,
@@ -435,6 +461,26 @@ pub struct HipRuntime {
         ) -> hipError_t,
         ::libloading::Error,
     >,
+    pub hipStreamBeginCapture: Result<
+        unsafe extern "C" fn(stream: hipStream_t, mode: hipStreamCaptureMode) -> hipError_t,
+        ::libloading::Error,
+    >,
+    pub hipStreamEndCapture:
+        Result<unsafe extern "C" fn(stream: hipStream_t, pGraph: *mut hipGraph_t) -> hipError_t, ::libloading::Error>,
+    pub hipGraphDestroy: Result<unsafe extern "C" fn(graph: hipGraph_t) -> hipError_t, ::libloading::Error>,
+    pub hipGraphInstantiate: Result<
+        unsafe extern "C" fn(
+            pGraphExec: *mut hipGraphExec_t,
+            graph: hipGraph_t,
+            pErrorNode: *mut hipGraphNode_t,
+            pLogBuffer: *mut ::std::os::raw::c_char,
+            bufferSize: usize,
+        ) -> hipError_t,
+        ::libloading::Error,
+    >,
+    pub hipGraphLaunch:
+        Result<unsafe extern "C" fn(graphExec: hipGraphExec_t, stream: hipStream_t) -> hipError_t, ::libloading::Error>,
+    pub hipGraphExecDestroy: Result<unsafe extern "C" fn(graphExec: hipGraphExec_t) -> hipError_t, ::libloading::Error>,
     pub hipModuleLaunchCooperativeKernel: Result<
         unsafe extern "C" fn(
             f: hipFunction_t,
@@ -458,6 +504,8 @@ pub struct HipRuntime {
         unsafe extern "C" fn(prop: *mut ::std::os::raw::c_void, deviceId: ::std::os::raw::c_int) -> hipError_t,
         ::libloading::Error,
     >,
+    pub hipGraphUpload:
+        Result<unsafe extern "C" fn(graphExec: hipGraphExec_t, stream: hipStream_t) -> hipError_t, ::libloading::Error>,
 }
 impl HipRuntime {
     pub unsafe fn new<P>(path: P) -> Result<Self, ::libloading::Error>
@@ -512,9 +560,16 @@ impl HipRuntime {
         let hipModuleLaunchKernel = __library.get(b"hipModuleLaunchKernel\0").map(|sym| *sym);
         let hipModuleOccupancyMaxActiveBlocksPerMultiprocessor =
             __library.get(b"hipModuleOccupancyMaxActiveBlocksPerMultiprocessor\0").map(|sym| *sym);
+        let hipStreamBeginCapture = __library.get(b"hipStreamBeginCapture\0").map(|sym| *sym);
+        let hipStreamEndCapture = __library.get(b"hipStreamEndCapture\0").map(|sym| *sym);
+        let hipGraphDestroy = __library.get(b"hipGraphDestroy\0").map(|sym| *sym);
+        let hipGraphInstantiate = __library.get(b"hipGraphInstantiate\0").map(|sym| *sym);
+        let hipGraphLaunch = __library.get(b"hipGraphLaunch\0").map(|sym| *sym);
+        let hipGraphExecDestroy = __library.get(b"hipGraphExecDestroy\0").map(|sym| *sym);
         let hipModuleLaunchCooperativeKernel = __library.get(b"hipModuleLaunchCooperativeKernel\0").map(|sym| *sym);
         let hipGetDevicePropertiesR0600 = __library.get(b"hipGetDevicePropertiesR0600\0").map(|sym| *sym);
         let hipGetDevicePropertiesR0000 = __library.get(b"hipGetDevicePropertiesR0000\0").map(|sym| *sym);
+        let hipGraphUpload = __library.get(b"hipGraphUpload\0").map(|sym| *sym);
         Ok(HipRuntime {
             __library,
             hipInit,
@@ -555,9 +610,16 @@ impl HipRuntime {
             hipModuleLoadData,
             hipModuleLaunchKernel,
             hipModuleOccupancyMaxActiveBlocksPerMultiprocessor,
+            hipStreamBeginCapture,
+            hipStreamEndCapture,
+            hipGraphDestroy,
+            hipGraphInstantiate,
+            hipGraphLaunch,
+            hipGraphExecDestroy,
             hipModuleLaunchCooperativeKernel,
             hipGetDevicePropertiesR0600,
             hipGetDevicePropertiesR0000,
+            hipGraphUpload,
         })
     }
     pub unsafe fn hipInit(&self, flags: ::std::os::raw::c_uint) -> hipError_t {
@@ -784,6 +846,33 @@ impl HipRuntime {
             dynSharedMemPerBlk,
         )
     }
+    pub unsafe fn hipStreamBeginCapture(&self, stream: hipStream_t, mode: hipStreamCaptureMode) -> hipError_t {
+        (self.hipStreamBeginCapture.as_ref().expect("Expected function, got error."))(stream, mode)
+    }
+    pub unsafe fn hipStreamEndCapture(&self, stream: hipStream_t, pGraph: *mut hipGraph_t) -> hipError_t {
+        (self.hipStreamEndCapture.as_ref().expect("Expected function, got error."))(stream, pGraph)
+    }
+    pub unsafe fn hipGraphDestroy(&self, graph: hipGraph_t) -> hipError_t {
+        (self.hipGraphDestroy.as_ref().expect("Expected function, got error."))(graph)
+    }
+    pub unsafe fn hipGraphInstantiate(
+        &self,
+        pGraphExec: *mut hipGraphExec_t,
+        graph: hipGraph_t,
+        pErrorNode: *mut hipGraphNode_t,
+        pLogBuffer: *mut ::std::os::raw::c_char,
+        bufferSize: usize,
+    ) -> hipError_t {
+        (self.hipGraphInstantiate.as_ref().expect("Expected function, got error."))(
+            pGraphExec, graph, pErrorNode, pLogBuffer, bufferSize,
+        )
+    }
+    pub unsafe fn hipGraphLaunch(&self, graphExec: hipGraphExec_t, stream: hipStream_t) -> hipError_t {
+        (self.hipGraphLaunch.as_ref().expect("Expected function, got error."))(graphExec, stream)
+    }
+    pub unsafe fn hipGraphExecDestroy(&self, graphExec: hipGraphExec_t) -> hipError_t {
+        (self.hipGraphExecDestroy.as_ref().expect("Expected function, got error."))(graphExec)
+    }
     pub unsafe fn hipModuleLaunchCooperativeKernel(
         &self,
         f: hipFunction_t,
@@ -823,5 +912,8 @@ impl HipRuntime {
         deviceId: ::std::os::raw::c_int,
     ) -> hipError_t {
         (self.hipGetDevicePropertiesR0000.as_ref().expect("Expected function, got error."))(prop, deviceId)
+    }
+    pub unsafe fn hipGraphUpload(&self, graphExec: hipGraphExec_t, stream: hipStream_t) -> hipError_t {
+        (self.hipGraphUpload.as_ref().expect("Expected function, got error."))(graphExec, stream)
     }
 }

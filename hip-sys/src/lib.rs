@@ -7,12 +7,15 @@
 //!   Call through the fields (`rt.hipInit.as_ref()`), not the generated methods: those panic on a missing symbol.
 //! - [`loader`]: where the libraries are searched for, and loading them once per process with every failed candidate
 //!   and its reason kept for the error message.
+//! - [`device_props`]: `hipDeviceProp_t` in ROCm 6's layout and the pre-6 one, written out by hand (the 5.2 headers
+//!   the bindings come from know only the old one) and checked against ROCm 6.3 in `tests/rocm63_abi.rs`.
 //! - [`rocblas`]: the handful of rocBLAS items the suite uses, declared by hand (no rocBLAS header to generate from
 //!   on Debian).
 //!
 //! Nothing here checks return codes or owns handles: that is the suite's result and safe layers
 //! (`suite/src/device/amd`).
 
+pub mod device_props;
 /// Generated HIP runtime bindings (bindgen names follow the C headers, hence the relaxed naming lints here only).
 #[allow(non_camel_case_types, non_snake_case, non_upper_case_globals)]
 #[allow(clippy::missing_safety_doc, clippy::too_many_arguments, clippy::type_complexity)]

@@ -116,6 +116,33 @@ pub struct Hip {
     pub runtime: HipRuntime,
     /// The candidate that loaded, as tried (an absolute path, or a bare name resolved by the system loader).
     pub path: PathBuf,
+    /// `Some(description)` when the library is the HIP-over-CUDA test runtime (`hip-test-runtime/`), which says
+    /// what it is, where it lives and which CUDA driver runs under it; `None` for a real HIP runtime.
+    pub test_runtime: Option<String>,
+}
+
+/// The function only the HIP-over-CUDA test runtime exports (`const char* hip_over_cuda_test_runtime_describe()`,
+/// returning a static description): no HIP release has it, so finding it marks a run that used NVIDIA hardware
+/// through the AMD code path.
+pub const HIP_TEST_RUNTIME_SYMBOL: &str = "hip_over_cuda_test_runtime_describe";
+
+/// The same marker in the test runtime's rocBLAS over cuBLAS (`librocblas` of `hip-test-runtime/`).
+pub const ROCBLAS_TEST_RUNTIME_SYMBOL: &str = "rocblas_over_cublas_test_runtime_describe";
+
+/// Calls the test runtime's description function `symbol` (NUL-free name) in `library`, if it exports one.
+pub fn test_runtime_description(library: &libloading::Library, symbol: &str) -> Option<String> {
+    type Describe = unsafe extern "C" fn() -> *const std::os::raw::c_char;
+    let name: Vec<u8> = symbol.bytes().chain(std::iter::once(0)).collect();
+    // SAFETY: the symbol, where present, is the test runtime's `const char* (void)` function (its name is not a
+    // HIP or rocBLAS name, so no other library exports it with another type).
+    let describe = unsafe { library.get::<Describe>(&name) }.ok()?;
+    // SAFETY: the function takes nothing and returns a pointer to a static NUL-terminated string (or null).
+    let text = unsafe { describe() };
+    if text.is_null() {
+        return Some(String::new());
+    }
+    // SAFETY: non-null, NUL-terminated and static, as above.
+    Some(unsafe { std::ffi::CStr::from_ptr(text) }.to_string_lossy().into_owned())
 }
 
 /// Loads the first usable HIP runtime among `candidates` (not cached; see [`hip`]).
@@ -139,7 +166,13 @@ pub fn load_hip(candidates: &[PathBuf]) -> Result<Hip, LoadError> {
             Err(format!("loaded, but it does not export {} (not a HIP runtime?)", missing.join(", ")))
         }
     })?;
-    Ok(Hip { runtime, path })
+    // SAFETY: the library is loaded already (by the function table above), so this only takes another reference
+    // to it; no initialiser runs again.
+    let test_runtime = match unsafe { libloading::Library::new(&path) } {
+        Ok(library) => test_runtime_description(&library, HIP_TEST_RUNTIME_SYMBOL),
+        Err(_) => None,
+    };
+    Ok(Hip { runtime, path, test_runtime })
 }
 
 /// The process's HIP runtime, searched for on first use with [`candidates`] of [`SearchEnv::from_process`] and

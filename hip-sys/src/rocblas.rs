@@ -14,7 +14,10 @@ use std::sync::OnceLock;
 use libloading::Library;
 
 pub use crate::hip_runtime::hipStream_t;
-use crate::loader::{candidates, dlopen_reason, load_first, LoadError, SearchEnv, ROCBLAS_NAMES};
+use crate::loader::{
+    candidates, dlopen_reason, load_first, test_runtime_description, LoadError, SearchEnv, ROCBLAS_NAMES,
+    ROCBLAS_TEST_RUNTIME_SYMBOL,
+};
 
 /// `rocblas_int`: `int32_t`, because ROCm builds rocBLAS without `rocblas_ILP64` (the LP64 interface).
 pub type rocblas_int = i32;
@@ -203,6 +206,9 @@ pub struct RocBlas {
     pub rocblas_sasum: rocblas_sasum_fn,
     /// `rocblas_set_pointer_mode`.
     pub rocblas_set_pointer_mode: rocblas_set_pointer_mode_fn,
+    /// `Some(description)` when this is the HIP-over-CUDA test runtime's rocBLAS over cuBLAS
+    /// ([`crate::loader::ROCBLAS_TEST_RUNTIME_SYMBOL`]), `None` for rocBLAS itself.
+    pub test_runtime: Option<String>,
     /// Keeps the code behind the pointers mapped.
     _library: Library,
 }
@@ -238,6 +244,7 @@ pub fn load_rocblas(candidates: &[PathBuf]) -> Result<RocBlas, LoadError> {
                 rocblas_sdot: symbol(&library, b"rocblas_sdot\0")?,
                 rocblas_sasum: symbol(&library, b"rocblas_sasum\0")?,
                 rocblas_set_pointer_mode: symbol(&library, b"rocblas_set_pointer_mode\0")?,
+                test_runtime: test_runtime_description(&library, ROCBLAS_TEST_RUNTIME_SYMBOL),
                 _library: library,
             })
         }

@@ -163,8 +163,8 @@ pub struct RunArgs {
     /// Untimed batches before timing (the first two size the batch).
     #[arg(long, global = true, default_value_t = 3)]
     pub warmup: u32,
-    /// How a batch is enqueued: `graph` captures it once and replays it (CUDA graphs; AMD falls back to the
-    /// stream), `stream` launches each kernel on the stream.
+    /// How a batch is enqueued: `graph` captures it once and replays it (CUDA or HIP graphs), `stream` launches
+    /// each kernel on the stream.
     #[arg(long, global = true, value_enum, default_value_t = crate::device::Timing::Graph)]
     pub timing: crate::device::Timing,
     /// Seconds one point may spend in warm-up and timed launches: slow points get fewer repetitions (at least 3).

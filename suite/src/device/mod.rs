@@ -583,8 +583,8 @@ pub struct RuntimeInfo {
 pub enum Timing {
     /// Every launch enqueued on the stream, back to back, between the two events.
     Stream,
-    /// The batch captured once as a graph (a CUDA graph) and replayed by one graph launch per repetition, so the
-    /// host enqueues nothing per kernel; where the platform or a case cannot be captured, `stream` is used instead.
+    /// The batch captured once as a graph (a CUDA or HIP graph) and replayed by one graph launch per repetition, so
+    /// the host enqueues nothing per kernel; where the runtime or a case cannot be captured, `stream` is used instead.
     Graph,
 }
 
@@ -655,7 +655,7 @@ pub trait Device: Send + Sync {
 
     /// Captures what `times` calls of `work` enqueue into a graph that [`Replay::launch`] replays as one. Nothing
     /// runs while capturing, so `work` must only enqueue (no copies to or from the host, no synchronisation).
-    /// `Ok(None)` where the platform cannot capture (AMD: hip-sys binds no hipGraph functions).
+    /// `Ok(None)` where the runtime cannot capture (a HIP older than 4.3).
     fn capture(&self, times: u32, work: &mut dyn FnMut() -> Result<()>) -> Result<Option<Box<dyn Replay + '_>>>;
 
     /// Waits until every enqueued operation has finished, and reports any asynchronous error.

@@ -59,6 +59,9 @@ pub struct DeviceInfo {
     pub cu_count: Option<u32>,
     /// Peak shader clock, MHz, where known.
     pub clock_mhz: Option<u32>,
+    /// The runtime as run.json names it, kept only for a run over the HIP-over-CUDA test runtime (the AMD code path
+    /// on an NVIDIA GPU); `None` for a run on the hardware its platform names.
+    pub test_runtime: Option<String>,
 }
 
 /// One invocation of `suite run` recorded in a run's `run.json`.
@@ -135,12 +138,20 @@ impl Run {
             .unwrap_or_else(|| self.dir.display().to_string())
     }
 
-    /// `wave64`, `wave32` (AMD) or `warp32` (NVIDIA): how people name the wave size on each platform.
+    /// Whether the run measured AMD hardware: its platform is `amd` and it did not run over the HIP-over-CUDA test
+    /// runtime (whose figures are an NVIDIA GPU's).
+    pub fn on_amd_hardware(&self) -> bool {
+        self.device.platform == "amd" && self.device.test_runtime.is_none()
+    }
+
+    /// `wave64`, `wave32` (AMD) or `warp32` (NVIDIA, also under the HIP-over-CUDA test runtime): how people name the
+    /// wave size of the hardware.
     pub fn wave(&self) -> String {
-        match (self.device.platform.as_str(), self.device.wave_size) {
-            ("nvidia", Some(w)) => format!("warp{w}"),
-            (_, Some(w)) => format!("wave{w}"),
-            (_, None) => "wave size unknown".into(),
+        let warp = self.device.platform == "nvidia" || self.device.test_runtime.is_some();
+        match self.device.wave_size {
+            Some(w) if warp => format!("warp{w}"),
+            Some(w) => format!("wave{w}"),
+            None => "wave size unknown".into(),
         }
     }
 
@@ -155,9 +166,19 @@ impl Run {
         }
     }
 
-    /// Legend label: run number, device, wave size and folder, so two runs of one GPU stay apart.
+    /// Legend label: run number, device, wave size, `HIP over CUDA` for a run over the test runtime, and folder, so
+    /// two runs of one GPU stay apart (the plot's subtitle says it in full, [`Run::over_test_runtime`]).
     pub fn label(&self) -> String {
-        format!("{}: {}, {} [{}]", self.index, self.short_device(), self.wave(), self.name())
+        let over = if self.device.test_runtime.is_some() { ", HIP over CUDA" } else { "" };
+        format!("{}: {}, {}{over} [{}]", self.index, self.short_device(), self.wave(), self.name())
+    }
+
+    /// `, AMD path over the HIP over CUDA test runtime` for a run over it, else nothing: for plot subtitles.
+    pub fn over_test_runtime(&self) -> String {
+        match self.device.test_runtime {
+            Some(_) => format!(", AMD path over the {}", crate::device::amd::TEST_RUNTIME_LABEL),
+            None => String::new(),
+        }
     }
 
     /// The rows of `experiment` (none when the run lacks it).
@@ -175,8 +196,9 @@ impl Run {
         for r in table.rows.iter().filter(|r| is_ok(r)) {
             *counts.entry(r.get("timing").map(String::as_str).unwrap_or("")).or_default() += 1;
         }
+        let graphs = if self.device.platform == "amd" { "HIP graphs" } else { "CUDA graphs" };
         let named = |t: &str| match t {
-            "graph" => "batches as CUDA graphs".to_string(),
+            "graph" => format!("batches as {graphs}"),
             "stream" => "batches on the stream".to_string(),
             "host" => "host clock around sequences".to_string(),
             "" => "not recorded".to_string(),
@@ -452,6 +474,7 @@ fn device_info(json: &serde_json::Value, tables: &BTreeMap<String, Table>, notes
         wave_size,
         cu_count: u(&d["cu_count"]),
         clock_mhz: u(&d["clock_mhz"]),
+        test_runtime: s(&d["runtime_version"]).filter(|r| r.contains(crate::device::amd::TEST_RUNTIME_LABEL)),
     }
 }
 
@@ -617,6 +640,16 @@ fn runs_section(md: &mut String, runs: &[Run]) {
             format!("{} ({}): group sizes fill waves differently", waves.join(" vs "), each.join(", "))
         }
     );
+    for r in runs {
+        if let Some(runtime) = &r.device.test_runtime {
+            let _ = writeln!(
+                md,
+                "Run {} ran the AMD code path (HIP, rocBLAS) on an NVIDIA GPU over the {}, not on AMD hardware: {runtime}.\n",
+                r.index,
+                crate::device::amd::TEST_RUNTIME_LABEL,
+            );
+        }
+    }
     let _ = writeln!(md, "Timing method per run and experiment (the `timing` column; launch gap from run.json):\n");
     let _ = writeln!(md, "| run | experiment | timing | launch gap µs, graph / stream |");
     let _ = writeln!(md, "|---|---|---|---|");
@@ -730,7 +763,22 @@ fn joined_section(md: &mut String, experiment: &str, runs: &[&Run], comparison: 
             }
         }
     }
-    differences(md, runs, &values, &order, "### Points");
+    let mismatched = timing_mismatches(experiment, runs, comparison);
+    let flagged: BTreeSet<String> = mismatched.iter().map(|(k, _)| k.clone()).collect();
+    differences(md, runs, &values, &order, &flagged, "### Points");
+    if !mismatched.is_empty() {
+        let listed: Vec<String> =
+            mismatched.iter().take(MAX_LISTED).map(|(k, t)| format!("`{k}` ({})", t.join(" / "))).collect();
+        let more = mismatched.len().saturating_sub(MAX_LISTED);
+        let _ = writeln!(
+            md,
+            "**Timed differently** in the runs ({} points, each run's `timing` in run order): their figures and ratios \
+             compare timing methods as well as devices: {}{}.\n",
+            mismatched.len(),
+            listed.join(", "),
+            if more > 0 { format!(" and {more} more") } else { String::new() }
+        );
+    }
     // On one device the raw rate means the same in every run, so it is compared too (e.g. a change of method).
     let same_device = runs.iter().all(|r| r.device.name == runs[0].device.name && r.device.arch == runs[0].device.arch);
     if normalised && same_device {
@@ -740,6 +788,7 @@ fn joined_section(md: &mut String, experiment: &str, runs: &[&Run], comparison: 
                 runs,
                 &joined(raw),
                 &order,
+                &flagged,
                 "#### Same device in every run, so the raw rate compares too: points",
             );
         }
@@ -779,9 +828,42 @@ fn joined_section(md: &mut String, experiment: &str, runs: &[&Run], comparison: 
     }
 }
 
+/// The points of `experiment` that every run holds `ok` but timed by different methods (the `timing` column:
+/// `graph`, `stream`, `host`, or none in CSVs from before it), each with its method per run in run order. Their
+/// ratios mix a change of method into the change of device.
+pub fn timing_mismatches(experiment: &str, runs: &[&Run], comparison: &dyn Comparison) -> Vec<(String, Vec<String>)> {
+    let per_run: Vec<BTreeMap<String, String>> = runs
+        .iter()
+        .map(|r| {
+            r.rows(experiment)
+                .iter()
+                .filter(|x| is_ok(x))
+                .filter_map(|x| Some((comparison.join_key(&key(x)?), text(x, "timing"))))
+                .collect()
+        })
+        .collect();
+    let Some(first) = per_run.first() else { return Vec::new() };
+    let named = |t: &String| if t.is_empty() { "unrecorded".to_string() } else { t.clone() };
+    let mut out = Vec::new();
+    for (k, timing) in first {
+        let Some(all) = per_run.iter().map(|m| m.get(k)).collect::<Option<Vec<&String>>>() else { continue };
+        if all.iter().any(|t| *t != timing) {
+            out.push((k.clone(), all.into_iter().map(named).collect()));
+        }
+    }
+    out
+}
+
 /// The ratios of `values` (one per run, joined keys) over the points every run holds: a summary per run and the
-/// largest differences. `heading` starts the heading line.
-fn differences(md: &mut String, runs: &[&Run], values: &[Values], order: &[String], heading: &str) {
+/// largest differences, where points in `flagged` (timed differently) are marked. `heading` starts the heading line.
+fn differences(
+    md: &mut String,
+    runs: &[&Run],
+    values: &[Values],
+    order: &[String],
+    flagged: &BTreeSet<String>,
+    heading: &str,
+) {
     let unit = values.first().map(|v| v.unit.clone()).unwrap_or_default();
     let common: Vec<&String> = order.iter().filter(|k| values.iter().all(|v| v.by_key.contains_key(*k))).collect();
     let _ = writeln!(md, "{heading} in every run ({}), compared by {unit}\n", common.len());
@@ -828,7 +910,8 @@ fn differences(md: &mut String, runs: &[&Run], values: &[Values], order: &[Strin
         }
         let _ = writeln!(md, "{head}\n{rule}");
         for (k, _) in &largest {
-            let mut line = format!("| `{k}` |");
+            let mark = if flagged.contains(*k) { " (timed differently)" } else { "" };
+            let mut line = format!("| `{k}`{mark} |");
             for v in values {
                 let _ = write!(line, " {} |", v.by_key.get(*k).map(|x| fmt_num(*x)).unwrap_or_default());
             }
@@ -854,7 +937,9 @@ fn key_list(keys: &[&String]) -> String {
 /// The devices of `runs` for a plot's subtitle, saying which is wave64 and which warp32.
 fn runs_subtitle(runs: &[&Run]) -> String {
     runs.iter()
-        .map(|r| format!("run {}: {} ({}, {})", r.index, r.device.name, r.device.arch, r.wave()))
+        .map(|r| {
+            format!("run {}: {} ({}, {}{})", r.index, r.device.name, r.device.arch, r.wave(), r.over_test_runtime())
+        })
         .collect::<Vec<_>>()
         .join("  vs  ")
 }
@@ -935,10 +1020,10 @@ fn is_vendor(r: &Rec) -> bool {
 }
 
 fn vendor_name(run: &Run) -> &'static str {
-    if run.device.platform == "amd" {
-        "rocBLAS"
-    } else {
-        "cuBLAS"
+    match (run.device.platform.as_str(), run.device.test_runtime.is_some()) {
+        ("amd", false) => "rocBLAS",
+        ("amd", true) => "rocBLAS over cuBLAS",
+        _ => "cuBLAS",
     }
 }
 
@@ -1098,7 +1183,7 @@ impl Comparison for MatmulComparison {
             let _ = writeln!(md, "Every kernel at size {}, as % of the same run's vendor BLAS:\n", shape_name(*s));
             md.push_str(&table(&head, &rows));
         }
-        if runs.iter().any(|r| r.device.platform == "amd") {
+        if runs.iter().any(|r| r.on_amd_hardware()) {
             let _ = writeln!(
                 md,
                 "On AMD, rocBLAS SGEMM runs on the FP32 matrix cores (MFMA) of CDNA while the ladder's kernels use the \
@@ -1155,7 +1240,7 @@ impl Comparison for MatmulComparison {
             })
             .collect();
         best_series.extend(level("100% = the run's own vendor BLAS", 100.0, &xs));
-        let note = runs.iter().any(|r| r.device.platform == "amd").then(|| {
+        let note = runs.iter().any(|r| r.on_amd_hardware()).then(|| {
             "rocBLAS SGEMM runs on the CDNA matrix cores (MFMA); the kernels use the vector units".to_string()
         });
         if let Some(p) = per_run_plot(
@@ -1923,6 +2008,82 @@ mod tests {
         assert_eq!(values.by_key.into_iter().collect::<Vec<_>>(), [("dot/fused/n=1024/device".to_string(), 200.0)]);
         let other = read_run(&b, 2).unwrap();
         assert_eq!(FusionComparison.values("fusion", &other).unwrap().by_key["dot/fused/n=1024/device"], 100.0);
+    }
+
+    /// The same GPU through the CUDA path and through the AMD path over the HIP-over-CUDA test runtime, one matmul
+    /// point of the second timed on the stream.
+    fn cuda_and_test_runtime_runs(root: &Path) -> (PathBuf, PathBuf) {
+        let (cuda, hip) = (root.join("cuda"), root.join("hip-over-cuda"));
+        let name = "NVIDIA H200";
+        write_run(
+            &cuda,
+            Some(&run_json("nvidia", name, "sm_90", 32, 132)),
+            &[(
+                "matmul.csv",
+                matmul_csv(
+                    "matmul,nvidia,NVIDIA H200,sm_90,32",
+                    &[("cublas", 512, 40000.0), ("tiled_m16", 512, 8000.0), ("tiled_m16", 1024, 9000.0)],
+                ),
+            )],
+        );
+        let runtime =
+            "HIP over CUDA test runtime /x/lib/libhip-over-cuda-test-runtime.so: the HIP 6.3 API implemented \
+                       over the CUDA driver API, on NVIDIA hardware (not an AMD GPU); CUDA driver /usr/lib/libcuda.so";
+        let mut json: serde_json::Value = serde_json::from_str(&run_json("amd", name, "sm_90", 32, 132)).unwrap();
+        json["device"]["runtime_version"] = runtime.into();
+        let csv = matmul_csv(
+            "matmul,amd,NVIDIA H200,sm_90,32",
+            &[("rocblas", 512, 40400.0), ("tiled_m16", 512, 7900.0), ("tiled_m16", 1024, 9100.0)],
+        )
+        .replace(",graph,true,1,1,1,9100,", ",stream,true,1,1,1,9100,");
+        write_run(&hip, Some(&json.to_string()), &[("matmul.csv", csv)]);
+        (cuda, hip)
+    }
+
+    #[test]
+    fn a_run_over_the_test_runtime_is_named_as_such_and_never_as_amd_hardware() {
+        let root = tempfile::tempdir().unwrap();
+        let (cuda, hip) = cuda_and_test_runtime_runs(root.path());
+        let runs = [read_run(&cuda, 1).unwrap(), read_run(&hip, 2).unwrap()];
+        assert!(runs[1].device.test_runtime.is_some() && !runs[1].on_amd_hardware());
+        assert!(runs[0].device.test_runtime.is_none());
+        assert_eq!((runs[0].wave(), runs[1].wave()), ("warp32".to_string(), "warp32".to_string()));
+        assert!(runs[1].label().contains("warp32, HIP over CUDA ["), "{}", runs[1].label());
+        assert!(runs[1].over_test_runtime().contains("AMD path over the HIP over CUDA test runtime"));
+        assert_eq!(runs[0].over_test_runtime(), "");
+        let (md, _) = report(&runs);
+        assert!(
+            md.contains("Run 2 ran the AMD code path (HIP, rocBLAS) on an NVIDIA GPU over the HIP over CUDA test runtime, not on AMD hardware: HIP over CUDA test runtime /x/lib/libhip-over-cuda-test-runtime.so"),
+            "{md}"
+        );
+        assert!(!md.contains("MFMA") && !md.contains("matrix cores"), "no AMD hardware note for NVIDIA figures:\n{md}");
+        assert!(md.contains("batches as HIP graphs"), "{md}");
+        // Same GPU, so the raw rates compare too, vendor BLAS included (cublas and rocblas join on one key).
+        assert!(md.contains("Same device in every run, so the raw rate compares too"), "{md}");
+        // A real AMD run stays AMD hardware.
+        let (amd, _) = two_runs(root.path());
+        assert!(read_run(&amd, 1).unwrap().on_amd_hardware());
+    }
+
+    #[test]
+    fn points_timed_by_different_methods_are_flagged() {
+        let root = tempfile::tempdir().unwrap();
+        let (cuda, hip) = cuda_and_test_runtime_runs(root.path());
+        let runs = [read_run(&cuda, 1).unwrap(), read_run(&hip, 2).unwrap()];
+        let refs: Vec<&Run> = runs.iter().collect();
+        let comparison = comparison_for("matmul");
+        let flagged = timing_mismatches("matmul", &refs, comparison.as_ref());
+        let key = "tiled_m16/m=1024,n=1024,k=1024".to_string();
+        assert_eq!(flagged, [(key.clone(), vec!["graph".to_string(), "stream".to_string()])]);
+        let (md, _) = report(&runs);
+        assert!(
+            md.contains(&format!("**Timed differently** in the runs (1 points, each run's `timing` in run order): their figures and ratios compare timing methods as well as devices: `{key}` (graph / stream).")),
+            "{md}"
+        );
+        assert!(md.contains(&format!("| `{key}` (timed differently) |")), "{md}");
+        // The same run twice: nothing differs, nothing is flagged.
+        let same = [read_run(&cuda, 1).unwrap(), read_run(&cuda, 2).unwrap()];
+        assert!(!report(&same).0.contains("Timed differently"));
     }
 
     #[test]

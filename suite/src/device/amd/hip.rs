@@ -14,11 +14,13 @@
 
 use std::ffi::{c_void, CStr, CString};
 use std::fmt;
+use std::mem::{offset_of, size_of};
 use std::os::raw::{c_char, c_int};
 
+use hip_sys::device_props::{hipDeviceProp_tR0000, hipDeviceProp_tR0600};
 use hip_sys::hip_runtime::{
-    hipDeviceAttribute_t, hipDeviceProp_t, hipError_t, hipEvent_t, hipFunction_attribute, hipFunction_t, hipMemcpyKind,
-    hipModule_t, hipStream_t, HipRuntime,
+    hipDeviceAttribute_t, hipDeviceProp_t, hipError_t, hipEvent_t, hipFunction_attribute, hipFunction_t,
+    hipGraphExec_t, hipGraph_t, hipMemcpyKind, hipModule_t, hipStreamCaptureMode, hipStream_t, HipRuntime,
 };
 use hip_sys::loader::{self, LoadError};
 
@@ -34,6 +36,10 @@ const SYMBOL_HINT: &str =
 /// What to do when the runtime loads but sees no GPU.
 pub(super) const NO_DEVICE_HINT: &str = ": run on a GPU node (Slurm: --gpus-per-node) and check that \
      ROCR_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES do not hide the GPUs";
+
+/// What to do when the HIP-over-CUDA test runtime sees no GPU.
+const TEST_RUNTIME_HINT: &str = "the HIP over CUDA test runtime (ROCM_PATH points at it) needs an NVIDIA GPU and its \
+     driver: run on an NVIDIA node, or unset ROCM_PATH to use ROCm";
 
 /// Maps the loader's failure to the suite's error, keeping every candidate and its reason.
 pub(super) fn not_found(e: &LoadError) -> Error {
@@ -77,19 +83,24 @@ pub(super) struct PropsLayout {
     pub struct_bytes: usize,
 }
 
-/// ROCm 6's `hipDeviceProp_tR0600` (ROCm/HIP `include/hip/hip_runtime_api.h`, identical in 6.0, 6.1, 6.2 and 6.3;
-/// offset and size computed by compiling that header's struct with clang for x86-64).
-pub(super) const PROPS_R0600: PropsLayout =
-    PropsLayout { symbol: "hipGetDevicePropertiesR0600", arch_name_offset: 1160, struct_bytes: 1472 };
+/// ROCm 6's `hipDeviceProp_tR0600` (ROCm/HIP `include/hip/hip_runtime_api.h`, identical in 6.0-6.3), as hip-sys
+/// writes it out and checks it against ROCm 6.3 (`hip-sys/tests/rocm63_abi.rs`): `gcnArchName` at byte 1160 of 1472.
+pub(super) const PROPS_R0600: PropsLayout = PropsLayout {
+    symbol: "hipGetDevicePropertiesR0600",
+    arch_name_offset: offset_of!(hipDeviceProp_tR0600, gcnArchName),
+    struct_bytes: size_of::<hipDeviceProp_tR0600>(),
+};
 /// The pre-6 layout under its ROCm 6 name `hipDeviceProp_tR0000` (ROCm/HIP `include/hip/hip_deprecated.h`),
-/// field for field the same as HIP 5.2's `hipDeviceProp_t`.
-pub(super) const PROPS_R0000: PropsLayout =
-    PropsLayout { symbol: "hipGetDevicePropertiesR0000", arch_name_offset: 396, struct_bytes: 792 };
+/// field for field the same as HIP 5.2's `hipDeviceProp_t`: `gcnArchName` at byte 396 of 792.
+pub(super) const PROPS_R0000: PropsLayout = PropsLayout {
+    symbol: "hipGetDevicePropertiesR0000",
+    arch_name_offset: offset_of!(hipDeviceProp_tR0000, gcnArchName),
+    struct_bytes: size_of::<hipDeviceProp_tR0000>(),
+};
 /// Plain `hipGetDeviceProperties`: the HIP 5 layout in HIP 5, and still the R0000 layout in ROCm 6, which keeps the
 /// old symbol for binaries built against ROCm 5 (ROCm/clr `hipamd/src/hip_device.cpp`: it forwards to
 /// `hipGetDevicePropertiesR0000`).
-pub(super) const PROPS_PLAIN: PropsLayout =
-    PropsLayout { symbol: "hipGetDeviceProperties", arch_name_offset: 396, struct_bytes: 792 };
+pub(super) const PROPS_PLAIN: PropsLayout = PropsLayout { symbol: "hipGetDeviceProperties", ..PROPS_R0000 };
 
 /// The zeroed buffer handed to `hipGetDeviceProperties*`: over five times the largest known layout, so a release
 /// that grows the struct still writes inside it.
@@ -107,13 +118,15 @@ pub(super) fn props_layouts(runtime_major: u32, exports: impl Fn(&str) -> bool) 
 }
 
 /// Reads the NUL-terminated `gcnArchName` at `offset` of a filled properties buffer, if it looks like one
-/// (`gfx` followed by printable ASCII, e.g. `gfx90a:sramecc+:xnack-`).
-pub(super) fn arch_name_at(buffer: &[u8], offset: usize) -> Option<String> {
+/// (`gfx` followed by printable ASCII, e.g. `gfx90a:sramecc+:xnack-`). The HIP-over-CUDA test runtime fills it with
+/// the CUDA architecture (`sm_90`), which is accepted only from it (`cuda_arch`): no AMD runtime answers that.
+pub(super) fn arch_name_at(buffer: &[u8], offset: usize, cuda_arch: bool) -> Option<String> {
     let field = buffer.get(offset..)?;
     let field = &field[..field.len().min(256)];
     let end = field.iter().position(|&b| b == 0)?;
     let name = std::str::from_utf8(&field[..end]).ok()?;
-    (name.starts_with("gfx") && name.bytes().all(|b| b.is_ascii_graphic())).then(|| name.to_string())
+    let prefix_ok = name.starts_with("gfx") || (cuda_arch && name.starts_with("sm_"));
+    (prefix_ok && name.bytes().all(|b| b.is_ascii_graphic())).then(|| name.to_string())
 }
 
 /// Whether a `hipModuleLoadData` failure means the code object itself is unusable on this device (wrong
@@ -145,6 +158,12 @@ impl Hip {
     /// Where the library was loaded from.
     pub fn library(&self) -> String {
         self.lib.path.display().to_string()
+    }
+
+    /// The HIP-over-CUDA test runtime's description of itself (its path, the CUDA driver under it), or `None` for a
+    /// real HIP runtime.
+    pub fn test_runtime(&self) -> Option<&'static str> {
+        self.lib.test_runtime.as_deref()
     }
 
     fn rt(&self) -> &'static HipRuntime {
@@ -242,22 +261,41 @@ impl Hip {
         let code = unsafe { f(&mut count) };
         // hipErrorInsufficientDriver: the runtime found no usable kernel driver (/dev/kfd) – no GPU for us either.
         if code == hipError_t::hipErrorNoDevice || code == hipError_t::hipErrorInsufficientDriver {
-            return Err(self.no_device(self.error_name(code)));
+            return Err(self.no_device(self.error_name(code), Some(code)));
         }
         self.check("hipGetDeviceCount", code)?;
         match u32::try_from(count) {
-            Ok(0) => Err(self.no_device("hipGetDeviceCount returned 0".to_string())),
+            Ok(0) => Err(self.no_device("hipGetDeviceCount returned 0".to_string(), None)),
             Ok(n) => Ok(n),
             Err(_) => Err(self.bad_value("hipGetDeviceCount", count)),
         }
     }
 
-    fn no_device(&self, code_name: String) -> Error {
+    fn no_device(&self, code_name: String, code: Option<hipError_t>) -> Error {
         let version = match self.runtime_version() {
             Ok(v) => v.to_string(),
             Err(_) => "(version unknown)".to_string(),
         };
-        Error::NoDevice { runtime: RUNTIME, version, vendor: "AMD", code_name, hint: NO_DEVICE_HINT.to_string() }
+        match self.test_runtime() {
+            // The test runtime's own text says why (no libcuda, or no NVIDIA GPU), so it is passed on.
+            Some(_) => Error::NoDevice {
+                runtime: RUNTIME,
+                version,
+                vendor: "NVIDIA (HIP over CUDA test runtime)",
+                hint: match code {
+                    Some(code) => format!(": {}; {TEST_RUNTIME_HINT}", self.error_string(code)),
+                    None => format!(": {TEST_RUNTIME_HINT}"),
+                },
+                code_name,
+            },
+            None => Error::NoDevice {
+                runtime: RUNTIME,
+                version,
+                vendor: "AMD",
+                code_name,
+                hint: NO_DEVICE_HINT.to_string(),
+            },
+        }
     }
 
     /// `hipSetDevice`: makes `ordinal` the calling thread's current device.
@@ -353,7 +391,7 @@ impl Hip {
         let mut attempts = Vec::new();
         for layout in &layouts {
             let buffer = self.fill_props(*layout, ordinal)?;
-            match arch_name_at(&buffer, layout.arch_name_offset) {
+            match arch_name_at(&buffer, layout.arch_name_offset, self.test_runtime().is_some()) {
                 Some(name) => return Ok((name, layout.symbol)),
                 None => {
                     let shown = String::from_utf8_lossy(&buffer[layout.arch_name_offset..][..16]).into_owned();
@@ -624,6 +662,103 @@ impl Hip {
         self.check("hipStreamSynchronize", unsafe { f(stream) })
     }
 
+    /// `hipStreamBeginCapture` in thread-local mode: calls from this thread that are illegal while capturing fail
+    /// (and end the capture) instead of running; other threads are not affected.
+    ///
+    /// # Safety
+    /// `stream` is live and not capturing.
+    pub unsafe fn stream_begin_capture(&self, stream: hipStream_t) -> Result<()> {
+        let f = self.sym(&self.rt().hipStreamBeginCapture, "hipStreamBeginCapture")?;
+        let mode = hipStreamCaptureMode::hipStreamCaptureModeThreadLocal;
+        // SAFETY: the caller guarantees a live stream that is not capturing.
+        self.check("hipStreamBeginCapture", unsafe { f(stream, mode) })
+    }
+
+    /// `hipStreamEndCapture`: the captured graph, or null where the runtime made none. Whatever it returns, the
+    /// stream is no longer capturing, so the graph (if any) is handed back with the status for the caller to own.
+    ///
+    /// # Safety
+    /// `stream` is live and capturing.
+    pub unsafe fn stream_end_capture(&self, stream: hipStream_t) -> (hipGraph_t, Result<()>) {
+        let f = match self.sym(&self.rt().hipStreamEndCapture, "hipStreamEndCapture") {
+            Ok(f) => f,
+            Err(e) => return (std::ptr::null_mut(), Err(e)),
+        };
+        let mut graph: hipGraph_t = std::ptr::null_mut();
+        // SAFETY: writes one handle to a live local; the caller guarantees the capturing stream.
+        let code = unsafe { f(stream, &mut graph) };
+        (graph, self.check("hipStreamEndCapture", code))
+    }
+
+    /// `hipGraphInstantiate` (no error node or log wanted).
+    ///
+    /// # Safety
+    /// `graph` is live.
+    pub unsafe fn graph_instantiate(&self, graph: hipGraph_t) -> Result<hipGraphExec_t> {
+        let f = self.sym(&self.rt().hipGraphInstantiate, "hipGraphInstantiate")?;
+        let mut exec: hipGraphExec_t = std::ptr::null_mut();
+        // SAFETY: writes one handle to a live local; the error node and log are optional (null, 0 bytes).
+        let code = unsafe { f(&mut exec, graph, std::ptr::null_mut(), std::ptr::null_mut(), 0) };
+        self.check("hipGraphInstantiate", code)?;
+        Ok(exec)
+    }
+
+    /// Whether this runtime can capture a stream into a graph and replay it (HIP 4.3 and later).
+    pub fn has_graphs(&self) -> bool {
+        let rt = self.rt();
+        rt.hipStreamBeginCapture.is_ok()
+            && rt.hipStreamEndCapture.is_ok()
+            && rt.hipGraphInstantiate.is_ok()
+            && rt.hipGraphLaunch.is_ok()
+            && rt.hipGraphExecDestroy.is_ok()
+            && rt.hipGraphDestroy.is_ok()
+    }
+
+    /// Whether this runtime exports `hipGraphUpload` (ROCm 5.3 and later).
+    pub fn has_graph_upload(&self) -> bool {
+        self.rt().hipGraphUpload.is_ok()
+    }
+
+    /// `hipGraphUpload`: sets the graph up on the device now, so its first launch costs what the others do.
+    ///
+    /// # Safety
+    /// `exec` and `stream` are live and of the same device.
+    pub unsafe fn graph_upload(&self, exec: hipGraphExec_t, stream: hipStream_t) -> Result<()> {
+        let f = self.sym(&self.rt().hipGraphUpload, "hipGraphUpload")?;
+        // SAFETY: the caller guarantees both handles.
+        self.check("hipGraphUpload", unsafe { f(exec, stream) })
+    }
+
+    /// `hipGraphLaunch`: enqueues the whole graph on `stream`.
+    ///
+    /// # Safety
+    /// `exec` and `stream` are live and of the same device; what the graph's kernels use is still allocated.
+    pub unsafe fn graph_launch(&self, exec: hipGraphExec_t, stream: hipStream_t) -> Result<()> {
+        let f = self.sym(&self.rt().hipGraphLaunch, "hipGraphLaunch")?;
+        // SAFETY: the caller guarantees both handles and the graph's memory.
+        self.check("hipGraphLaunch", unsafe { f(exec, stream) })
+    }
+
+    /// `hipGraphExecDestroy`.
+    ///
+    /// # Safety
+    /// `exec` is live and destroyed once.
+    pub unsafe fn graph_exec_destroy(&self, exec: hipGraphExec_t) -> Result<()> {
+        let f = self.sym(&self.rt().hipGraphExecDestroy, "hipGraphExecDestroy")?;
+        // SAFETY: the caller guarantees a live executable graph destroyed once.
+        self.check("hipGraphExecDestroy", unsafe { f(exec) })
+    }
+
+    /// `hipGraphDestroy`.
+    ///
+    /// # Safety
+    /// `graph` is live and destroyed once.
+    pub unsafe fn graph_destroy(&self, graph: hipGraph_t) -> Result<()> {
+        let f = self.sym(&self.rt().hipGraphDestroy, "hipGraphDestroy")?;
+        // SAFETY: the caller guarantees a live graph destroyed once.
+        self.check("hipGraphDestroy", unsafe { f(graph) })
+    }
+
     /// `hipEventCreate` on the current device.
     pub fn event_create(&self) -> Result<hipEvent_t> {
         let f = self.sym(&self.rt().hipEventCreate, "hipEventCreate")?;
@@ -728,18 +863,24 @@ mod tests {
     fn arch_name_is_read_and_validated_at_the_offset() {
         let mut buf = vec![0u8; PROPS_BUFFER_BYTES];
         buf[1160..1160 + 22].copy_from_slice(b"gfx90a:sramecc+:xnack-");
-        assert_eq!(arch_name_at(&buf, 1160).as_deref(), Some("gfx90a:sramecc+:xnack-"));
+        assert_eq!(arch_name_at(&buf, 1160, false).as_deref(), Some("gfx90a:sramecc+:xnack-"));
         // The wrong layout's offset reads zeros or other fields, which must not pass.
-        assert_eq!(arch_name_at(&buf, 396), None);
+        assert_eq!(arch_name_at(&buf, 396, false), None);
         buf[396..402].copy_from_slice(b"AMD In");
-        assert_eq!(arch_name_at(&buf, 396), None);
+        assert_eq!(arch_name_at(&buf, 396, false), None);
         // No NUL within the 256-byte field, or past the end: rejected.
         let full = vec![b'g'; 300];
-        assert_eq!(arch_name_at(&full, 0), None);
-        assert_eq!(arch_name_at(&buf, PROPS_BUFFER_BYTES + 1), None);
+        assert_eq!(arch_name_at(&full, 0, false), None);
+        assert_eq!(arch_name_at(&buf, PROPS_BUFFER_BYTES + 1, false), None);
         let mut odd = vec![0u8; 32];
         odd[..7].copy_from_slice(b"gfx9\x010a");
-        assert_eq!(arch_name_at(&odd, 0), None);
+        assert_eq!(arch_name_at(&odd, 0, false), None);
+        // A CUDA architecture only from the HIP-over-CUDA test runtime, never from ROCm.
+        let mut cuda = vec![0u8; 32];
+        cuda[..5].copy_from_slice(b"sm_90");
+        assert_eq!(arch_name_at(&cuda, 0, false), None);
+        assert_eq!(arch_name_at(&cuda, 0, true).as_deref(), Some("sm_90"));
+        assert_eq!(arch_name_at(&buf, 1160, true).as_deref(), Some("gfx90a:sramecc+:xnack-"));
     }
 
     /// The enumerator values used are the same in HIP 5.2 (the generated bindings) and ROCm 6.0-6.3 (read from

@@ -2,9 +2,17 @@
 //!
 //! Three layers, after cudarc: `hip-sys` is the raw table of functions; `hip.rs` wraps each call once into a
 //! `Result` and holds the ROCm 5 vs 6 differences; this file owns the handles (stream, allocations, modules,
-//! events, the rocBLAS handle) and frees them on drop. Each device gets one HIP stream at open; every operation is
-//! enqueued on it, and `hipSetDevice` precedes each call that depends on the thread's current device, since HIP
-//! keeps that per thread and callers may use a device from several threads.
+//! events, graphs, the rocBLAS handle) and frees them on drop. Each device gets one HIP stream at open; every
+//! operation is enqueued on it, and `hipSetDevice` precedes each call that depends on the thread's current device,
+//! since HIP keeps that per thread and callers may use a device from several threads.
+//!
+//! Batches are captured as HIP graphs ([`Device::capture`]), as the NVIDIA module captures CUDA graphs, so both
+//! platforms time the same way (`timing` = `graph`).
+//!
+//! The same code runs over the HIP-over-CUDA test runtime (`hip-test-runtime/`, selected with `ROCM_PATH`) on an
+//! NVIDIA GPU: it answers with the CUDA device (its name, `sm_XY` as `gcnArchName`, warp32), so kernels are built
+//! as cubins and every record of the run names the test runtime ([`Hip::test_runtime`]). What it cannot reach is
+//! listed in `hip-test-runtime/README.md`.
 #![allow(unsafe_code)]
 
 mod hip;
@@ -15,8 +23,8 @@ use std::ffi::c_void;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use hip_sys::hip_runtime::{
-    hipDeviceAttribute_t as Attr, hipError_t, hipEvent_t, hipFunction_attribute as FnAttr, hipFunction_t, hipModule_t,
-    hipStream_t,
+    hipDeviceAttribute_t as Attr, hipError_t, hipEvent_t, hipFunction_attribute as FnAttr, hipFunction_t,
+    hipGraphExec_t, hipModule_t, hipStream_t,
 };
 
 use self::hip::{Hip, HipVersion};
@@ -25,11 +33,15 @@ use super::{
     RuntimeInfo, Survey, WaveSize,
 };
 
+/// How every record of a run over the HIP-over-CUDA test runtime names it (`run.json`'s runtime, `summary.md`,
+/// `suite info`, compare reports): such a run measured an NVIDIA GPU through the AMD code path.
+pub const TEST_RUNTIME_LABEL: &str = "HIP over CUDA test runtime";
+
 /// Surveys AMD GPUs: the HIP runtime and its version, the visible devices, and rocBLAS. Never panics; with the
 /// runtime present and no GPU, `devices` is [`Error::NoDevice`] naming the runtime version.
 pub fn survey() -> Survey {
     let devices = Hip::load().and_then(list_devices);
-    let blas = rocblas::library().map(|lib| lib.path.display().to_string());
+    let blas = rocblas::library().map(blas_text);
     Survey { platform: Platform::Amd, runtime: runtime_info(), devices, blas }
 }
 
@@ -54,7 +66,19 @@ fn runtime_info() -> Result<RuntimeInfo> {
         Ok(v) => v.to_string(),
         Err(e) => format!("unknown ({e})"),
     };
-    Ok(RuntimeInfo { library: hip.library(), version: version.to_string(), driver_version })
+    let library = match hip.test_runtime() {
+        Some(description) => format!("{} ({description})", hip.library()),
+        None => hip.library(),
+    };
+    Ok(RuntimeInfo { library, version: version.to_string(), driver_version })
+}
+
+/// Where rocBLAS came from, with the test runtime's description of itself where it is its rocBLAS over cuBLAS.
+fn blas_text(lib: &hip_sys::rocblas::RocBlas) -> String {
+    match &lib.test_runtime {
+        Some(description) => format!("{} ({description})", lib.path.display()),
+        None => lib.path.display().to_string(),
+    }
 }
 
 fn list_devices(hip: Hip) -> Result<Vec<Props>> {
@@ -144,9 +168,27 @@ fn read_props(hip: Hip, ordinal: u32, o: i32) -> Result<Props> {
         memory_bus_bits: positive(attr_opt(Attr::hipDeviceAttributeMemoryBusWidth)?),
         l2_bytes: positive(attr_opt(Attr::hipDeviceAttributeL2CacheSize)?).map(u64::from),
         memory_bytes: hip.total_mem(o)?,
-        runtime_version: format!("HIP {version} (ROCm {}; gcnArchName via {props_symbol})", version.major),
-        driver_version: driver_text(hip.driver_version().ok(), amdgpu_version()),
+        runtime_version: runtime_text(hip.test_runtime(), version, props_symbol),
+        driver_version: match hip.test_runtime() {
+            Some(_) => format!("HIP driver API {} of the HIP over CUDA test runtime", version),
+            None => driver_text(hip.driver_version().ok(), amdgpu_version()),
+        },
     })
+}
+
+/// The runtime as run.json and summary.md name it. Over the HIP-over-CUDA test runtime it starts with the runtime's
+/// own description ("HIP over CUDA test runtime <its path>: ... NVIDIA hardware (not an AMD GPU); CUDA driver ..."),
+/// so no record of such a run reads as an AMD measurement.
+fn runtime_text(test_runtime: Option<&str>, version: HipVersion, props_symbol: &str) -> String {
+    match test_runtime {
+        Some(description) if description.contains(TEST_RUNTIME_LABEL) => {
+            format!("{description}; HIP {version} API, gcnArchName via {props_symbol}")
+        }
+        Some(description) => {
+            format!("{TEST_RUNTIME_LABEL}: {description}; HIP {version} API, gcnArchName via {props_symbol}")
+        }
+        None => format!("HIP {version} (ROCm {}; gcnArchName via {props_symbol})", version.major),
+    }
 }
 
 /// Checks a launch against what the kernel and the device allow, so the user gets a sentence instead of
@@ -229,6 +271,21 @@ type Event = Owned<hipEvent_t>;
 impl Event {
     fn create(hip: Hip) -> Result<Event> {
         Ok(Owned::new(hip, hip.event_create()?, Hip::event_destroy))
+    }
+}
+
+/// An instantiated HIP graph, replayed on the device's stream; destroyed on drop.
+struct HipReplay<'d> {
+    exec: Owned<hipGraphExec_t>,
+    device: &'d HipDevice,
+}
+
+impl Replay for HipReplay<'_> {
+    fn launch(&self) -> Result<()> {
+        self.device.current()?;
+        // SAFETY: the executable graph and the stream are live and of this device (the borrow of the device keeps the
+        // stream alive); the buffers its kernels use are the caller's to keep, as for a launch.
+        unsafe { self.device.hip.graph_launch(self.exec.raw, self.device.stream.raw) }
     }
 }
 
@@ -552,10 +609,40 @@ impl Device for HipDevice {
         }
     }
 
-    fn capture(&self, _times: u32, _work: &mut dyn FnMut() -> Result<()>) -> Result<Option<Box<dyn Replay + '_>>> {
-        // hip-sys binds no hipStreamBeginCapture/hipGraph* yet (scripts/gen-hip-bindings.sh would add them), so AMD
-        // times batches on the stream.
-        Ok(None)
+    fn capture(&self, times: u32, work: &mut dyn FnMut() -> Result<()>) -> Result<Option<Box<dyn Replay + '_>>> {
+        if !self.hip.has_graphs() {
+            return Ok(None); // a HIP older than 4.3: batches are timed on the stream
+        }
+        self.current()?;
+        // SAFETY: the stream is live and not capturing (every capture ends below).
+        unsafe { self.hip.stream_begin_capture(self.stream.raw)? };
+        let mut enqueued = Ok(());
+        for _ in 0..times {
+            enqueued = work();
+            if enqueued.is_err() {
+                break;
+            }
+        }
+        // The capture ends whatever happened, so the stream is usable again.
+        // SAFETY: the stream is capturing (begun above).
+        let (raw, ended) = unsafe { self.hip.stream_end_capture(self.stream.raw) };
+        let graph = (!raw.is_null()).then(|| Owned::new(self.hip, raw, Hip::graph_destroy));
+        enqueued?;
+        ended?;
+        let graph = graph.ok_or_else(|| Error::Api {
+            api: "hipStreamEndCapture",
+            code: 0,
+            code_name: self.hip.error_name(hipError_t::hipSuccess),
+            text: "returned success but no graph".to_string(),
+        })?;
+        // SAFETY: the graph is live (owned above); it may be destroyed once instantiated.
+        let exec = Owned::new(self.hip, unsafe { self.hip.graph_instantiate(graph.raw)? }, Hip::graph_exec_destroy);
+        if self.hip.has_graph_upload() {
+            // Uploading now keeps the first replay's set-up out of the timed ones (ROCm 5.3+).
+            // SAFETY: the executable graph and the stream are live and of this device.
+            unsafe { self.hip.graph_upload(exec.raw, self.stream.raw)? };
+        }
+        Ok(Some(Box::new(HipReplay { exec, device: self })))
     }
 
     fn synchronize(&self) -> Result<()> {
@@ -564,7 +651,7 @@ impl Device for HipDevice {
     }
 
     fn blas(&self) -> Result<String> {
-        rocblas::library().map(|lib| lib.path.display().to_string())
+        rocblas::library().map(blas_text)
     }
 
     fn sgemm(&self, m: usize, n: usize, k: usize, a: &dyn RawAlloc, b: &dyn RawAlloc, c: &dyn RawAlloc) -> Result<()> {
@@ -750,13 +837,19 @@ mod tests {
         assert_eq!(driver_text(None, None), "unknown");
     }
 
-    /// Compiles the smoke kernel with the node's hipcc, then exercises every device operation on GPU 0.
+    /// Compiles the smoke kernel for GPU 0 with the node's compiler (hipcc for a gfx device; nvcc for the CUDA
+    /// device behind the HIP-over-CUDA test runtime), then exercises every device operation on it.
     #[test]
-    #[ignore = "needs an AMD GPU (LUMI: scripts/gpu-check.sh runs it there)"]
+    #[ignore = "needs an AMD GPU, or an NVIDIA GPU with ROCM_PATH at the HIP-over-CUDA test runtime (scripts/gpu-check.sh)"]
     fn gpu_every_operation() {
-        let dev = open(0).expect("an AMD GPU");
+        let dev = open(0).expect("an AMD GPU, or the HIP-over-CUDA test runtime on an NVIDIA GPU");
         let props = dev.props().clone();
-        assert!(props.arch.as_str().starts_with("gfx"), "{props:?}");
+        let over_cuda = Hip::load().expect("loaded").test_runtime().is_some();
+        // ROCm answers with a gfx architecture; only the test runtime may answer with a CUDA one, and it must say
+        // so in every record.
+        assert_eq!(props.arch.platform(), if over_cuda { Platform::Nvidia } else { Platform::Amd }, "{props:?}");
+        assert_eq!(props.runtime_version.contains("HIP over CUDA test runtime"), over_cuda, "{props:?}");
+        assert_eq!(dev.blas().is_ok_and(|b| b.contains("HIP over CUDA test runtime")), over_cuda);
         assert!(props.wave_size.0 == 32 || props.wave_size.0 == 64, "{props:?}");
         assert!(props.cu_count > 0 && props.lds_bytes_per_cu >= props.lds_bytes_per_group, "{props:?}");
 
@@ -772,22 +865,17 @@ mod tests {
         let (free, _) = dev.memory_info().expect("meminfo");
         assert!(matches!(dev.alloc(usize::try_from(free).unwrap_or(usize::MAX) + 1), Err(Error::OutOfMemory { .. })));
 
-        // Kernels: build smoke.hip for this device, load, look up, launch, time.
-        let dir = tempfile::tempdir().expect("tempdir");
-        let src = crate::test_deps::crate_path("../kernels/smoke.hip");
-        let include = crate::test_deps::crate_path("../kernels/include");
-        let out = dir.path().join("smoke.co");
-        let status = std::process::Command::new("hipcc")
-            .args(["--genco", &format!("--offload-arch={}", props.arch), "-O3", "-I"])
-            .arg(&include)
-            .arg("-o")
-            .arg(&out)
-            .arg(&src)
-            .status()
-            .expect("hipcc runs");
-        assert!(status.success());
-        let module = dev.load_module(&std::fs::read(&out).expect("code object")).expect("load");
+        // Kernels: build smoke.hip for this device through the suite's kernel store, load, look up, launch, time.
+        let store = crate::kernels::KernelStore::new(None);
+        let src = crate::kernels::source("smoke").expect("smoke is embedded");
+        let object = store.code_object_for_device(src, &props.arch, &props.arch_full).expect("smoke builds");
+        let module = dev.load_module(&object.bytes).expect("load");
         assert!(matches!(dev.kernel(&module, "no_such_kernel"), Err(Error::KernelNotFound { .. })));
+        if over_cuda {
+            // Not a code object: the CUDA driver's refusal arrives as HIP's, then as the suite's clear error.
+            let junk = dev.load_module(b"not a code object, not a cubin either");
+            assert!(matches!(junk, Err(Error::BadCodeObject { .. })), "{:?}", junk.err());
+        }
         let triad = dev.kernel(&module, "smoke_triad").expect("smoke_triad");
         drop(module); // the kernel keeps the module loaded
         let c = dev.upload(&vec![2.0f32; n]).expect("upload");
@@ -803,8 +891,25 @@ mod tests {
         assert!(matches!(dev.launch(&triad, &LaunchConfig::linear(0, 256), &args), Err(Error::BadLaunch { .. })));
         dev.synchronize().expect("sync");
 
-        // Graph capture is not bound on AMD: the runner must be told so, and the stream must still work after.
-        assert!(dev.capture(2, &mut || Ok(())).expect("capture answers").is_none());
+        // Graphs: three launches captured once, nothing run while capturing, then replayed whole, twice.
+        dev.fill_bytes(out_buf.raw(), 0).expect("fill");
+        let scaled = [out_buf.arg(), a.arg(), c.arg(), Arg::F32(5.0), Arg::U32(u32::try_from(n).expect("fits"))];
+        let replay = dev
+            .capture(3, &mut || dev.launch(&triad, &LaunchConfig::linear(groups, 256), &scaled))
+            .expect("capture")
+            .expect("HIP graphs are bound");
+        assert!(dev.download(&out_buf).expect("download").iter().all(|&x| x == 0.0), "capturing ran the kernel");
+        let ms = dev.time_ms(&mut || replay.launch()).expect("replay");
+        replay.launch().expect("replay again");
+        assert!(ms > 0.0);
+        let got = dev.download(&out_buf).expect("download");
+        assert!(got.iter().enumerate().all(|(i, &x)| x == i as f32 + 10.0));
+        drop(replay);
+        // A capture whose work fails ends the capture: the stream still works after it.
+        let failed = dev.capture(2, &mut || dev.launch(&triad, &LaunchConfig::linear(0, 256), &scaled));
+        assert!(matches!(failed, Err(Error::BadLaunch { .. })), "{:?}", failed.err());
+        dev.launch(&triad, &LaunchConfig::linear(groups, 256), &args).expect("launch after a failed capture");
+        dev.synchronize().expect("sync");
 
         // rocBLAS SGEMM at an odd size against a host reference (every ROCm install ships rocBLAS).
         {
