@@ -67,7 +67,9 @@ pub const EXPERIMENTS: &[Entry] = &[
         sweep: matmul_sweep,
         default: || Box::new(MatmulSweep::default()),
         quick: quick_matmul,
-        h100_seconds: Estimate { quick_s: 6.0, full_s: 60.0 },
+        // Measured on an H200 (the H100's SMs and clocks; matmul is bound by them): the quick preset 12 s, the full
+        // sweep 177 s, each with a warm kernel cache (results/2026-11-24-h200-sm_90-matmul/, docs/matmul.md).
+        h100_seconds: Estimate { quick_s: 12.0, full_s: 180.0 },
     },
     Entry {
         name: "occupancy",
