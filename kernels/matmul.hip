@@ -14,10 +14,15 @@
 //   There the ceiling for these kernels is the vector FMA peak of a GCD: 23.9 TFLOP/s, or 47.9 where clang emits
 //   the packed v_pk_fma_f32, two FP32 FMAs per lane, as it does for the register-blocked kernels below.)
 // - Offsets are computed in int inside a tile and in size_t for row starts, so M·K, K·N and M·N may exceed 2^31.
+// - Any M, N, K. The kernels with 16-byte accesses (6 on) come in two instances: `matmul_X` needs "aligned rows":
+//   every row of A, B and C starts 16-byte aligned (N and K multiples of 4, 16-byte aligned base pointers), and
+//   `matmul_X_unaligned` is the same code with the global loads and C stores done 4 bytes at a time, each guarded,
+//   for any size. The host launches the one the size allows (see WAVE_TILED_KERNELS for why two kernels).
 //
 // Measured once on an H100 SXM (sm_90, nvcc 13, M = N = K = 4096, TFLOP/s; cuBLAS SGEMM 51.3): naive 0.61,
 // accumulator 5.4, tiled_m4/m8/m16/m32 1.6/5.1/8.1/8.7, blocktile_1d 15.4, blocktile_2d 21.2, vectorized 33.8,
-// warptile ~38, double_buffer 47.5 (0.93× cuBLAS).
+// warptile ~38, double_buffer 47.5 (0.93× cuBLAS). Below 2048 the large tiles give too few groups for 132 SMs
+// (8 at 512²): kernels 9 and 10 split K or stream slabs so that every SM works; docs/matmul.md has the numbers.
 #include "gpu.h"
 
 // Both NVIDIA shared memory and gfx90a LDS have 32 banks of 4 bytes; a 32-lane phase of an access is conflict-free
@@ -32,6 +37,25 @@ __device__ __forceinline__ float4 load_or_zero(const float* p, bool ok) {
     float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     if (ok) v = *reinterpret_cast<const float4*>(p);
     return v;
+}
+
+// The 4-byte counterpart of load_or_zero for rows that are not 16-byte aligned: the first `count` floats from p
+// (count <= 0: none, >= 4: all four), zeros after them. Same guarded-assignment style, for the same reason.
+__device__ __forceinline__ float4 load_first_or_zero(const float* p, int count) {
+    float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (count > 0) v.x = p[0];
+    if (count > 1) v.y = p[1];
+    if (count > 2) v.z = p[2];
+    if (count > 3) v.w = p[3];
+    return v;
+}
+
+// Stores the first `count` elements of v to p (all four when count >= 4): the element-guarded edge of a C row.
+__device__ __forceinline__ void store_first(float* p, float4 v, int count) {
+    if (count > 0) p[0] = v.x;
+    if (count > 1) p[1] = v.y;
+    if (count > 2) p[2] = v.z;
+    if (count > 3) p[3] = v.w;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -293,9 +317,10 @@ GPU_KERNEL __launch_bounds__(BT2_THREADS) void matmul_blocktile_2d(const float* 
 // Expected limit: a B fragment read of a 32-lane phase is 16 distinct float4s 32 bytes apart (512 bytes spanned
 // for 256 bytes of data: twice the minimum LDS wavefronts), and two barriers per 8-deep step with no overlap of
 // global loads and compute. ~1.5× matmul_blocktile_2d.
-// Launch: group (256, 1, 1), grid (ceil(N/128), ceil(M/128)). REQUIRES N % 4 == 0 and K % 4 == 0 (so every float4
-// of A, B and C is 16-byte aligned and lies wholly inside or wholly outside the matrix) and 16-byte aligned base
-// pointers; M any. Ragged edges are zero-filled / guarded. C need not be zeroed. LDS: 8.1 KiB.
+// Launch: group (256, 1, 1), grid (ceil(N/128), ceil(M/128)). matmul_vectorized: N and K multiples of 4 and 16-byte
+// aligned base pointers (aligned rows), so every float4 of A, B and C is aligned and lies wholly inside or outside
+// the matrix; M any. matmul_vectorized_unaligned: any M, N, K, loading and storing element by element. C need not be
+// zeroed. LDS: 8.1 KiB.
 // ---------------------------------------------------------------------------------------------------------------
 #define VEC_BM 128
 #define VEC_BN 128
@@ -305,13 +330,11 @@ GPU_KERNEL __launch_bounds__(BT2_THREADS) void matmul_blocktile_2d(const float* 
 #define VEC_THREADS (VEC_BM * VEC_BN / (VEC_TM * VEC_TN))  // 256
 #define VEC_APAD 4
 
-GPU_KERNEL __launch_bounds__(VEC_THREADS) void matmul_vectorized(const float* __restrict__ A,
-                                                                 const float* __restrict__ B,
-                                                                 float* __restrict__ C, int M, int N, int K) {
-    __shared__ __align__(16) float As[VEC_BK][VEC_BM + VEC_APAD];  // transposed: As[k][m]
-    __shared__ __align__(16) float Bs[VEC_BK][VEC_BN];
+template <bool VEC>
+__device__ __forceinline__ void vectorized(const float* __restrict__ A, const float* __restrict__ B,
+                                           float* __restrict__ C, int M, int N, int K,
+                                           float (*As)[VEC_BM + VEC_APAD], float (*Bs)[VEC_BN]) {
     static_assert(VEC_BM * VEC_BK / 4 == VEC_THREADS && VEC_BK * VEC_BN / 4 == VEC_THREADS, "one float4 each");
-
     const int t = threadIdx.x;
     const int bm = blockIdx.y * VEC_BM;
     const int bn = blockIdx.x * VEC_BN;
@@ -322,14 +345,20 @@ GPU_KERNEL __launch_bounds__(VEC_THREADS) void matmul_vectorized(const float* __
     const int a_row = t / (VEC_BK / 4), a_k = (t % (VEC_BK / 4)) * 4;
     const int b_k = t / (VEC_BN / 4), b_col = (t % (VEC_BN / 4)) * 4;
     const bool a_row_ok = bm + a_row < M;
-    const bool b_col_ok = bn + b_col < N;  // N % 4 == 0: the whole float4 is in or out
+    const int b_cols_left = N - (bn + b_col);  // > 0: the float4 starts inside the matrix
     const float* a_ptr = A + (size_t)(bm + a_row) * K + a_k;
     const float* b_ptr = B + (size_t)b_k * N + bn + b_col;
 
     float acc[VEC_TM][VEC_TN] = {};
     for (int kt = 0; kt < K; kt += VEC_BK) {
-        const float4 va = load_or_zero(a_ptr + kt, a_row_ok && kt + a_k < K);
-        const float4 vb = load_or_zero(b_ptr + (size_t)kt * N, kt + b_k < K && b_col_ok);
+        float4 va, vb;
+        if (VEC) {
+            va = load_or_zero(a_ptr + kt, a_row_ok && kt + a_k < K);
+            vb = load_or_zero(b_ptr + (size_t)kt * N, kt + b_k < K && b_cols_left > 0);
+        } else {
+            va = load_first_or_zero(a_ptr + kt, a_row_ok ? K - (kt + a_k) : 0);
+            vb = load_first_or_zero(b_ptr + (size_t)kt * N, kt + b_k < K ? b_cols_left : 0);
+        }
         As[a_k + 0][a_row] = va.x;
         As[a_k + 1][a_row] = va.y;
         As[a_k + 2][a_row] = va.z;
@@ -363,15 +392,37 @@ GPU_KERNEL __launch_bounds__(VEC_THREADS) void matmul_vectorized(const float* __
 #pragma unroll
         for (int q = 0; q < VEC_TN / 4; ++q) {
             const int col = bn + tc * VEC_TN + q * 4;
-            if (col < N)
-                *reinterpret_cast<float4*>(&C[(size_t)row * N + col]) =
-                    make_float4(acc[i][q * 4 + 0], acc[i][q * 4 + 1], acc[i][q * 4 + 2], acc[i][q * 4 + 3]);
+            const float4 v = make_float4(acc[i][q * 4 + 0], acc[i][q * 4 + 1], acc[i][q * 4 + 2], acc[i][q * 4 + 3]);
+            float* c = &C[(size_t)row * N + col];
+            if (VEC) {
+                if (col < N) *reinterpret_cast<float4*>(c) = v;
+            } else {
+                store_first(c, v, N - col);
+            }
         }
     }
 }
 
+// The parameters of every matmul kernel, and the two more of the kernels with a workspace (9 and 10).
+#define MATMUL_PARAMS \
+    const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K
+#define NO_MORE_PARAMS
+#define WORKSPACE_PARAMS , float* __restrict__ work, unsigned* counters
+
+GPU_KERNEL __launch_bounds__(VEC_THREADS) void matmul_vectorized(MATMUL_PARAMS) {
+    __shared__ __align__(16) float As[VEC_BK][VEC_BM + VEC_APAD];  // transposed: As[k][m]
+    __shared__ __align__(16) float Bs[VEC_BK][VEC_BN];
+    vectorized<true>(A, B, C, M, N, K, As, Bs);
+}
+
+GPU_KERNEL __launch_bounds__(VEC_THREADS) void matmul_vectorized_unaligned(MATMUL_PARAMS) {
+    __shared__ __align__(16) float As[VEC_BK][VEC_BM + VEC_APAD];
+    __shared__ __align__(16) float Bs[VEC_BK][VEC_BN];
+    vectorized<false>(A, B, C, M, N, K, As, Bs);
+}
+
 // ---------------------------------------------------------------------------------------------------------------
-// Shared machinery of the wave-tiled kernels (7 and 8).
+// Shared machinery of the wave-tiled kernels (7 to 10).
 //
 // Block tile BM×BN of C per group of THREADS items, K consumed in slabs of BK. Each wave owns a WM×WN wave tile;
 // inside it, each item owns WMITER×WNITER sub-fragments of 4×4 elements of C (ACC = BM·BN/THREADS accumulators).
@@ -393,12 +444,18 @@ GPU_KERNEL __launch_bounds__(VEC_THREADS) void matmul_vectorized(const float* __
 // multiple of 4, so every float4 read stays 16-byte aligned, and the pad is a compile-time offset per k (no
 // address arithmetic in the inner loop, unlike an XOR swizzle).
 //
-// Global loads: every load is a float4. A slab: float4 e = t + l·THREADS holds row e/KQ, k quad e%KQ (a wave reads
-// 32/KQ rows × BK·4 contiguous bytes); B slab: k row e/(BN/4), column quad e%(BN/4) (a wave reads 512 contiguous
-// bytes). Out-of-range float4s read as zero; with N % 4 == 0 and K % 4 == 0 a float4 is wholly in or out.
+// Global loads: A slab: float4 e = t + l·THREADS holds row e/KQ, k quad e%KQ (a wave reads 32/KQ rows × BK·4
+// contiguous bytes); B slab: k row e/(BN/4), column quad e%(BN/4) (a wave reads 512 contiguous bytes). With VEC
+// (aligned rows) every load is a float4, and with N % 4 == 0 and K % 4 == 0 a float4 is wholly in or out of the
+// matrix; without it the same four elements are loaded one by one, each guarded (load_first_or_zero), into the same
+// registers and LDS layout, so only the global accesses differ. Out-of-range elements read as zero.
+//
+// K range: a group may compute a partial sum over slabs [kbegin, kend) only (split-K and stream-K below); loads
+// are guarded by kend, and the A/B positions do not depend on it.
 // ---------------------------------------------------------------------------------------------------------------
 template <int BM, int BN, int BK, int THREADS>
-struct WaveTile {
+struct WaveShape {
+    static constexpr int SLAB_K = BK;
     static constexpr int WAVE = GPU_WAVE_SIZE;
     static constexpr int LANES_N = 8;
     static constexpr int LANES_M = WAVE / LANES_N;
@@ -422,6 +479,8 @@ struct WaveTile {
     // code (a runtime `t < A_QUADS` there costs nvcc registers: measured 240 -> 255 plus a spill, 47 -> 41 TFLOP/s).
     static constexpr bool A_PARTIAL = A_QUADS < THREADS;
     static constexpr bool B_PARTIAL = B_QUADS < THREADS;
+    // Floats of LDS for one slab of A and one of B.
+    static constexpr int SLAB_FLOATS = AS_SIZE + BS_SIZE;
 
     static_assert(THREADS % WAVE == 0, "whole waves per group");
     static_assert(WAVE % LANES_N == 0, "wave splits into rows of 8 lanes");
@@ -432,15 +491,27 @@ struct WaveTile {
     static_assert(A_QUADS % THREADS == 0 || THREADS % A_QUADS == 0, "A slab splits evenly over the items");
     static_assert(B_QUADS % THREADS == 0 || THREADS % B_QUADS == 0, "B slab splits evenly over the items");
     static_assert((THREADS % KQ) == 0 && (THREADS % (BN / 4)) == 0, "load rows advance by whole rows per l");
+};
+
+template <int BM, int BN, int BK, int THREADS, bool VEC>
+struct WaveTile : WaveShape<BM, BN, BK, THREADS> {
+    using S = WaveShape<BM, BN, BK, THREADS>;
+    // The shape's constants by their plain names (members of a dependent base are not found otherwise).
+    static constexpr int A_LOADS = S::A_LOADS, B_LOADS = S::B_LOADS, A_QUADS = S::A_QUADS, B_QUADS = S::B_QUADS;
+    static constexpr bool A_PARTIAL = S::A_PARTIAL, B_PARTIAL = S::B_PARTIAL;
+    static constexpr int KQ = S::KQ, QPAD = S::QPAD, WMITER = S::WMITER, WNITER = S::WNITER, WSUBM = S::WSUBM;
+    static constexpr int WSUBN = S::WSUBN, WM = S::WM, WN = S::WN, WAVES_N = S::WAVES_N, LANES_N = S::LANES_N;
+    static constexpr int WAVE = S::WAVE;
 
     // Per-item state fixed for the whole K loop.
     int a_row[A_LOADS], a_k[A_LOADS];  // position inside the A slab
     int b_k[B_LOADS], b_col[B_LOADS];  // position inside the B slab
     const float* a_ptr;                // A row of the first A float4, column a_k[0]
     const float* b_ptr;                // B at (b_k[0], bn + b_col[0])
-    bool a_ok[A_LOADS], b_ok[B_LOADS];  // row of A inside M / column of B inside N
-    bool a_in, b_in;                    // whether this item moves a float4 of the A / B slab (always, unless PARTIAL)
-    int m0, n0;                         // first row / column of this item's fragment inside the block
+    bool a_ok[A_LOADS];                // row of A inside M
+    int b_left[B_LOADS];               // columns of B from this float4's first to N (> 0: it starts inside)
+    bool a_in, b_in;                   // whether this item moves a float4 of the A / B slab (always, unless PARTIAL)
+    int m0, n0;                        // first row / column of this item's fragment inside the block
 
     __device__ __forceinline__ WaveTile(const float* A, const float* B, int M, int N, int K, int bm, int bn) {
         const int t = threadIdx.x;
@@ -456,7 +527,7 @@ struct WaveTile {
             const int e = t + l * THREADS;
             b_k[l] = e / (BN / 4);
             b_col[l] = (e % (BN / 4)) * 4;
-            b_ok[l] = bn + b_col[l] < N;
+            b_left[l] = N - (bn + b_col[l]);
         }
         a_in = !A_PARTIAL || t < A_QUADS;
         b_in = !B_PARTIAL || t < B_QUADS;
@@ -467,16 +538,28 @@ struct WaveTile {
         n0 = (wave % WAVES_N) * WN + (lane % LANES_N) * 4;
     }
 
-    // Global → registers: the slab starting at column/row kt of A/B. (THREADS % KQ == 0, so float4 l of an item
-    // is in the same k quad as float4 0, l·THREADS/KQ rows further down; likewise for B.)
-    __device__ __forceinline__ void load(float4 (&ra)[A_LOADS], float4 (&rb)[B_LOADS], int kt, int K, int N) const {
+    // Global → registers: the slab starting at column/row kt of A/B, nothing at or past kend. (THREADS % KQ == 0, so
+    // float4 l of an item is in the same k quad as float4 0, l·THREADS/KQ rows further down; likewise for B.)
+    __device__ __forceinline__ void load(float4 (&ra)[A_LOADS], float4 (&rb)[B_LOADS], int kt, int kend, int K,
+                                         int N) const {
 #pragma unroll
-        for (int l = 0; l < A_LOADS; ++l)
-            ra[l] = load_or_zero(a_ptr + (size_t)l * (THREADS / KQ) * K + kt, (!A_PARTIAL || a_in) && a_ok[l] && kt + a_k[l] < K);
+        for (int l = 0; l < A_LOADS; ++l) {
+            const float* p = a_ptr + (size_t)l * (THREADS / KQ) * K + kt;
+            const bool row_ok = (!A_PARTIAL || a_in) && a_ok[l];
+            if (VEC)
+                ra[l] = load_or_zero(p, row_ok && kt + a_k[l] < kend);
+            else
+                ra[l] = load_first_or_zero(p, row_ok ? kend - (kt + a_k[l]) : 0);
+        }
 #pragma unroll
-        for (int l = 0; l < B_LOADS; ++l)
-            rb[l] = load_or_zero(b_ptr + (size_t)(kt + l * (THREADS / (BN / 4))) * N,
-                                 (!B_PARTIAL || b_in) && kt + b_k[l] < K && b_ok[l]);
+        for (int l = 0; l < B_LOADS; ++l) {
+            const float* p = b_ptr + (size_t)(kt + l * (THREADS / (BN / 4))) * N;
+            const bool k_ok = (!B_PARTIAL || b_in) && kt + b_k[l] < kend;
+            if (VEC)
+                rb[l] = load_or_zero(p, k_ok && b_left[l] > 0);
+            else
+                rb[l] = load_first_or_zero(p, k_ok ? b_left[l] : 0);
+        }
     }
 
     static __device__ __forceinline__ int as_index(int k, int m) { return k * BM + (k / 4) * QPAD + m; }
@@ -526,7 +609,8 @@ struct WaveTile {
         }
     }
 
-    // Accumulators → C, one float4 per sub-fragment row: 8 lanes write 128 contiguous bytes.
+    // Accumulators → C, one float4 per sub-fragment row: 8 lanes write 128 contiguous bytes (element by element
+    // without VEC, guarded at the right edge).
     __device__ __forceinline__ void store_c(float* C, const float (&acc)[WMITER * 4][WNITER * 4], int M, int N,
                                             int bm, int bn) const {
 #pragma unroll
@@ -539,13 +623,59 @@ struct WaveTile {
                 for (int wn = 0; wn < WNITER; ++wn) {
                     const int col = bn + n0 + wn * WSUBN;
                     const int r = wm * 4 + i, c = wn * 4;
-                    if (col < N)
-                        *reinterpret_cast<float4*>(&C[(size_t)row * N + col]) =
-                            make_float4(acc[r][c + 0], acc[r][c + 1], acc[r][c + 2], acc[r][c + 3]);
+                    const float4 v = make_float4(acc[r][c + 0], acc[r][c + 1], acc[r][c + 2], acc[r][c + 3]);
+                    float* p = &C[(size_t)row * N + col];
+                    if (VEC) {
+                        if (col < N) *reinterpret_cast<float4*>(p) = v;
+                    } else {
+                        store_first(p, v, N - col);
+                    }
                 }
             }
     }
+
+    // The accumulators of a partial tile in "fragment order" (split-K and stream-K workspaces): float4 q of item t at
+    // slot[(q·THREADS + t)·4], q = row·WNITER + column quad. Consecutive items write consecutive 16 bytes, every
+    // element of the tile is written (no edge), and the layout does not depend on M, N or alignment.
+    __device__ __forceinline__ void store_partial(float* slot, const float (&acc)[WMITER * 4][WNITER * 4]) const {
+#pragma unroll
+        for (int r = 0; r < WMITER * 4; ++r)
+#pragma unroll
+            for (int wn = 0; wn < WNITER; ++wn) {
+                const int q = r * WNITER + wn, c = wn * 4;
+                *reinterpret_cast<float4*>(&slot[(q * THREADS + threadIdx.x) * 4]) =
+                    make_float4(acc[r][c + 0], acc[r][c + 1], acc[r][c + 2], acc[r][c + 3]);
+            }
+    }
+
+    // acc += the partial tile in `slot` (fragment order), read past L1: another group of this launch wrote it.
+    __device__ __forceinline__ void add_partial(const float* slot, float (&acc)[WMITER * 4][WNITER * 4]) const {
+#pragma unroll
+        for (int r = 0; r < WMITER * 4; ++r)
+#pragma unroll
+            for (int wn = 0; wn < WNITER; ++wn) {
+                const int q = r * WNITER + wn, c = wn * 4;
+                const float4 v = gpu_load_from_l2(reinterpret_cast<const float4*>(&slot[(q * THREADS + threadIdx.x) * 4]));
+                acc[r][c + 0] += v.x, acc[r][c + 1] += v.y, acc[r][c + 2] += v.z, acc[r][c + 3] += v.w;
+            }
+    }
 };
+
+// Defines the two kernels of a wave-tiled BODY: NAME, for rows that are 16-byte aligned (float4 accesses), and
+// NAME_unaligned, for any size (4-byte accesses, see WaveTile). Two kernels rather than one that branches at entry:
+// a kernel holding both versions gets the registers of the hungrier one, and the aligned version of the default
+// shape then ran 4% slower (measured on an H200 at 4096³: 240 -> 255 registers, 47.3 -> 45.5 TFLOP/s).
+// KUNROLL: how far the k loop of a slab is unrolled (WaveTile::compute); BUFFERS: slabs of A and B held in LDS;
+// ATTRS: more kernel attributes (may be empty); MORE_PARAMS and the trailing arguments: what BODY takes after lds.
+#define WAVE_TILED_KERNELS(NAME, BM, BN, BK, THREADS, KUNROLL, BUFFERS, ATTRS, BODY, MORE_PARAMS, ...)            \
+    GPU_KERNEL __launch_bounds__(THREADS) ATTRS void NAME(MATMUL_PARAMS MORE_PARAMS) {                            \
+        __shared__ __align__(16) float lds[BUFFERS * WaveShape<BM, BN, BK, THREADS>::SLAB_FLOATS];               \
+        BODY<BM, BN, BK, THREADS, true, KUNROLL>(A, B, C, M, N, K, lds, ##__VA_ARGS__);                           \
+    }                                                                                                             \
+    GPU_KERNEL __launch_bounds__(THREADS) ATTRS void NAME##_unaligned(MATMUL_PARAMS MORE_PARAMS) {                \
+        __shared__ __align__(16) float lds[BUFFERS * WaveShape<BM, BN, BK, THREADS>::SLAB_FLOATS];               \
+        BODY<BM, BN, BK, THREADS, false, KUNROLL>(A, B, C, M, N, K, lds, ##__VA_ARGS__);                          \
+    }
 
 // ---------------------------------------------------------------------------------------------------------------
 // 7. matmul_warptile — wave tiling (siboehm kernel 10), one LDS buffer.
@@ -556,36 +686,70 @@ struct WaveTile {
 // Expected limit: the two barriers per slab and the global-load latency that is not overlapped with compute
 // (items wait at the first barrier for their loads); other groups on the CU/SM hide part of it. Measured on an
 // H100 SXM at 4096³: ~38 TFLOP/s (matmul_vectorized ~34).
-// Launch: group (256, 1, 1), grid (ceil(N/128), ceil(M/128)). REQUIRES N % 4 == 0, K % 4 == 0, 16-byte aligned
-// base pointers; M any. C need not be zeroed. LDS: 8.1 KiB.
+// Launch: group (256, 1, 1), grid (ceil(N/128), ceil(M/128)). matmul_warptile: rows 16-byte aligned
+// (aligned rows), M any; matmul_warptile_unaligned: any M, N, K. C need not be zeroed. LDS: 8.1 KiB.
 // ---------------------------------------------------------------------------------------------------------------
-template <int BM, int BN, int BK, int THREADS>
+template <int BM, int BN, int BK, int THREADS, bool VEC, int KUNROLL>
 __device__ __forceinline__ void warptile(const float* __restrict__ A, const float* __restrict__ B,
-                                         float* __restrict__ C, int M, int N, int K) {
-    using W = WaveTile<BM, BN, BK, THREADS>;
-    __shared__ __align__(16) float As[W::AS_SIZE];
-    __shared__ __align__(16) float Bs[W::BS_SIZE];
+                                         float* __restrict__ C, int M, int N, int K, float* lds) {
+    using W = WaveTile<BM, BN, BK, THREADS, VEC>;
+    float* As = lds;
+    float* Bs = lds + W::AS_SIZE;
     const int bm = blockIdx.y * BM, bn = blockIdx.x * BN;
     const W w(A, B, M, N, K, bm, bn);
     float acc[W::WMITER * 4][W::WNITER * 4] = {};
     float4 ra[W::A_LOADS], rb[W::B_LOADS];
     for (int kt = 0; kt < K; kt += BK) {
-        w.load(ra, rb, kt, K, N);
+        w.load(ra, rb, kt, K, K, N);
         w.store(As, Bs, ra, rb);
         __syncthreads();  // slab complete before use
-        w.template compute<BK>(As, Bs, acc);
+        w.template compute<KUNROLL>(As, Bs, acc);
         __syncthreads();  // everyone done reading before the next slab overwrites it
     }
     w.store_c(C, acc, M, N, bm, bn);
 }
 
-GPU_KERNEL __launch_bounds__(256) void matmul_warptile(const float* __restrict__ A, const float* __restrict__ B,
-                                                       float* __restrict__ C, int M, int N, int K) {
-    warptile<128, 128, 8, 256>(A, B, C, M, N, K);
+WAVE_TILED_KERNELS(matmul_warptile, 128, 128, 8, 256, 8, 1, , warptile, NO_MORE_PARAMS)
+
+// The double-buffered main loop of kernel 8, over the slabs of [kbegin, kend): acc += A[bm.., kbegin..kend) ·
+// B[kbegin..kend), bn..). Kernels 9 and 10 run it over parts of K. See matmul_double_buffer for why one barrier per
+// slab suffices. It ends with a barrier, so the caller may reuse the LDS right away.
+template <int KUNROLL, class W>
+__device__ __forceinline__ void double_buffer_slabs(const W& w, float* lds, float (&acc)[W::WMITER * 4][W::WNITER * 4],
+                                                    int kbegin, int kend, int K, int N) {
+    constexpr int BK = W::SLAB_K;
+    // Two buffers of each slab. (Indexed as arrays: written as pointer offsets `As + cur * AS_SIZE`, nvcc keeps
+    // more addresses live, measured 240 -> 250 registers for the default shape.)
+    float (*As)[W::AS_SIZE] = reinterpret_cast<float (*)[W::AS_SIZE]>(lds);
+    float (*Bs)[W::BS_SIZE] = reinterpret_cast<float (*)[W::BS_SIZE]>(lds + 2 * W::AS_SIZE);
+    float4 ra[W::A_LOADS], rb[W::B_LOADS];
+
+    // Prologue: slab 0 into buffer 0, slab 1 on its way into registers.
+    w.load(ra, rb, kbegin, kend, K, N);
+    w.store(As[0], Bs[0], ra, rb);
+    w.load(ra, rb, kbegin + BK, kend, K, N);
+    __syncthreads();  // slab 0 visible to all
+
+    int cur = 0;
+    for (int kt = kbegin; kt < kend; kt += BK) {
+        // Registers hold slab s+1 (issued before the previous barrier); LDS buffer `cur` holds slab s.
+        w.template compute<KUNROLL>(As[cur], Bs[cur], acc);
+        // The other buffer was last read in step s-1, and everyone has passed that step's barrier.
+        w.store(As[cur ^ 1], Bs[cur ^ 1], ra, rb);
+        // Issue slab s+2 now, just before the barrier. The compilers may not move memory accesses across a
+        // barrier, so the loads are pinned here and their latency overlaps all of step s+1's compute. (Issued at
+        // the top of the step instead, nvcc is free to sink them next to their use when registers are tight,
+        // which serialises load latency and compute again: measured 35 instead of 47 TFLOP/s for one shape.)
+        // Past kend the guards turn every load into zeros without touching memory, so no branch.
+        w.load(ra, rb, kt + 2 * BK, kend, K, N);
+        __syncthreads();  // the only barrier: publishes slab s+1 (see the header comment for why it suffices)
+        cur ^= 1;
+    }
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// 8. matmul_double_buffer[_<BM>x<BN>x<BK>_t<THREADS>] — wave tiling plus double buffering: the best kernel.
+// 8. matmul_double_buffer[_<BM>x<BN>x<BK>_t<THREADS>] — wave tiling plus double buffering: the best kernel at large
+// sizes.
 //
 // Idea: two LDS buffers, and the global loads run two slabs ahead. During step s the group computes on slab s
 // (LDS buffer s%2) while slab s+1 sits in registers (loaded during step s-1) and is then stored into the other
@@ -596,11 +760,14 @@ GPU_KERNEL __launch_bounds__(256) void matmul_warptile(const float* __restrict__
 //   barrier at the end of step s, so nobody still reads it.
 // Expected limit: FMA issue and registers. Per k an item does ACC FMAs (128 for the default) for 6 LDS.128 reads;
 // per slab the extra work is a few global loads, LDS stores, one barrier and loop overhead. FMA peak is ~67
-// TFLOP/s on H100 SXM and 23.9 TFLOP/s (47.9 with packed FMA, which clang does emit) per gfx90a GCD.
+// TFLOP/s on H100 SXM and 23.9 TFLOP/s (47.9 with packed FMA, which clang does emit) per gfx90a GCD. At small
+// sizes the limit is the grid instead: ceil(M/BM)·ceil(N/BN) groups, e.g. 8 of the default shape at 512², leave
+// most of 132 SMs idle (kernels 9 and 10 address that).
 // Measured on an H100 SXM (sm_90, cuBLAS SGEMM 51.3 TFLOP/s at 4096³): default 47.5 TFLOP/s = 0.93× cuBLAS at
 // 4096³ and 8192³, 0.95× at 4000³.
-// Launch: group (THREADS, 1, 1), grid (ceil(N/BN), ceil(M/BM)). REQUIRES N % 4 == 0, K % 4 == 0, 16-byte aligned
-// base pointers; M any. C need not be zeroed. LDS: 2 × (BK·BM + (BK/4)·QPAD + BK·BN) floats, listed below.
+// Launch: group (THREADS, 1, 1), grid (ceil(N/BN), ceil(M/BM)). Rows 16-byte aligned (aligned rows), M any; the
+// _unaligned instances: any M, N, K. C need not be zeroed. LDS: 2 × (BK·BM + (BK/4)·QPAD + BK·BN) floats, listed
+// below.
 //
 // Instances (autotuning sweep). ACC = accumulators per item; H100 = measured TFLOP/s at 4096³.
 //   matmul_double_buffer                   256×128×8,  256 items, ACC 128, LDS 24.3 KiB, H100 47.5 (the default)
@@ -608,54 +775,36 @@ GPU_KERNEL __launch_bounds__(256) void matmul_warptile(const float* __restrict__
 //   matmul_double_buffer_128x128x8_t256    128×128×8,  256 items, ACC  64, LDS 16.3 KiB, H100 41.5
 //   matmul_double_buffer_128x128x16_t256   128×128×16, 256 items, ACC  64, LDS 32.3 KiB, H100 41.6
 //   matmul_double_buffer_64x128x16_t128     64×128×16, 128 items, ACC  64, LDS 24.3 KiB, H100 43.7
+// Smaller tiles, more groups (for sizes whose grid of 256×128 tiles leaves SMs idle; H200 = measured ratio to
+// cuBLAS, this branch):
+//   matmul_double_buffer_64x128x8_t128      64×128×8,  128 items, ACC  64, LDS 12.3 KiB, 3 groups per SM;
+//                                           H200 0.91× at 1024² (128 groups), 0.97× at 3072²
+//   matmul_double_buffer_32x64x16_t64       32×64×16,   64 items, ACC  32, LDS 12.3 KiB: the most groups (256
+//                                           at 512²), for the smallest sizes; H200 0.64× at 512²
 // On gfx90a the ACC = 128 instances take ~360 VGPRs (arch + acc: one wave per SIMD), the ACC = 64 ones 236 (two
 // waves per SIMD) to ~400; none spills (scratch 0). Which shape wins there is not known yet: sweep them all.
 // ---------------------------------------------------------------------------------------------------------------
-template <int BM, int BN, int BK, int THREADS, int KUNROLL = BK>
+template <int BM, int BN, int BK, int THREADS, bool VEC, int KUNROLL>
 __device__ __forceinline__ void double_buffer(const float* __restrict__ A, const float* __restrict__ B,
-                                              float* __restrict__ C, int M, int N, int K) {
-    using W = WaveTile<BM, BN, BK, THREADS>;
-    __shared__ __align__(16) float As[2][W::AS_SIZE];
-    __shared__ __align__(16) float Bs[2][W::BS_SIZE];
+                                              float* __restrict__ C, int M, int N, int K, float* lds) {
+    using W = WaveTile<BM, BN, BK, THREADS, VEC>;
     const int bm = blockIdx.y * BM, bn = blockIdx.x * BN;
     const W w(A, B, M, N, K, bm, bn);
     float acc[W::WMITER * 4][W::WNITER * 4] = {};
-    float4 ra[W::A_LOADS], rb[W::B_LOADS];
-
-    // Prologue: slab 0 into buffer 0, slab 1 on its way into registers.
-    w.load(ra, rb, 0, K, N);
-    w.store(As[0], Bs[0], ra, rb);
-    w.load(ra, rb, BK, K, N);
-    __syncthreads();  // slab 0 visible to all
-
-    int cur = 0;
-    for (int kt = 0; kt < K; kt += BK) {
-        // Registers hold slab s+1 (issued before the previous barrier); LDS buffer `cur` holds slab s.
-        w.template compute<KUNROLL>(As[cur], Bs[cur], acc);
-        w.store(As[cur ^ 1], Bs[cur ^ 1], ra, rb);  // buffer last read in step s-1: everyone passed that barrier
-        // Issue slab s+2 now, just before the barrier. The compilers may not move memory accesses across a
-        // barrier, so the loads are pinned here and their latency overlaps all of step s+1's compute. (Issued at
-        // the top of the step instead, nvcc is free to sink them next to their use when registers are tight,
-        // which serialises load latency and compute again: measured 35 instead of 47 TFLOP/s for one shape.)
-        // Past the end of K the guards turn every load into zeros without touching memory, so no branch.
-        w.load(ra, rb, kt + 2 * BK, K, N);
-        __syncthreads();  // the only barrier: publishes slab s+1 (see the header comment for why it suffices)
-        cur ^= 1;
-    }
+    double_buffer_slabs<KUNROLL>(w, lds, acc, 0, K, K, N);
     w.store_c(C, acc, M, N, bm, bn);
 }
 
-#define DOUBLE_BUFFER_KERNEL(NAME, BM, BN, BK, THREADS)                                                         \
-    GPU_KERNEL __launch_bounds__(THREADS) void NAME(const float* __restrict__ A, const float* __restrict__ B,    \
-                                                    float* __restrict__ C, int M, int N, int K) {               \
-        double_buffer<BM, BN, BK, THREADS>(A, B, C, M, N, K);                                                   \
-    }
+#define DOUBLE_BUFFER_KERNEL(NAME, BM, BN, BK, THREADS) \
+    WAVE_TILED_KERNELS(NAME, BM, BN, BK, THREADS, BK, 2, , double_buffer, NO_MORE_PARAMS)
 
 DOUBLE_BUFFER_KERNEL(matmul_double_buffer, 256, 128, 8, 256)
 DOUBLE_BUFFER_KERNEL(matmul_double_buffer_128x256x8_t256, 128, 256, 8, 256)
 DOUBLE_BUFFER_KERNEL(matmul_double_buffer_128x128x8_t256, 128, 128, 8, 256)
 DOUBLE_BUFFER_KERNEL(matmul_double_buffer_128x128x16_t256, 128, 128, 16, 256)
 DOUBLE_BUFFER_KERNEL(matmul_double_buffer_64x128x16_t128, 64, 128, 16, 128)
+DOUBLE_BUFFER_KERNEL(matmul_double_buffer_64x128x8_t128, 64, 128, 8, 128)
+DOUBLE_BUFFER_KERNEL(matmul_double_buffer_32x64x16_t64, 32, 64, 16, 64)
 
 // Wave64 shapes for gfx90a: at most 128 VGPRs+AGPRs per lane and no scratch, so 4 waves per SIMD (50% occupancy)
 // fit by registers, and LDS per group small enough that the groups holding those 16 waves per CU fit in 64 KiB.
@@ -675,14 +824,236 @@ DOUBLE_BUFFER_KERNEL(matmul_double_buffer_64x128x16_t128, 64, 128, 16, 128)
 // (65536 / (512 · 128)). Fully unrolled there, nvcc needs more than 128 and spills; unrolled by 2 it does not. H100
 // figures at 4096³ (cuBLAS 51.7): 72% and 55% of cuBLAS, against 80-92% for the shapes above, which keep up to
 // 240 registers per thread on NVIDIA but cannot reach 4 waves per SIMD on gfx90a.
-#define DOUBLE_BUFFER_WAVE64_KERNEL(NAME, BM, BN, BK, THREADS)                                                  \
-    GPU_KERNEL __launch_bounds__(THREADS) GPU_AMD_MIN_WAVES_PER_SIMD(4) void NAME(                              \
-        const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K) {  \
-        double_buffer<BM, BN, BK, THREADS, 2>(A, B, C, M, N, K);                                                \
-    }
+#define DOUBLE_BUFFER_WAVE64_KERNEL(NAME, BM, BN, BK, THREADS) \
+    WAVE_TILED_KERNELS(NAME, BM, BN, BK, THREADS, 2, 2, GPU_AMD_MIN_WAVES_PER_SIMD(4), double_buffer, NO_MORE_PARAMS)
 
 DOUBLE_BUFFER_WAVE64_KERNEL(matmul_double_buffer_256x128x8_t512, 256, 128, 8, 512)
 DOUBLE_BUFFER_WAVE64_KERNEL(matmul_double_buffer_128x128x8_t512, 128, 128, 8, 512)
+
+// Called by every item of a group once it has stored its share of a partial tile: returns true in exactly one group,
+// the one whose arrival completes the count `parts` on `counter`, and resets the counter to 0 for the next launch.
+// The fences order the partial tiles: each item's stores are visible device-wide before the count that announces
+// them (release), and the group that reads them back does so after seeing the full count (acquire); those reads go
+// past L1 (gpu_load_from_l2). No group ever waits for another, so no group needs another to be resident.
+__device__ __forceinline__ bool last_to_arrive(unsigned* counter, unsigned parts) {
+    __shared__ int last;
+    __threadfence();
+    __syncthreads();  // every item of the group has stored and fenced its share
+    if (threadIdx.x == 0) {
+        last = atomicAdd(counter, 1u) == parts - 1;
+        if (last) atomicExch(counter, 0u);  // every part has arrived; nobody else touches it in this launch
+    }
+    __syncthreads();
+    if (!last) return false;
+    __threadfence();
+    return true;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// 9. matmul_splitk_<BM>x<BN>x<BK>_t<THREADS> — split-K: more groups for matrices too small to fill the device.
+//
+// Idea: at 512² the 256×128 tiles of kernel 8 make 8 groups for 132 SMs (64×128 tiles: 32). Split-K cuts K into
+// S ranges of whole slabs and launches S groups per tile of C (grid z), each running kernel 8's double-buffered
+// loop over its range: S times the groups, each S times shorter. The partial tiles meet in a workspace, and the
+// group that completes a tile's count (last_to_arrive) adds the S partials in the fixed order z = 0, 1, ..., S-1
+// and writes C. The order does not depend on which group arrives last, so the result is the same bits in every
+// run; there is one launch, no second reduction kernel and its launch gap.
+// Expected limit: at small sizes, the latency of a short K range (the prologue's two slabs, then S-fold less work
+// to hide it behind) plus the serial tail of the tile's last group, which reads S partial tiles from L2; extra
+// traffic S·M·N·4 bytes written and read back. S is chosen on the host so that all tiles·S groups are resident at
+// once (matmul.rs: `split_k_for`; its autotune step searches S instead); at large sizes S = 1, and the kernel is
+// kernel 8 plus one comparison.
+// Launch: group (THREADS, 1, 1), grid (ceil(N/BN), ceil(M/BM), S). Aligned rows, M any (_unaligned: any M, N, K).
+// Arguments: A, B, C, M, N, K, then work (tiles·S·BM·BN floats; fragment order, see WaveTile::store_partial) and
+// counters (tiles unsigned ints, zero before the first launch; each launch leaves them zero); with S = 1 neither is
+// read. C need not be zeroed.
+// ---------------------------------------------------------------------------------------------------------------
+
+// The K range of split z of `splits`: whole slabs, as even as can be; the last one ends at K.
+template <int BK>
+__device__ __forceinline__ void split_range(int K, int z, int splits, int& kbegin, int& kend) {
+    const long long slabs = (K + BK - 1) / BK;
+    kbegin = (int)(slabs * z / splits) * BK;
+    kend = min(K, (int)(slabs * (z + 1) / splits) * BK);
+}
+
+template <int BM, int BN, int BK, int THREADS, bool VEC, int KUNROLL>
+__device__ __forceinline__ void splitk(const float* __restrict__ A, const float* __restrict__ B,
+                                       float* __restrict__ C, int M, int N, int K, float* lds, float* work,
+                                       unsigned* counters) {
+    using W = WaveTile<BM, BN, BK, THREADS, VEC>;
+    const int splits = gridDim.z, z = blockIdx.z;
+    const int tile = blockIdx.y * gridDim.x + blockIdx.x;
+    const int bm = blockIdx.y * BM, bn = blockIdx.x * BN;
+    int kbegin, kend;
+    split_range<BK>(K, z, splits, kbegin, kend);
+    const W w(A, B, M, N, K, bm, bn);
+    float acc[W::WMITER * 4][W::WNITER * 4] = {};
+    double_buffer_slabs<KUNROLL>(w, lds, acc, kbegin, kend, K, N);
+    if (splits == 1) {
+        w.store_c(C, acc, M, N, bm, bn);
+        return;
+    }
+    float* partials = work + (size_t)tile * splits * (BM * BN);
+    w.store_partial(partials + (size_t)z * (BM * BN), acc);
+    if (!last_to_arrive(&counters[tile], splits)) return;
+#pragma unroll
+    for (int r = 0; r < W::WMITER * 4; ++r)
+#pragma unroll
+        for (int c = 0; c < W::WNITER * 4; ++c) acc[r][c] = 0.0f;
+    for (int s = 0; s < splits; ++s) w.add_partial(partials + (size_t)s * (BM * BN), acc);
+    w.store_c(C, acc, M, N, bm, bn);
+}
+
+#define SPLITK_KERNEL(NAME, BM, BN, BK, THREADS, KUNROLL, ATTRS) \
+    WAVE_TILED_KERNELS(NAME, BM, BN, BK, THREADS, KUNROLL, 2, ATTRS, splitk, WORKSPACE_PARAMS, work, counters)
+
+// Instances. H200 = ratio to cuBLAS measured on an H200 (nvcc 13.0) with the split S that the autotune step found
+// best there (matmul.rs searches S; rows without autotuning use split_k_for).
+//   matmul_splitk_128x64x16_t128   128×64×16,  128 items, ACC 64: 512² S = 4, 128 groups: 0.92×
+//   matmul_splitk_64x128x16_t128    64×128×16, 128 items, ACC 64: 1023² (unaligned) S = 3: 0.88×
+//   matmul_splitk_64x128x8_t128     64×128×8,  128 items, ACC 64, 3 groups per SM: 768² S = 5: 1.06×
+//   matmul_splitk_128x128x8_t128   128×128×8,  128 items, ACC 128: 1024² S = 2: 0.99×
+SPLITK_KERNEL(matmul_splitk_128x64x16_t128, 128, 64, 16, 128, 16, )
+SPLITK_KERNEL(matmul_splitk_64x128x16_t128, 64, 128, 16, 128, 16, )
+SPLITK_KERNEL(matmul_splitk_64x128x8_t128, 64, 128, 8, 128, 8, )
+SPLITK_KERNEL(matmul_splitk_128x128x8_t128, 128, 128, 8, 128, 8, )
+// The wave64 shape of kernel 8 (128 VGPRs at most, see DOUBLE_BUFFER_WAVE64_KERNEL), split.
+SPLITK_KERNEL(matmul_splitk_128x128x8_t512, 128, 128, 8, 512, 2, GPU_AMD_MIN_WAVES_PER_SIMD(4))
+
+// ---------------------------------------------------------------------------------------------------------------
+// 9b. matmul_splitk_atomic_<BM>x<BN>x<BK>_t<THREADS> — split-K adding partial tiles into C with atomics.
+//
+// Idea: kernel 9 without workspace or counters: every group adds its partial tile into C with one atomic add per
+// element, so C must be zero first (matmul_zero_c, launched before it and counted in its time). The order in which
+// the S partials reach an element depends on scheduling, so the last bits of C can differ from run to run: this
+// variant is here to measure what determinism costs, not to be used.
+// Expected limit: S·M·N atomic adds at L2 (one per element per split) plus the zeroing pass and its launch gap.
+// Measured on an H200 in the 64×128×16 shape: 0.73× cuBLAS at 512² (S = 4) against 0.92× for the deterministic
+// kernel 9 in its best shape; at every size tried it was slower than kernel 9 with the same S, so here
+// determinism costs nothing.
+// Launch: matmul_zero_c (any grid of 256-item groups), then group (THREADS, 1, 1), grid (ceil(N/BN), ceil(M/BM), S).
+// Aligned rows, M any (_unaligned: any M, N, K).
+// ---------------------------------------------------------------------------------------------------------------
+template <int BM, int BN, int BK, int THREADS, bool VEC, int KUNROLL>
+__device__ __forceinline__ void splitk_atomic(const float* __restrict__ A, const float* __restrict__ B,
+                                              float* __restrict__ C, int M, int N, int K, float* lds) {
+    using W = WaveTile<BM, BN, BK, THREADS, VEC>;
+    const int bm = blockIdx.y * BM, bn = blockIdx.x * BN;
+    int kbegin, kend;
+    split_range<BK>(K, blockIdx.z, gridDim.z, kbegin, kend);
+    const W w(A, B, M, N, K, bm, bn);
+    float acc[W::WMITER * 4][W::WNITER * 4] = {};
+    double_buffer_slabs<KUNROLL>(w, lds, acc, kbegin, kend, K, N);
+#pragma unroll
+    for (int wm = 0; wm < W::WMITER; ++wm)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            const int row = bm + w.m0 + wm * W::WSUBM + i;
+            if (row >= M) continue;
+#pragma unroll
+            for (int c = 0; c < W::WNITER * 4; ++c) {
+                const int col = bn + w.n0 + (c / 4) * W::WSUBN + c % 4;
+                if (col < N) atomicAdd(&C[(size_t)row * N + col], acc[wm * 4 + i][c]);
+            }
+        }
+}
+
+GPU_KERNEL __launch_bounds__(256) void matmul_zero_c(float* __restrict__ C, int M, int N) {
+    const size_t count = (size_t)M * N, stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride) C[i] = 0.0f;
+}
+
+#define SPLITK_ATOMIC_KERNEL(NAME, BM, BN, BK, THREADS) \
+    WAVE_TILED_KERNELS(NAME, BM, BN, BK, THREADS, BK, 2, , splitk_atomic, NO_MORE_PARAMS)
+
+SPLITK_ATOMIC_KERNEL(matmul_splitk_atomic_64x128x16_t128, 64, 128, 16, 128)
+
+// ---------------------------------------------------------------------------------------------------------------
+// 10. matmul_streamk_<BM>x<BN>x<BK>_t<THREADS> — stream-K: exactly as many groups as the device holds at once, each
+// with the same number of slabs.
+//
+// Idea (Osama, Merrill et al., "Stream-K", PPoPP 2023): split-K still leaves a partial last wave whenever
+// tiles·S is not a multiple of the groups the device holds (768² in 64×128 tiles: 72 tiles, 144 groups on 132 SMs).
+// Stream-K lays the tiles' slabs end to end, tile after tile (tiles·ceil(K/BK) iterations), and gives group g of G
+// the range [g·I/G, (g+1)·I/G): every group does the same work to within one slab, whatever the size. A group walks
+// its range tile by tile: a whole tile goes straight to C; a part of a tile goes to the workspace, and the group
+// that completes the tile's count (last_to_arrive) adds the parts in the order of their groups and writes C, as in
+// kernel 9. A group's range cuts at most two tiles (its first and its last), so the workspace holds two slots per
+// group. G = SMs × groups per SM (from the occupancy API) is chosen on the host.
+// Expected limit: kernel 8's per-SM rate, less the pipeline restart at each tile boundary and the partial-tile
+// traffic (at most 2·G tiles written and read back); it should be level across sizes, where kernels 8 and 9 step
+// with the number of tiles.
+// Launch: group (THREADS, 1, 1), grid (G, 1, 1), G <= tiles·ceil(K/BK) < 2^31. Aligned
+// rows, M any (_unaligned: any M, N, K). Arguments: A, B, C, M, N, K, work (2·G·BM·BN floats) and counters (tiles
+// unsigned ints, zero before the first launch; left zero). C need not be zeroed.
+// ---------------------------------------------------------------------------------------------------------------
+// Stream-K's partition of `total` iterations over `groups` groups: group h owns [first(h), first(h + 1)). Iteration
+// numbers fit an int (the host checks total < 2^31); their products with group numbers are taken in 64 bits.
+struct StreamPartition {
+    int total, groups;
+    __device__ __forceinline__ int first(int h) const { return (int)((long long)h * total / groups); }
+    // The group owning iteration i: the last h with first(h) <= i.
+    __device__ __forceinline__ int owner(int i) const { return (int)(((long long)(i + 1) * groups - 1) / total); }
+};
+
+template <int BM, int BN, int BK, int THREADS, bool VEC, int KUNROLL>
+__device__ __forceinline__ void streamk(const float* __restrict__ A, const float* __restrict__ B,
+                                        float* __restrict__ C, int M, int N, int K, float* lds, float* work,
+                                        unsigned* counters) {
+    using W = WaveTile<BM, BN, BK, THREADS, VEC>;
+    const int tiles_n = (N + BN - 1) / BN;
+    const int per_tile = (K + BK - 1) / BK;  // iterations (slabs) per tile
+    const int total = (M + BM - 1) / BM * tiles_n * per_tile;
+    // At most one group per iteration, so that every group owns at least one and the owners of a tile's iterations
+    // are consecutive groups that all take part (the host launches no more; surplus groups would only leave).
+    const StreamPartition part{total, min((int)gridDim.x, total)};
+    if ((int)blockIdx.x >= part.groups) return;
+    int it = part.first(blockIdx.x);
+    const int end = part.first(blockIdx.x + 1);
+    while (it < end) {
+        const int tile = it / per_tile;
+        const int k0 = it - tile * per_tile;
+        const int k1 = min(per_tile, k0 + (end - it));
+        it += k1 - k0;
+        const int bm = (tile / tiles_n) * BM, bn = (tile % tiles_n) * BN;
+        const W w(A, B, M, N, K, bm, bn);
+        float acc[W::WMITER * 4][W::WNITER * 4] = {};
+        double_buffer_slabs<KUNROLL>(w, lds, acc, k0 * BK, min(K, k1 * BK), K, N);
+        if (k0 == 0 && k1 == per_tile) {
+            w.store_c(C, acc, M, N, bm, bn);
+            continue;
+        }
+        // Slot 0 of a group holds the tile its range starts in, slot 1 the tile its range ends in.
+        const int tile_start = tile * per_tile;
+        const int h0 = part.owner(tile_start), h1 = part.owner(tile_start + per_tile - 1);
+        auto slot = [&](int h) {
+            return work + (size_t)(2 * h + (part.first(h) >= tile_start ? 0 : 1)) * (BM * BN);
+        };
+        w.store_partial(slot(blockIdx.x), acc);
+        if (!last_to_arrive(&counters[tile], (unsigned)(h1 - h0 + 1))) continue;
+#pragma unroll
+        for (int r = 0; r < W::WMITER * 4; ++r)
+#pragma unroll
+            for (int c = 0; c < W::WNITER * 4; ++c) acc[r][c] = 0.0f;
+        for (int h = h0; h <= h1; ++h) w.add_partial(slot(h), acc);
+        w.store_c(C, acc, M, N, bm, bn);
+    }
+}
+
+#define STREAMK_KERNEL(NAME, BM, BN, BK, THREADS, KUNROLL, ATTRS) \
+    WAVE_TILED_KERNELS(NAME, BM, BN, BK, THREADS, KUNROLL, 2, ATTRS, streamk, WORKSPACE_PARAMS, work, counters)
+
+// Instances. H200 = ratio to cuBLAS measured on an H200 (nvcc 13.0), G = 132 × groups per SM.
+//   matmul_streamk_128x128x8_t128  128×128×8,  128 items, ACC 128, G = 264: 1536² 1.06×, 3072² 0.99×,
+//                                  4097² (unaligned) 0.95×
+//   matmul_streamk_64x128x8_t128    64×128×8,  128 items, ACC 64,  G = 396: 1536² 1.06×, 768² 1.01×
+//   matmul_streamk_64x64x16_t128    64×64×16,  128 items, ACC 32,  G = 396: 768² 1.01×
+STREAMK_KERNEL(matmul_streamk_128x128x8_t128, 128, 128, 8, 128, 8, )
+STREAMK_KERNEL(matmul_streamk_64x128x8_t128, 64, 128, 8, 128, 8, )
+STREAMK_KERNEL(matmul_streamk_64x64x16_t128, 64, 64, 16, 128, 16, )
+// The wave64 shape of kernel 8 (128 VGPRs at most, see DOUBLE_BUFFER_WAVE64_KERNEL), streamed.
+STREAMK_KERNEL(matmul_streamk_128x128x8_t512, 128, 128, 8, 512, 2, GPU_AMD_MIN_WAVES_PER_SIMD(4))
 
 // ---------------------------------------------------------------------------------------------------------------
 // matmul_reference_f64 — not a rung of the ladder: the reference every kernel (and the vendor BLAS) is checked

@@ -53,6 +53,11 @@ __device__ inline unsigned gpu_cu_id() {
 // stops the compiler from moving code across it.
 __device__ inline void gpu_wave_sync() { __builtin_amdgcn_wave_barrier(); }
 
+// Loads 16 bytes that another group of this launch wrote (and published with __threadfence() and an atomic), past
+// this CU's L1. On gfx90a __threadfence() is an agent-scope fence that also invalidates the CU's L1 (the acquire
+// half), so an ordinary load after it reads from L2.
+__device__ inline float4 gpu_load_from_l2(const float4* p) { return *p; }
+
 #elif defined(__CUDACC__)
 #define GPU_PLATFORM_NVIDIA 1
 // Every NVIDIA architecture has 32 threads per warp (CUDA Programming Guide, "Hardware Implementation").
@@ -94,6 +99,9 @@ __device__ inline void gpu_wave_sync() {
     const unsigned lanes = size - first < GPU_WAVE_SIZE ? size - first : GPU_WAVE_SIZE;
     __syncwarp(lanes == GPU_WAVE_SIZE ? 0xffffffffu : (1u << lanes) - 1u);
 }
+// Loads 16 bytes that another group of this launch wrote (and published with __threadfence() and an atomic), past
+// this SM's L1, which is not kept coherent with other SMs' stores: ld.global.cg caches in L2 only.
+__device__ inline float4 gpu_load_from_l2(const float4* p) { return __ldcg(p); }
 #else
 #error "kernels must be compiled by hipcc/clang -x hip (AMD) or nvcc (NVIDIA)"
 #endif

@@ -5,9 +5,14 @@
 //! accumulates in FP64 on the GPU (`matmul_reference_f64`), itself checked against the host's FP64 sums at sampled
 //! elements, with the tolerance of [`verify::matmul_tolerance`]. GFLOP/s = 2·M·N·K / median time.
 //!
-//! Sizes: the ladder's first rungs (naive, accumulator, tiled) take any M, N, K: out-of-range loads read zero and
-//! stores are guarded. The register-blocked kernels state what they need in [`VARIANTS`] (typically N and K
-//! multiples of 4, for 16-byte loads); other sizes are `invalid` rows that say why.
+//! Sizes: every kernel takes any M, N, K: out-of-range loads read zero and stores are guarded, and the kernels with
+//! 16-byte accesses launch their `_unaligned` twins (guarded 4-byte accesses) where N or K is not a multiple of 4
+//! ([`Variant::symbol_for`]). A size the kernels cannot index, launch or fit in memory is an `invalid` row that says
+//! why ([`Shape::problem`]).
+//!
+//! Beyond the ladder: split-K and stream-K kernels give small sizes enough groups for the device ([`Variant::plan`]),
+//! and at every size an `autotune` row names the fastest kernel that verified, picked by measurement
+//! ([`autotune_candidates`], [`autotune_pick`]). docs/matmul.md has the method and the figures.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -39,6 +44,21 @@ pub struct Multiples {
 /// Any size.
 const ANY: Multiples = Multiples { m: 1, n: 1, k: 1 };
 
+/// How a kernel's groups cover C and K (see `kernels/matmul.hip`, kernels 8 to 10).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Schedule {
+    /// One group per BM×BN tile of C, over all of K: grid (ceil(N/BN), ceil(M/BM)).
+    Tiles,
+    /// Split-K: S groups per tile (grid z), each over a range of K; the last group of a tile to finish adds the S
+    /// partial tiles in a fixed order (workspace tiles·S·BM·BN floats, one counter per tile).
+    SplitK,
+    /// Split-K adding the partial tiles into C with atomics, after zeroing C (`matmul_zero_c`): not deterministic.
+    SplitKAtomic,
+    /// Stream-K: G = CUs × groups per CU groups, each with an equal share of all tiles' slabs (grid (G, 1, 1));
+    /// partial tiles are added in a fixed order by the last contributor (workspace 2·G·BM·BN floats).
+    StreamK,
+}
+
 /// One matmul kernel: its symbol, launch geometry and size requirements. CLI values, CSV rows, plots and tests all
 /// come from this table; the order is the ladder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -55,20 +75,20 @@ pub struct Variant {
     pub group: [u32; 2],
     /// Elements of C one group computes: columns (BN) and rows (BM).
     pub block: [u32; 2],
+    /// Depth of the K slabs the kernel consumes at a time (BK), for the schedules that split K.
+    pub slab_k: u32,
     /// Whether C must be zero before the launch (the naive kernel accumulates into it).
     pub zero_c: bool,
-    /// Size requirements.
+    /// Size requirements (the rung keeps them on purpose; every kernel of the ladder now takes any size).
     pub multiples: Multiples,
+    /// Whether `symbol` moves 16-byte vectors and so needs aligned rows (N and K multiples of 4); other sizes launch
+    /// its twin `<symbol>_unaligned`, the same kernel with guarded 4-byte accesses.
+    pub aligned_rows: bool,
+    /// How the groups cover C and K.
+    pub schedule: Schedule,
 }
 
 impl Variant {
-    /// Launch geometry for an M×N result: groups tile C, `x` along columns and `y` along rows.
-    pub fn launch_config(&self, shape: Shape) -> Option<LaunchConfig> {
-        let gx = u32::try_from(shape.n.div_ceil(self.block[0] as usize)).ok()?;
-        let gy = u32::try_from(shape.m.div_ceil(self.block[1] as usize)).ok()?;
-        Some(LaunchConfig { grid: [gx, gy, 1], group: [self.group[0], self.group[1], 1], dynamic_lds_bytes: 0 })
-    }
-
     /// Why this kernel cannot compute `shape`, if it cannot.
     pub fn check(&self, shape: Shape) -> Option<String> {
         let req = self.multiples;
@@ -83,6 +103,112 @@ impl Variant {
             Some(format!("{} needs {}: {}", self.name, req_text(req), bad.join(", ")))
         }
     }
+
+    /// The symbol launched at `shape`: `symbol`, or its `_unaligned` twin where rows are not 16-byte aligned.
+    pub fn symbol_for(&self, shape: Shape) -> String {
+        if self.aligned_rows && !shape.rows_aligned() {
+            format!("{}_unaligned", self.symbol)
+        } else {
+            self.symbol.to_string()
+        }
+    }
+
+    /// Tiles of C: ceil(N/BN) × ceil(M/BM).
+    fn tiles(&self, shape: Shape) -> (u64, u64) {
+        (shape.n.div_ceil(self.block[0] as usize) as u64, shape.m.div_ceil(self.block[1] as usize) as u64)
+    }
+
+    /// How this kernel runs at `shape` on a device with `cus` CUs where `groups_per_cu` of its groups fit at once:
+    /// the split-K count (`split`, or [`split_k_for`] when `None`), the stream-K group count, the grid and the
+    /// workspace. An error says why it cannot be launched so.
+    pub fn plan(&self, shape: Shape, cus: u32, groups_per_cu: u32, split: Option<u32>) -> Result<Plan, String> {
+        let (tx, ty) = self.tiles(shape);
+        let tiles = tx * ty;
+        let slabs = shape.k.div_ceil(self.slab_k.max(1) as usize) as u64;
+        let slots = u64::from(cus) * u64::from(groups_per_cu.max(1));
+        let tile_floats = u64::from(self.block[0]) * u64::from(self.block[1]);
+        let grid2 = |z: u64| -> Result<[u32; 3], String> {
+            match (u32::try_from(tx), u32::try_from(ty), u32::try_from(z)) {
+                (Ok(x), Ok(y), Ok(z)) => Ok([x, y, z]),
+                _ => Err(format!("{} needs a grid of {tx} x {ty} x {z} groups", self.name)),
+            }
+        };
+        let symbol = self.symbol_for(shape);
+        let make = |grid, split_k, work_floats, counters| Plan {
+            symbol: symbol.clone(),
+            grid,
+            split_k,
+            work_floats,
+            counters,
+        };
+        match self.schedule {
+            Schedule::Tiles => Ok(make(grid2(1)?, 1, 0, 0)),
+            Schedule::SplitK | Schedule::SplitKAtomic => {
+                let s = u64::from(split.unwrap_or_else(|| split_k_for(tiles, slabs, slots)));
+                if s == 0 || s > slabs.max(1) {
+                    return Err(format!("{}: split K = {s} needs 1 to {slabs} (the slabs of K)", self.name));
+                }
+                let work = if self.schedule == Schedule::SplitK { tiles * s * tile_floats } else { 0 };
+                let counters = if self.schedule == Schedule::SplitK { tiles } else { 0 };
+                Ok(make(grid2(s)?, s as u32, work, counters))
+            }
+            Schedule::StreamK => {
+                let iterations = tiles * slabs;
+                if iterations >= 1 << 31 {
+                    return Err(format!(
+                        "{}: {tiles} tiles x {slabs} slabs = {iterations} iterations; stream-K counts them in 31 bits",
+                        self.name
+                    ));
+                }
+                // No more groups than iterations: each group must own at least one (kernels/matmul.hip, kernel 10).
+                let groups = slots.min(iterations) as u32;
+                Ok(make([groups, 1, 1], 1, 2 * u64::from(groups) * tile_floats, tiles))
+            }
+        }
+    }
+}
+
+/// How one kernel runs at one shape (see [`Variant::plan`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// The symbol launched: the variant's, or its `_unaligned` twin.
+    pub symbol: String,
+    /// Groups along x, y, z.
+    pub grid: [u32; 3],
+    /// Ranges K is split into (1 unless split-K).
+    pub split_k: u32,
+    /// Floats of workspace for partial tiles (0: none).
+    pub work_floats: u64,
+    /// Tile counters of the workspace (0: none).
+    pub counters: u64,
+}
+
+impl Plan {
+    /// Groups in the grid.
+    pub fn groups(&self) -> u64 {
+        self.grid.iter().map(|&g| u64::from(g)).product()
+    }
+
+    /// Bytes of device memory the workspace takes.
+    pub fn workspace_bytes(&self) -> u64 {
+        (self.work_floats + self.counters) * 4
+    }
+}
+
+/// Most ranges split-K cuts K into, and the fewest slabs of K each range keeps (a range that short spends most of
+/// its time filling the pipeline).
+pub const MAX_SPLIT_K: u64 = 16;
+const MIN_SLABS_PER_SPLIT: u64 = 4;
+
+/// The split-K count of a split-K row: the largest S with `tiles`·S groups all resident at once (`slots` = CUs ×
+/// groups per CU), at most [`MAX_SPLIT_K`] and leaving each range at least 4 slabs; at least 1. Measured on an H200
+/// this is the best S or close to it for the 3-groups-per-SM shapes (768²: 72 tiles, S = 5); for 2-groups-per-SM
+/// shapes S with one group per SM is often better (512², 128×64 tiles: S = 4 beats S = 8). The autotune row searches
+/// S by measurement.
+pub fn split_k_for(tiles: u64, slabs: u64, slots: u64) -> u32 {
+    let by_slots = slots / tiles.max(1);
+    let by_k = slabs / MIN_SLABS_PER_SPLIT;
+    by_slots.min(by_k).clamp(1, MAX_SPLIT_K) as u32
 }
 
 fn req_text(r: Multiples) -> String {
@@ -91,86 +217,105 @@ fn req_text(r: Multiples) -> String {
 
 /// The ladder, in order.
 pub const VARIANTS: &[Variant] = &[
-    Variant {
-        name: "naive",
-        family: "naive",
-        symbol: "matmul_naive",
-        tile_m: None,
-        group: [16, 16],
-        block: [16, 16],
-        zero_c: true,
-        multiples: ANY,
-    },
-    Variant {
-        name: "accumulator",
-        family: "accumulator",
-        symbol: "matmul_accumulator",
-        tile_m: None,
-        group: [16, 16],
-        block: [16, 16],
-        zero_c: false,
-        multiples: ANY,
-    },
+    simple("naive", "matmul_naive", true),
+    simple("accumulator", "matmul_accumulator", false),
     tiled("tiled_m4", "matmul_tiled_m4", 4),
     tiled("tiled_m8", "matmul_tiled_m8", 8),
     tiled("tiled_m16", "matmul_tiled_m16", 16),
     tiled("tiled_m32", "matmul_tiled_m32", 32),
-    regblock("blocktile_1d", "blocktile_1d", "matmul_blocktile_1d", 512, [64, 64], ANY),
-    regblock("blocktile_2d", "blocktile_2d", "matmul_blocktile_2d", 256, [128, 128], ANY),
-    regblock("vectorized", "vectorized", "matmul_vectorized", 256, [128, 128], ALIGNED_ROWS),
-    regblock("warptile", "warptile", "matmul_warptile", 256, [128, 128], ALIGNED_ROWS),
+    regblock("blocktile_1d", "blocktile_1d", "matmul_blocktile_1d", 512, [64, 64, 8], false, Schedule::Tiles),
+    regblock("blocktile_2d", "blocktile_2d", "matmul_blocktile_2d", 256, [128, 128, 8], false, Schedule::Tiles),
+    regblock("vectorized", "vectorized", "matmul_vectorized", 256, [128, 128, 8], true, Schedule::Tiles),
+    regblock("warptile", "warptile", "matmul_warptile", 256, [128, 128, 8], true, Schedule::Tiles),
     // The double-buffered kernel in the shape that was fastest on the H100 (BM = 256, BN = 128, BK = 8), then the
-    // other shapes of the autotuning sweep: the best shape differs between architectures.
-    regblock("double_buffer", "double_buffer", "matmul_double_buffer", 256, [128, 256], ALIGNED_ROWS),
-    regblock(
+    // other shapes of the autotuning sweep: the best shape differs between architectures and sizes.
+    wave("double_buffer", "double_buffer", "matmul_double_buffer", 256, [128, 256, 8], Schedule::Tiles),
+    wave(
         "double_buffer_128x256x8_t256",
         "double_buffer",
         "matmul_double_buffer_128x256x8_t256",
         256,
-        [256, 128],
-        ALIGNED_ROWS,
+        [256, 128, 8],
+        Schedule::Tiles,
     ),
-    regblock(
+    wave(
         "double_buffer_128x128x8_t256",
         "double_buffer",
         "matmul_double_buffer_128x128x8_t256",
         256,
-        [128, 128],
-        ALIGNED_ROWS,
+        [128, 128, 8],
+        Schedule::Tiles,
     ),
-    regblock(
+    wave(
         "double_buffer_128x128x16_t256",
         "double_buffer",
         "matmul_double_buffer_128x128x16_t256",
         256,
-        [128, 128],
-        ALIGNED_ROWS,
+        [128, 128, 16],
+        Schedule::Tiles,
     ),
-    regblock(
+    wave(
         "double_buffer_64x128x16_t128",
         "double_buffer",
         "matmul_double_buffer_64x128x16_t128",
         128,
-        [128, 64],
-        ALIGNED_ROWS,
+        [128, 64, 16],
+        Schedule::Tiles,
+    ),
+    // Smaller tiles, more groups: for sizes whose grid of large tiles leaves CUs idle.
+    wave(
+        "double_buffer_64x128x8_t128",
+        "double_buffer",
+        "matmul_double_buffer_64x128x8_t128",
+        128,
+        [128, 64, 8],
+        Schedule::Tiles,
+    ),
+    wave(
+        "double_buffer_32x64x16_t64",
+        "double_buffer",
+        "matmul_double_buffer_32x64x16_t64",
+        64,
+        [64, 32, 16],
+        Schedule::Tiles,
     ),
     // Wave64 shapes: at most 128 VGPRs+AGPRs and no scratch on gfx90a (4 waves per SIMD), LDS for 16 waves per CU.
-    regblock(
+    wave(
         "double_buffer_256x128x8_t512",
         "double_buffer",
         "matmul_double_buffer_256x128x8_t512",
         512,
-        [128, 256],
-        ALIGNED_ROWS,
+        [128, 256, 8],
+        Schedule::Tiles,
     ),
-    regblock(
+    wave(
         "double_buffer_128x128x8_t512",
         "double_buffer",
         "matmul_double_buffer_128x128x8_t512",
         512,
-        [128, 128],
-        ALIGNED_ROWS,
+        [128, 128, 8],
+        Schedule::Tiles,
     ),
+    // Split-K: more groups for sizes too small to fill the device; the last of the wave64 shapes fits gfx90a.
+    wave("splitk_128x64x16_t128", "splitk", "matmul_splitk_128x64x16_t128", 128, [64, 128, 16], Schedule::SplitK),
+    wave("splitk_64x128x16_t128", "splitk", "matmul_splitk_64x128x16_t128", 128, [128, 64, 16], Schedule::SplitK),
+    wave("splitk_64x128x8_t128", "splitk", "matmul_splitk_64x128x8_t128", 128, [128, 64, 8], Schedule::SplitK),
+    wave("splitk_128x128x8_t128", "splitk", "matmul_splitk_128x128x8_t128", 128, [128, 128, 8], Schedule::SplitK),
+    wave("splitk_128x128x8_t512", "splitk", "matmul_splitk_128x128x8_t512", 512, [128, 128, 8], Schedule::SplitK),
+    // Split-K with atomic adds into C: what determinism costs.
+    wave(
+        "splitk_atomic_64x128x16_t128",
+        "splitk_atomic",
+        "matmul_splitk_atomic_64x128x16_t128",
+        128,
+        [128, 64, 16],
+        Schedule::SplitKAtomic,
+    ),
+    // Stream-K: one group per resident slot, equal shares of all slabs; the last shape fits gfx90a.
+    wave("streamk_128x128x8_t128", "streamk", "matmul_streamk_128x128x8_t128", 128, [128, 128, 8], Schedule::StreamK),
+    wave("streamk_64x128x8_t128", "streamk", "matmul_streamk_64x128x8_t128", 128, [128, 64, 8], Schedule::StreamK),
+    wave("streamk_64x64x16_t128", "streamk", "matmul_streamk_64x64x16_t128", 128, [64, 64, 16], Schedule::StreamK),
+    wave("streamk_128x128x8_t512", "streamk", "matmul_streamk_128x128x8_t512", 512, [128, 128, 8], Schedule::StreamK),
 ];
 
 /// The default kernel set of the architectures whose names start with one of `arch_prefixes` (first match in
@@ -196,14 +341,21 @@ macro_rules! ladder {
 pub const ARCH_DEFAULTS: &[ArchKernels] = &[
     ArchKernels {
         arch_prefixes: &["gfx90", "gfx94", "gfx95"],
-        kernels: ladder!["double_buffer_256x128x8_t512", "double_buffer_128x128x8_t512"],
-        why: "CDNA (wave64, 512 VGPRs+AGPRs per lane per SIMD): the double_buffer shapes tuned on NVIDIA take \
-              236-396 registers there (1-2 waves per SIMD); the wave64 shapes stay within 128 (4+ waves per SIMD)",
+        kernels: ladder![
+            "double_buffer_256x128x8_t512",
+            "double_buffer_128x128x8_t512",
+            "splitk_128x128x8_t512",
+            "streamk_128x128x8_t512",
+        ],
+        why: "CDNA (wave64, 512 VGPRs+AGPRs per lane per SIMD): the shapes tuned on NVIDIA take 236-396 registers \
+              there (1-2 waves per SIMD); the wave64 shapes of double_buffer, splitk and streamk stay within 128 \
+              (4+ waves per SIMD)",
     },
     ArchKernels {
         arch_prefixes: &["sm_"],
-        kernels: ladder!["double_buffer"],
-        why: "NVIDIA (warp32, 255 registers per thread): every double_buffer shape of the autotuning sweep",
+        kernels: ladder!["double_buffer", "splitk", "splitk_atomic", "streamk"],
+        why: "NVIDIA (warp32, 255 registers per thread): every shape of double_buffer, splitk, splitk_atomic and \
+              streamk",
     },
 ];
 
@@ -215,19 +367,21 @@ pub fn default_kernels(arch: &str, tiles: &[u32]) -> Result<Vec<&'static Variant
     }
 }
 
-/// 16-byte loads of rows of A and B: N and K multiples of 4 (so every row starts 16-byte aligned); M is free.
-const ALIGNED_ROWS: Multiples = Multiples { m: 1, n: 4, k: 4 };
-
-/// A register-blocked kernel: a 1-D group of `items` computing a `block` = [BN, BM] tile of C.
-const fn regblock(
-    name: &'static str,
-    family: &'static str,
-    symbol: &'static str,
-    items: u32,
-    block: [u32; 2],
-    multiples: Multiples,
-) -> Variant {
-    Variant { name, family, symbol, tile_m: None, group: [items, 1], block, zero_c: false, multiples }
+/// A kernel of the seed's first steps: 16×16 items, one element of C each, any size.
+const fn simple(name: &'static str, symbol: &'static str, zero_c: bool) -> Variant {
+    Variant {
+        name,
+        family: name,
+        symbol,
+        tile_m: None,
+        group: [16, 16],
+        block: [16, 16],
+        slab_k: 1,
+        zero_c,
+        multiples: ANY,
+        aligned_rows: false,
+        schedule: Schedule::Tiles,
+    }
 }
 
 const fn tiled(name: &'static str, symbol: &'static str, m: u32) -> Variant {
@@ -238,9 +392,50 @@ const fn tiled(name: &'static str, symbol: &'static str, m: u32) -> Variant {
         tile_m: Some(m),
         group: [m, m],
         block: [m, m],
+        slab_k: m,
         zero_c: false,
         multiples: ANY,
+        aligned_rows: false,
+        schedule: Schedule::Tiles,
     }
+}
+
+/// A register-blocked kernel: a 1-D group of `items` computing a [BN, BM] tile of C, K in slabs of BK
+/// (`tile` = [BN, BM, BK]).
+const fn regblock(
+    name: &'static str,
+    family: &'static str,
+    symbol: &'static str,
+    items: u32,
+    tile: [u32; 3],
+    aligned_rows: bool,
+    schedule: Schedule,
+) -> Variant {
+    Variant {
+        name,
+        family,
+        symbol,
+        tile_m: None,
+        group: [items, 1],
+        block: [tile[0], tile[1]],
+        slab_k: tile[2],
+        zero_c: false,
+        multiples: ANY,
+        aligned_rows,
+        schedule,
+    }
+}
+
+/// A wave-tiled kernel (7 on): 16-byte accesses with an `_unaligned` twin.
+const fn wave(
+    name: &'static str,
+    family: &'static str,
+    symbol: &'static str,
+    items: u32,
+    tile: [u32; 3],
+    schedule: Schedule,
+) -> Variant {
+    regblock(name, family, symbol, items, tile, true, schedule)
 }
 
 /// A problem size: A is m×k, B is k×n, C is m×n.
@@ -263,6 +458,12 @@ impl Shape {
     /// Whether M = N = K.
     pub fn is_square(&self) -> bool {
         self.m == self.n && self.n == self.k
+    }
+
+    /// Whether every row of A (K floats), B and C (N floats) starts 16-byte aligned in buffers that do: N and K
+    /// multiples of 4. The 16-byte kernels need it; other sizes run their `_unaligned` twins.
+    pub fn rows_aligned(&self) -> bool {
+        self.n.is_multiple_of(4) && self.k.is_multiple_of(4)
     }
 
     /// Parses `1024` (square) or `MxNxK`, e.g. `4096x1024x512`.
@@ -289,9 +490,16 @@ impl Shape {
     }
 
     /// Why this shape cannot run on a device with `memory` and groups of at most `max_group_size` items: sizes the
-    /// kernels cannot index or launch, byte counts that overflow, memory that is not there, and (for a kernel,
-    /// `variant`) the kernel's own size requirements. `None`: the point is valid. Needs no GPU.
-    pub fn problem(&self, variant: Option<&Variant>, max_group_size: u32, memory: &Memory) -> Option<String> {
+    /// kernels cannot index or launch, byte counts that overflow, memory that is not there (the point's matrices
+    /// plus `workspace_bytes` on the device), and (for a kernel, `variant`) the kernel's own size requirements.
+    /// `None`: the point is valid. Needs no GPU.
+    pub fn problem(
+        &self,
+        variant: Option<&Variant>,
+        max_group_size: u32,
+        memory: &Memory,
+        workspace_bytes: u64,
+    ) -> Option<String> {
         let dims = [("M", self.m), ("N", self.n), ("K", self.k)];
         if let Some((dim, _)) = dims.iter().find(|(_, size)| *size == 0) {
             return Some(format!("{dim} = 0: every size must be at least 1"));
@@ -311,7 +519,8 @@ impl Shape {
                 ));
             }
         }
-        if let Some(why) = memory.problem(self.bytes(), self.bytes()) {
+        let device_bytes = self.bytes().and_then(|b| b.checked_add(workspace_bytes));
+        if let Some(why) = memory.problem(device_bytes, self.bytes()) {
             return Some(format!("{self}: {why}"));
         }
         let v = variant?;
@@ -334,8 +543,8 @@ impl fmt::Display for Shape {
     }
 }
 
-/// The sweep: sizes × kernels, with the vendor BLAS at every size. Each field but `inputs` is one flag of
-/// `suite run matmul`.
+/// The sweep: sizes × kernels, with the vendor BLAS and the autotune step at every size. Each field but `inputs` is
+/// one flag of `suite run matmul`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct MatmulSweep {
     /// Problem sizes, in order.
@@ -344,6 +553,8 @@ pub struct MatmulSweep {
     pub kernels: Vec<&'static Variant>,
     /// Whether to run the vendor BLAS at every size.
     pub vendor: bool,
+    /// Whether to add an `autotune` row at every size: the fastest of [`autotune_candidates`] that verify.
+    pub autotune: bool,
     /// `Some(tiles)`: `kernels` is replaced by the device's [`default_kernels`] (within these tile sizes) once the
     /// device is known ([`Experiment::fit_to_device`]).
     pub arch_defaults: Option<Vec<u32>>,
@@ -352,10 +563,32 @@ pub struct MatmulSweep {
     inputs: super::RunCache<Inputs>,
 }
 
+/// The full sweep's sizes: 256 to 8192 with the sizes between the powers of two where the number of tiles per SM
+/// changes most (768, 1536, 3072, 6144), sizes that no tile divides (1000, 1023, 4097: 1023 and 4097 also leave rows
+/// unaligned for 16-byte loads), and two rectangular products.
+pub const FULL_SIZES: &[&str] = &[
+    "256",
+    "512",
+    "768",
+    "1000",
+    "1023",
+    "1024",
+    "1536",
+    "2048",
+    "3072",
+    "4096",
+    "4097",
+    "6144",
+    "8192",
+    "1000x1500x700",
+    "2000x500x3000",
+];
+
 impl Default for MatmulSweep {
-    /// 256 to 8192, doubling; every kernel of the ladder; the vendor BLAS.
+    /// [`FULL_SIZES`]; every kernel of the ladder; the vendor BLAS; the autotune step.
     fn default() -> Self {
-        MatmulSweep::new((8..=13).map(|p| Shape::square(1 << p)).collect(), VARIANTS.iter().collect(), true)
+        let shapes = FULL_SIZES.iter().map(|s| Shape::parse(s).expect("FULL_SIZES parse")).collect();
+        MatmulSweep::new(shapes, VARIANTS.iter().collect(), true).with_autotune(true)
     }
 }
 
@@ -478,6 +711,38 @@ impl Inputs {
     }
 }
 
+/// C = A·B computed on the device by `v` (split-K into `split` ranges where it splits, by [`split_k_for`] when
+/// `None`), launched `launches` times on the same buffers (workspace and counters included) before C is read back:
+/// what a row measures, for tests that compare results bit for bit. `a` is M×K and `b` K×N, row-major.
+pub fn multiply(
+    gpu: &Gpu,
+    v: &Variant,
+    shape: Shape,
+    a: &[f32],
+    b: &[f32],
+    split: Option<u32>,
+    launches: u32,
+) -> Result<Vec<f32>, Error> {
+    if a.len() != shape.m * shape.k || b.len() != shape.k * shape.n {
+        return Err(Error::Unsupported(format!(
+            "multiply at {shape} needs {} and {} floats, not {} and {}",
+            shape.m * shape.k,
+            shape.k * shape.n,
+            a.len(),
+            b.len()
+        )));
+    }
+    let dev = gpu.device.as_ref();
+    let inputs = Inputs { shape, a: dev.upload(a)?, b: dev.upload(b)?, reference: Vec::new() };
+    let plan = device_plan(gpu, v, shape, split).map_err(Error::Unsupported)?;
+    let mut case = KernelCase::new(gpu, Rc::new(inputs), v, plan)?;
+    for _ in 0..launches {
+        case.launch()?;
+    }
+    dev.synchronize()?;
+    Ok(dev.download(&case.c)?)
+}
+
 /// M, N and K as the kernels' `int` arguments.
 fn dims(shape: Shape) -> Result<[Arg; 3], Error> {
     let int = |x: usize| {
@@ -489,9 +754,21 @@ fn dims(shape: Shape) -> Result<[Arg; 3], Error> {
 }
 
 impl MatmulSweep {
-    /// A sweep of `shapes` × `kernels`, with the vendor BLAS rows if `vendor`.
+    /// A sweep of `shapes` × `kernels`, with the vendor BLAS rows if `vendor` and no autotune rows.
     pub fn new(shapes: Vec<Shape>, kernels: Vec<&'static Variant>, vendor: bool) -> MatmulSweep {
-        MatmulSweep { shapes, kernels, vendor, arch_defaults: None, inputs: super::RunCache::default() }
+        MatmulSweep {
+            shapes,
+            kernels,
+            vendor,
+            autotune: false,
+            arch_defaults: None,
+            inputs: super::RunCache::default(),
+        }
+    }
+
+    /// This sweep with (or without) an `autotune` row at every size.
+    pub fn with_autotune(self, autotune: bool) -> MatmulSweep {
+        MatmulSweep { autotune, ..self }
     }
 
     /// This sweep with its kernels chosen by the device's architecture ([`ARCH_DEFAULTS`]) once it is known, within
@@ -504,10 +781,13 @@ impl MatmulSweep {
     fn inputs(&self, gpu: &Gpu, shape: Shape) -> Result<Rc<Inputs>, Error> {
         self.inputs.get_or_make(|i| i.shape == shape, || Inputs::new(gpu, shape))
     }
+
+    /// Points per shape: the vendor BLAS, the kernels, the autotune step.
+    fn per_shape(&self) -> usize {
+        usize::from(self.vendor) + self.kernels.len() + usize::from(self.autotune)
+    }
 }
 
-/// The kernel (`None`: the vendor BLAS) and shape of point `index`: shapes in order, and at each shape the vendor
-/// BLAS first, then the kernels in ladder order.
 /// One launch of `kernel` (the vendor BLAS for `None`) at `shape`, for the estimate: 2·M·N·K FLOP over A, B and C
 /// once, at the share of the FP32 peak its rung reaches in the reference runs (rounded down: the estimate errs long).
 fn point_work(shape: Shape, kernel: Option<&str>) -> Work {
@@ -531,15 +811,106 @@ fn reference_work(shape: Shape) -> Work {
     Work::kernel(matmul_flops(shape.m, shape.n, shape.k), 0.0, 0.02)
 }
 
-fn point_kernel(sweep: &MatmulSweep, index: usize) -> (Option<&'static Variant>, Shape) {
-    let per_shape = sweep.kernels.len() + usize::from(sweep.vendor);
+/// What a point measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    /// The vendor BLAS.
+    Vendor,
+    /// One kernel of the ladder.
+    Kernel(&'static Variant),
+    /// The fastest of the autotune candidates.
+    Autotune,
+}
+
+/// The name of the autotune rows in the `kernel` column.
+pub const AUTOTUNE: &str = "autotune";
+
+/// What point `index` measures, and at which shape: shapes in order, and at each shape the vendor BLAS first, then
+/// the kernels in ladder order, then the autotune step.
+fn point_kernel(sweep: &MatmulSweep, index: usize) -> (Slot, Shape) {
+    let per_shape = sweep.per_shape();
     let shape = sweep.shapes[index / per_shape];
     let slot = index % per_shape;
-    if sweep.vendor && slot == 0 {
-        (None, shape)
+    let first_kernel = usize::from(sweep.vendor);
+    if slot < first_kernel {
+        (Slot::Vendor, shape)
+    } else if slot < first_kernel + sweep.kernels.len() {
+        (Slot::Kernel(sweep.kernels[slot - first_kernel]), shape)
     } else {
-        (Some(sweep.kernels[slot - usize::from(sweep.vendor)]), shape)
+        (Slot::Autotune, shape)
     }
+}
+
+/// The autotune step's candidates on `arch`: the kernels of its default set ([`ARCH_DEFAULTS`]) whose schedule is
+/// deterministic and whose family goes beyond the seed's ladder (double_buffer, splitk, streamk), each split-K kernel
+/// once per split count of [`AUTOTUNE_SPLITS`] that fits `shape` (a split count that gives more than
+/// [`AUTOTUNE_MAX_GROUPS_PER_CU`] groups per CU, or ranges under 4 slabs, is left out). Whatever `--kernels` says:
+/// the step answers "how fast can a hand kernel of this suite be here", not "which of the kernels asked for".
+pub fn autotune_candidates(arch: &str, shape: Shape, cus: u32) -> Vec<(&'static Variant, Option<u32>)> {
+    let kernels = default_kernels(arch, &[]).unwrap_or_else(|_| VARIANTS.iter().collect());
+    let mut out = Vec::new();
+    for v in kernels.into_iter().filter(|v| AUTOTUNE_FAMILIES.contains(&v.family)) {
+        match v.schedule {
+            Schedule::SplitK => {
+                let (tx, ty) = v.tiles(shape);
+                let slabs = shape.k.div_ceil(v.slab_k as usize) as u64;
+                for &s in AUTOTUNE_SPLITS {
+                    let groups = tx * ty * u64::from(s);
+                    if groups <= AUTOTUNE_MAX_GROUPS_PER_CU * u64::from(cus)
+                        && u64::from(s) * MIN_SLABS_PER_SPLIT <= slabs
+                    {
+                        out.push((v, Some(s)));
+                    }
+                }
+            }
+            Schedule::SplitKAtomic => {}
+            Schedule::Tiles | Schedule::StreamK => out.push((v, None)),
+        }
+    }
+    out
+}
+
+/// Families the autotune step picks from.
+const AUTOTUNE_FAMILIES: &[&str] = &["double_buffer", "splitk", "streamk"];
+
+/// Split counts the autotune step tries for each split-K kernel (1 is the double_buffer kernel of the same shape).
+pub const AUTOTUNE_SPLITS: &[u32] = &[2, 3, 4, 5, 6, 8];
+
+/// Most groups per CU a split-K candidate may launch: past that every group is resident only in a later wave, and the
+/// split adds partial tiles for nothing (the sizes that need no split are left to double_buffer).
+const AUTOTUNE_MAX_GROUPS_PER_CU: u64 = 4;
+
+/// Which candidate the autotune step picks: the fastest median among those that verified (`None`: a candidate that
+/// failed verification or could not run), the first of equal ones. `None` when none verified.
+pub fn autotune_pick(median_ms: &[Option<f64>]) -> Option<usize> {
+    median_ms
+        .iter()
+        .enumerate()
+        .filter_map(|(i, t)| t.filter(|t| t.is_finite() && *t > 0.0).map(|t| (i, t)))
+        .fold(None, |best: Option<(usize, f64)>, (i, t)| match best {
+            Some((_, b)) if b <= t => best,
+            _ => Some((i, t)),
+        })
+        .map(|(i, _)| i)
+}
+
+/// The plan of `v` at `shape` on this device: its `groups_per_cu` from the occupancy the device reports for the
+/// symbol launched.
+fn device_plan(gpu: &Gpu, v: &Variant, shape: Shape, split: Option<u32>) -> Result<Plan, String> {
+    let props = gpu.device.props();
+    let symbol = v.symbol_for(shape);
+    let items = v.group[0] * v.group[1];
+    let groups_per_cu = match v.schedule {
+        Schedule::Tiles => 1,
+        _ => gpu
+            .kernel("matmul", &symbol)
+            .map_err(|e| e.to_string())
+            .and_then(|k| gpu.device.occupancy_groups_per_cu(&k, items, 0).map_err(|e| e.to_string()))?,
+    };
+    if groups_per_cu == 0 {
+        return Err(format!("{symbol}: the device reports no group of {items} items fits a CU"));
+    }
+    v.plan(shape, props.cu_count, groups_per_cu, split)
 }
 
 impl Experiment for MatmulSweep {
@@ -552,7 +923,7 @@ impl Experiment for MatmulSweep {
     }
 
     fn param_columns(&self) -> &'static [&'static str] {
-        &["kernel", "tile_m", "m", "n", "k", "group_x", "group_y", "reference"]
+        &["kernel", "tile_m", "m", "n", "k", "group_x", "group_y", "reference", "split_k", "groups", "symbol", "pick"]
     }
 
     fn metric(&self) -> Metric {
@@ -564,6 +935,10 @@ impl Experiment for MatmulSweep {
             "shapes": self.shapes,
             "kernels": self.kernels.iter().map(|v| v.name).collect::<Vec<_>>(),
             "vendor": self.vendor,
+            "autotune": self.autotune,
+            "autotune_splits": AUTOTUNE_SPLITS,
+            "split_k": "largest S with tiles*S <= CUs * groups per CU, S <= 16, >= 4 slabs of K per range",
+            "streamk_groups": "CUs * groups per CU, at most one per slab",
             "reference": REFERENCE_SYMBOL,
             "tolerance": "2*sqrt(K)*eps_f32, relative to max(max |C|, sqrt(K)), every element",
         })
@@ -577,53 +952,87 @@ impl Experiment for MatmulSweep {
         let props = gpu.device.props();
         let vendor = vendor_name(props.platform);
         let blas = gpu.device.blas();
-        let per_shape = self.kernels.len() + usize::from(self.vendor);
         let memory = Memory::of(props.memory_bytes);
         let ceilings = crate::peaks::ceilings(props);
-        (0..self.shapes.len() * per_shape)
+        let max_group = props.max_group_size;
+        (0..self.shapes.len() * self.per_shape())
             .map(|index| {
-                let (variant, shape) = point_kernel(self, index);
-                let size_problem = shape.problem(variant, props.max_group_size, &memory);
-                let mut work = point_work(shape, variant.map(|v| v.name));
-                if index % per_shape == 0 {
+                let (slot, shape) = point_kernel(self, index);
+                let dims = [shape.m.to_string(), shape.n.to_string(), shape.k.to_string()];
+                let row = |kernel: &str, tile_m: String, group: [String; 2], plan: Option<&Plan>| {
+                    let [m, n, k] = dims.clone();
+                    let [gx, gy] = group;
+                    let (split_k, groups, symbol) = plan.map_or_else(Default::default, |p| {
+                        (p.split_k.to_string(), p.groups().to_string(), p.symbol.clone())
+                    });
+                    vec![
+                        kernel.into(),
+                        tile_m,
+                        m,
+                        n,
+                        k,
+                        gx,
+                        gy,
+                        REFERENCE_NAME.into(),
+                        split_k,
+                        groups,
+                        symbol,
+                        String::new(),
+                    ]
+                };
+                let basic = shape.problem(None, max_group, &memory, 0);
+                let mut work = match slot {
+                    Slot::Vendor => point_work(shape, None),
+                    Slot::Kernel(v) => point_work(shape, Some(v.name)),
+                    // Every candidate is verified and timed: as many launches' worth as there are candidates.
+                    Slot::Autotune => {
+                        let candidates = autotune_candidates(props.arch.as_str(), shape, props.cu_count).len();
+                        let one = point_work(shape, Some(AUTOTUNE));
+                        Work { share_of_peak: one.share_of_peak / candidates.max(1) as f64, ..one }
+                    }
+                };
+                if index % self.per_shape() == 0 {
                     // The first point of a shape makes its inputs and runs the FP64 reference kernel.
                     work = work.with_setup(launch_seconds(&reference_work(shape), &ceilings).0);
                 }
-                match variant {
-                    None => Point {
-                        invalid: size_problem.or_else(|| {
+                match slot {
+                    Slot::Vendor => Point {
+                        invalid: basic.or_else(|| {
                             blas.as_ref()
                                 .err()
                                 .map(|e| format!("{e}; the kernels are still verified against the reference kernel"))
                         }),
                         index,
                         key: format!("{vendor}/{shape}"),
-                        params: vec![
-                            vendor.into(),
-                            String::new(),
-                            shape.m.to_string(),
-                            shape.n.to_string(),
-                            shape.k.to_string(),
-                            String::new(),
-                            String::new(),
-                            REFERENCE_NAME.into(),
-                        ],
+                        params: row(vendor, String::new(), Default::default(), None),
                         work,
                     },
-                    Some(v) => Point {
+                    Slot::Kernel(v) => {
+                        let tile_m = v.tile_m.map(|m| m.to_string()).unwrap_or_default();
+                        let group = [v.group[0].to_string(), v.group[1].to_string()];
+                        // The plan needs a launchable size, and its workspace counts against the memory.
+                        let plan = match shape.problem(Some(v), max_group, &memory, 0) {
+                            Some(why) => Err(why),
+                            None => device_plan(gpu, v, shape, None),
+                        };
+                        let invalid = match &plan {
+                            Ok(p) => shape.problem(Some(v), max_group, &memory, p.workspace_bytes()),
+                            Err(why) => Some(why.clone()),
+                        };
+                        Point {
+                            index,
+                            key: format!("{}/{shape}", v.name),
+                            params: row(v.name, tile_m, group, plan.as_ref().ok()),
+                            invalid,
+                            work,
+                        }
+                    }
+                    Slot::Autotune => Point {
+                        invalid: basic,
                         index,
-                        key: format!("{}/{shape}", v.name),
-                        params: vec![
-                            v.name.into(),
-                            v.tile_m.map(|m| m.to_string()).unwrap_or_default(),
-                            shape.m.to_string(),
-                            shape.n.to_string(),
-                            shape.k.to_string(),
-                            v.group[0].to_string(),
-                            v.group[1].to_string(),
-                            REFERENCE_NAME.into(),
-                        ],
-                        invalid: size_problem,
+                        key: format!("{AUTOTUNE}/{shape}"),
+                        // The pick's columns are filled in once the step has run (Case::resolved_params).
+                        params: row(AUTOTUNE, String::new(), Default::default(), None),
                         work,
                     },
                 }
@@ -632,26 +1041,20 @@ impl Experiment for MatmulSweep {
     }
 
     fn prepare<'g>(&self, gpu: &'g Gpu, point: &Point) -> Result<Box<dyn Case + 'g>, Error> {
-        let (variant, shape) = point_kernel(self, point.index);
+        let (slot, shape) = point_kernel(self, point.index);
         let inputs = self.inputs(gpu, shape)?;
-        let dev = gpu.device.as_ref();
-        let c = dev.alloc_buffer::<f32>(shape.m * shape.n)?;
-        match variant {
-            None => {
+        match slot {
+            Slot::Vendor => {
+                let dev = gpu.device.as_ref();
+                let c = dev.alloc_buffer::<f32>(shape.m * shape.n)?;
                 dev.fill_bytes(c.raw(), 0xff)?;
                 Ok(Box::new(VendorCase { gpu, inputs, c }))
             }
-            Some(v) => {
-                let kernel = gpu.kernel("matmul", v.symbol)?;
-                let config = v
-                    .launch_config(shape)
-                    .ok_or_else(|| Error::Unsupported(format!("{shape} needs too many groups")))?;
-                // All-ones bytes are NaN: an element the kernel does not write fails. The naive kernel adds into C,
-                // so it starts from zero instead.
-                dev.fill_bytes(c.raw(), if v.zero_c { 0 } else { 0xff })?;
-                let dims = dims(shape)?;
-                Ok(Box::new(KernelCase { gpu, inputs, c, kernel, config, dims }))
+            Slot::Kernel(v) => {
+                let plan = device_plan(gpu, v, shape, None).map_err(Error::Unsupported)?;
+                Ok(Box::new(KernelCase::new(gpu, inputs, v, plan)?))
             }
+            Slot::Autotune => Ok(Box::new(autotune(gpu, inputs)?)),
         }
     }
 
@@ -675,6 +1078,55 @@ impl Experiment for MatmulSweep {
     }
 }
 
+/// Time each autotune candidate may take to be timed (its first launches and 3 repetitions of a batch).
+const AUTOTUNE_BUDGET_S: f64 = 0.05;
+
+/// The autotune step at one shape: every candidate ([`autotune_candidates`]) is prepared, launched and verified at
+/// every element, and those that verify are timed the way rows are (batches of launches, median of 3), briefly;
+/// the fastest ([`autotune_pick`]) is prepared again and becomes the row, which the runner verifies and times like
+/// any other. A candidate that cannot be planned, allocated or launched counts as not verified.
+fn autotune<'g>(gpu: &'g Gpu, inputs: Rc<Inputs>) -> Result<AutotuneCase<'g>, Error> {
+    let props = gpu.device.props();
+    let dev = gpu.device.as_ref();
+    let shape = inputs.shape;
+    let candidates = autotune_candidates(props.arch.as_str(), shape, props.cu_count);
+    let memory = Memory::of(props.memory_bytes);
+    let opts = super::RunOptions {
+        out_dir: std::path::PathBuf::new(),
+        resume: false,
+        shard: None,
+        warmup: 1,
+        reps: 3,
+        time_budget_s: AUTOTUNE_BUDGET_S,
+        timing: crate::device::Timing::Graph,
+        // Not read by the timer: the step itself was estimated and allowed as a point.
+        max_point_s: f64::INFINITY,
+    };
+    let trial = |v: &'static Variant, split: Option<u32>| -> Result<Option<f64>, Error> {
+        let Ok(plan) = device_plan(gpu, v, shape, split) else { return Ok(None) };
+        if shape.problem(Some(v), props.max_group_size, &memory, plan.workspace_bytes()).is_some() {
+            return Ok(None);
+        }
+        let mut case = KernelCase::new(gpu, inputs.clone(), v, plan)?;
+        case.launch()?;
+        dev.synchronize()?;
+        if !case.verify()?.passed() {
+            return Ok(None);
+        }
+        Ok(Some(super::time_case(dev, &mut case, &opts)?.stats.median_ms))
+    };
+    let times: Vec<Option<f64>> = candidates.iter().map(|&(v, split)| trial(v, split).unwrap_or(None)).collect();
+    let Some(best) = autotune_pick(&times) else {
+        return Err(Error::Unsupported(format!(
+            "autotune: none of the {} candidates at {shape} verified (or could run)",
+            candidates.len()
+        )));
+    };
+    let (v, split) = candidates[best];
+    let plan = device_plan(gpu, v, shape, split).map_err(Error::Unsupported)?;
+    Ok(AutotuneCase { inner: KernelCase::new(gpu, inputs, v, plan)?, pick: v })
+}
+
 /// The lines of [`Experiment::headlines`]: for each size (M×N×K, in the CSV's order), the vendor BLAS's GFLOP/s
 /// and the fastest hand kernel's, with their ratio.
 fn headlines(rows: &[BTreeMap<String, String>]) -> Vec<String> {
@@ -690,7 +1142,10 @@ fn headlines(rows: &[BTreeMap<String, String>]) -> Vec<String> {
         if !sizes.contains(&size) {
             sizes.push(size.clone());
         }
-        let kernel = r.get("kernel").cloned().unwrap_or_default();
+        let mut kernel = r.get("kernel").cloned().unwrap_or_default();
+        if kernel == AUTOTUNE {
+            kernel = format!("{AUTOTUNE} ({})", r.get("pick").map_or("?", String::as_str));
+        }
         if [Platform::Amd, Platform::Nvidia].iter().any(|p| vendor_name(*p) == kernel) {
             vendor.insert(size, gflops);
         } else if best.get(&size).is_none_or(|(g, _)| gflops > *g) {
@@ -740,7 +1195,8 @@ impl Case for VendorCase<'_> {
     }
 }
 
-/// One kernel of the ladder at one shape, checked at every element against the reference.
+/// One kernel of the ladder at one shape, as planned ([`Variant::plan`]), checked at every element against the
+/// reference.
 struct KernelCase<'g> {
     gpu: &'g Gpu,
     inputs: Rc<Inputs>,
@@ -749,13 +1205,63 @@ struct KernelCase<'g> {
     config: LaunchConfig,
     /// M, N, K as kernel arguments.
     dims: [Arg; 3],
+    /// The split-K and stream-K workspace (partial tiles) and tile counters; `None` where the plan has none.
+    work: Option<(Buffer<f32>, Buffer<u32>)>,
+    /// Whether the kernel takes the workspace arguments.
+    takes_work: bool,
+    /// `matmul_zero_c` and its grid, launched before the kernel where it adds into C.
+    zero: Option<(Kernel, LaunchConfig)>,
+    plan: Plan,
+}
+
+/// The kernel that zeroes C before the atomic split-K kernel adds into it.
+const ZERO_SYMBOL: &str = "matmul_zero_c";
+
+impl<'g> KernelCase<'g> {
+    /// Allocates C (poisoned: all-ones bytes are NaN, so an element the kernel does not write fails; zero for the
+    /// naive kernel, which adds into it) and the plan's workspace (counters zeroed: each launch leaves them zero).
+    fn new(gpu: &'g Gpu, inputs: Rc<Inputs>, v: &Variant, plan: Plan) -> Result<KernelCase<'g>, Error> {
+        let dev = gpu.device.as_ref();
+        let shape = inputs.shape;
+        let c = dev.alloc_buffer::<f32>(shape.m * shape.n)?;
+        dev.fill_bytes(c.raw(), if v.zero_c { 0 } else { 0xff })?;
+        let kernel = gpu.kernel("matmul", &plan.symbol)?;
+        let config = LaunchConfig { grid: plan.grid, group: [v.group[0], v.group[1], 1], dynamic_lds_bytes: 0 };
+        let work = if plan.counters > 0 {
+            let len = |n: u64| usize::try_from(n).map_err(|_| Error::Unsupported(format!("{n} floats of workspace")));
+            let counters = dev.alloc_buffer::<u32>(len(plan.counters)?)?;
+            dev.fill_bytes(counters.raw(), 0)?;
+            Some((dev.alloc_buffer::<f32>(len(plan.work_floats.max(1))?)?, counters))
+        } else {
+            None
+        };
+        let zero = match v.schedule {
+            Schedule::SplitKAtomic => {
+                // A grid-stride loop: enough groups to fill the device, no more than the elements need.
+                let groups = (shape.m * shape.n).div_ceil(256).clamp(1, 16 * gpu.device.props().cu_count as usize);
+                Some((gpu.kernel("matmul", ZERO_SYMBOL)?, LaunchConfig::linear(groups as u32, 256)))
+            }
+            _ => None,
+        };
+        let takes_work = matches!(v.schedule, Schedule::SplitK | Schedule::StreamK);
+        Ok(KernelCase { gpu, inputs, c, kernel, config, dims: dims(shape)?, work, takes_work, zero, plan })
+    }
 }
 
 impl Case for KernelCase<'_> {
     fn launch(&mut self) -> crate::device::Result<()> {
         let [m, n, k] = self.dims;
-        let args = [self.inputs.a.arg(), self.inputs.b.arg(), self.c.arg(), m, n, k];
-        self.gpu.device.launch(&self.kernel, &self.config, &args)
+        let dev = self.gpu.device.as_ref();
+        if let Some((zero, config)) = &self.zero {
+            dev.launch(zero, config, &[self.c.arg(), m, n])?;
+        }
+        let mut args = vec![self.inputs.a.arg(), self.inputs.b.arg(), self.c.arg(), m, n, k];
+        if self.takes_work {
+            // A split-K plan with S = 1 has no workspace: the kernel then writes C directly and never reads these.
+            let (work, counters) = self.work.as_ref().map_or((Arg::Ptr(0), Arg::Ptr(0)), |(w, c)| (w.arg(), c.arg()));
+            args.extend([work, counters]);
+        }
+        dev.launch(&self.kernel, &self.config, &args)
     }
 
     fn verify(&mut self) -> Result<Verification, Error> {
@@ -769,12 +1275,51 @@ impl Case for KernelCase<'_> {
     }
 
     fn footprint_bytes(&self) -> Option<u64> {
-        Some((self.inputs.a.bytes() + self.inputs.b.bytes() + self.c.bytes()) as u64)
+        let work = self.work.as_ref().map_or(0, |(w, c)| w.bytes() + c.bytes());
+        Some((self.inputs.a.bytes() + self.inputs.b.bytes() + self.c.bytes() + work) as u64)
+    }
+}
+
+/// The autotune step's pick at one shape: the pick's kernel case, with the pick named in the row.
+struct AutotuneCase<'g> {
+    inner: KernelCase<'g>,
+    pick: &'static Variant,
+}
+
+impl Case for AutotuneCase<'_> {
+    fn launch(&mut self) -> crate::device::Result<()> {
+        self.inner.launch()
+    }
+
+    fn verify(&mut self) -> Result<Verification, Error> {
+        self.inner.verify()
+    }
+
+    fn work(&self) -> f64 {
+        self.inner.work()
+    }
+
+    fn footprint_bytes(&self) -> Option<u64> {
+        self.inner.footprint_bytes()
+    }
+
+    fn resolved_params(&self) -> Vec<(&'static str, String)> {
+        let plan = &self.inner.plan;
+        vec![
+            ("group_x", self.pick.group[0].to_string()),
+            ("group_y", self.pick.group[1].to_string()),
+            ("split_k", plan.split_k.to_string()),
+            ("groups", plan.groups().to_string()),
+            ("symbol", plan.symbol.clone()),
+            ("pick", self.pick.name.to_string()),
+        ]
     }
 }
 
 /// The three plots of a matmul CSV: GFLOP/s vs size, GFLOP/s vs tile M, % of the vendor BLAS vs size. Only `ok`
-/// rows of square shapes are drawn (the x axis is N for M = N = K).
+/// rows of square shapes are drawn (the x axis is N for M = N = K). The size plots draw one line per family of the
+/// ladder (its fastest kernel at each size, e.g. the best of the double_buffer shapes) and one for the autotune
+/// step: some 30 kernels would not fit one legend, and the CSV keeps every row.
 pub fn plots(rows: &[BTreeMap<String, String>]) -> Vec<(String, LinePlot)> {
     let num = super::num;
     let ok: Vec<&BTreeMap<String, String>> =
@@ -791,27 +1336,64 @@ pub fn plots(rows: &[BTreeMap<String, String>]) -> Vec<(String, LinePlot)> {
         "rocBLAS SGEMM runs on the FP32 matrix cores (MFMA) of CDNA; these kernels use plain (packed) FMA on the vector units"
             .to_string()
     });
-    // Kernels in ladder order, then anything else the CSV holds (e.g. from a newer suite) in name order.
-    let mut kernels: Vec<String> = VARIANTS.iter().map(|v| v.name.to_string()).collect();
-    for r in &ok {
-        let k = r.get("kernel").cloned().unwrap_or_default();
-        if k != vendor && !kernels.contains(&k) {
-            kernels.push(k);
+    // Families in ladder order, then the autotune step, then anything else the CSV holds (e.g. from a newer suite)
+    // as a family of its own.
+    let family_of = |kernel: &str| -> String {
+        VARIANTS.iter().find(|v| v.name == kernel).map_or_else(|| kernel.to_string(), |v| v.family.to_string())
+    };
+    let mut kernels: Vec<String> = Vec::new();
+    for f in VARIANTS.iter().map(|v| v.family.to_string()).chain([AUTOTUNE.to_string()]) {
+        if !kernels.contains(&f) {
+            kernels.push(f);
         }
     }
-    let series_of = |kernel: &str, y: &dyn Fn(&BTreeMap<String, String>) -> Option<f64>| -> Vec<(f64, f64)> {
+    let mut members: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for r in &ok {
+        let k = r.get("kernel").cloned().unwrap_or_default();
+        if k == vendor {
+            continue;
+        }
+        let f = family_of(&k);
+        if !kernels.contains(&f) {
+            kernels.push(f.clone());
+        }
+        let m = members.entry(f).or_default();
+        if !m.contains(&k) {
+            m.push(k);
+        }
+    }
+    // A family's point at a size: its fastest row there; `y` maps that row to the plotted value.
+    let series_of = |family: &str, y: &dyn Fn(&BTreeMap<String, String>) -> Option<f64>| -> Vec<(f64, f64)> {
+        let mut best: BTreeMap<u64, (f64, &BTreeMap<String, String>)> = BTreeMap::new();
+        for r in ok.iter().filter(|r| r.get("kernel").is_some_and(|k| k != vendor && family_of(k) == family)) {
+            let (Some(n), Some(g)) = (num(r, "n"), num(r, "gflops")) else { continue };
+            if best.get(&(n as u64)).is_none_or(|(b, _)| g > *b) {
+                best.insert(n as u64, (g, r));
+            }
+        }
+        best.into_iter().filter_map(|(n, (_, r))| Some((n as f64, y(r)?))).collect()
+    };
+    let vendor_series = |y: &dyn Fn(&BTreeMap<String, String>) -> Option<f64>| -> Vec<(f64, f64)> {
         let mut pts: Vec<(f64, f64)> = ok
             .iter()
-            .filter(|r| r.get("kernel").map(String::as_str) == Some(kernel))
+            .filter(|r| r.get("kernel").map(String::as_str) == Some(vendor))
             .filter_map(|r| Some((num(r, "n")?, y(r)?)))
             .collect();
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
         pts
     };
+    let family_label = |family: &str| -> String {
+        match members.get(family).map_or(0, Vec::len) {
+            0 | 1 => {
+                members.get(family).and_then(|m| m.first()).map_or_else(|| family.to_string(), |k| kernel_label(k))
+            }
+            n => format!("{family} (best of {n})"),
+        }
+    };
     let gflops = |r: &BTreeMap<String, String>| num(r, "gflops");
-    // Fastest at the largest size first: the legend then lists the kernels in the order their lines end at the
-    // right edge, which untangles 15 crossing lines, and both plots give each kernel the same colour (the % of the
-    // vendor at one size orders the kernels as their GFLOP/s do). Kernels without points go last, in ladder order.
+    // Fastest at the largest size first: the legend then lists the lines in the order they end at the right edge,
+    // which untangles crossing lines, and both plots give each family the same colour (the % of the vendor at one
+    // size orders them as their GFLOP/s do). Families without points go last, in ladder order.
     let at_largest = |k: &str| series_of(k, &gflops).last().map(|&(n, g)| (n, g));
     kernels.sort_by(|a, b| match (at_largest(a), at_largest(b)) {
         (Some(pa), Some(pb)) => pb.0.total_cmp(&pa.0).then(pb.1.total_cmp(&pa.1)),
@@ -827,10 +1409,10 @@ pub fn plots(rows: &[BTreeMap<String, String>]) -> Vec<(String, LinePlot)> {
 
     let mut by_size: Vec<Series> = kernels
         .iter()
-        .map(|k| Series { label: kernel_label(k), points: series_of(k, &gflops), kind: SeriesKind::Line })
+        .map(|k| Series { label: family_label(k), points: series_of(k, &gflops), kind: SeriesKind::Line })
         .filter(|s| !s.points.is_empty())
         .collect();
-    let vendor_points = series_of(vendor, &gflops);
+    let vendor_points = vendor_series(&gflops);
     if !vendor_points.is_empty() {
         by_size.push(Series { label: vendor_label.into(), points: vendor_points, kind: SeriesKind::Reference });
     }
@@ -856,7 +1438,7 @@ pub fn plots(rows: &[BTreeMap<String, String>]) -> Vec<(String, LinePlot)> {
         .iter()
         .map(|k| {
             let pts = series_of(k, &|r| Some(100.0 * num(r, "gflops")? / vendor_at(num(r, "n")?)?));
-            Series { label: kernel_label(k), points: pts, kind: SeriesKind::Line }
+            Series { label: family_label(k), points: pts, kind: SeriesKind::Line }
         })
         .filter(|s| !s.points.is_empty())
         .collect();
@@ -952,6 +1534,17 @@ mod tests {
             assert!((1..=1024).contains(&items), "{}", v.name);
             // A group computes at least one element of C per item.
             assert!(v.block[0] * v.block[1] >= items, "{}", v.name);
+            assert!(v.slab_k >= 1, "{}", v.name);
+            // Every rung takes any size; the 16-byte kernels through their `_unaligned` twins.
+            assert_eq!(v.multiples, ANY, "{}", v.name);
+            // Only the wave-tiled kernels split K or stream, and they all have twins.
+            assert!(v.schedule == Schedule::Tiles || v.aligned_rows, "{}", v.name);
+            // The shape in the name is the shape in the table: <BM>x<BN>x<BK>_t<items>.
+            if let Some(dims) = v.name.split('_').find(|p| p.matches('x').count() == 2) {
+                let want = format!("{}x{}x{}", v.block[1], v.block[0], v.slab_k);
+                assert_eq!(dims, want, "{}", v.name);
+                assert!(v.name.ends_with(&format!("_t{items}")), "{}", v.name);
+            }
         }
         // Names are keys of CSV rows and CLI values: no two kernels may share one (dedup alone would only catch
         // neighbours).
@@ -1005,11 +1598,12 @@ mod tests {
             kernel in 0..=VARIANTS.len(),
             device in proptest::prop_oneof![proptest::strategy::Just(80u64 << 30), proptest::strategy::Just(u64::MAX), proptest::arbitrary::any::<u64>()],
             host in proptest::option::of(proptest::prop_oneof![proptest::strategy::Just(2u64 << 40), proptest::arbitrary::any::<u64>()]),
+            workspace in proptest::prop_oneof![proptest::strategy::Just(0u64), proptest::strategy::Just(1u64 << 30), proptest::arbitrary::any::<u64>()],
         ) {
             let shape = Shape { m, n, k };
             let variant = VARIANTS.get(kernel);
             let memory = Memory { device, host };
-            let problem = shape.problem(variant, 1024, &memory);
+            let problem = shape.problem(variant, 1024, &memory, workspace);
             // The same rules in u128, where nothing overflows.
             let (m1, n1, k1) = (m as u128, n as u128, k as u128);
             let bytes = [m1 * k1, k1 * n1, m1 * n1, m1 * n1].iter().fold(0u128, |sum, x| sum.saturating_add(x.saturating_mul(4)));
@@ -1025,7 +1619,7 @@ mod tests {
                         && n % v.multiples.n as usize == 0
                         && k % v.multiples.k as usize == 0
                 })
-                && bytes <= u128::from(device)
+                && bytes.saturating_add(u128::from(workspace)) <= u128::from(device)
                 && host.is_none_or(|h| bytes <= u128::from(h));
             proptest::prop_assert_eq!(problem.is_none(), valid, "{}: {:?}", shape, problem);
         }
@@ -1034,7 +1628,7 @@ mod tests {
     #[test]
     fn size_problems_name_their_cause() {
         let mem = Memory { device: 80 << 30, host: Some(1 << 40) };
-        let why = |m, n, k| Shape { m, n, k }.problem(None, 1024, &mem).unwrap();
+        let why = |m, n, k| Shape { m, n, k }.problem(None, 1024, &mem, 0).unwrap();
         assert!(why(0, 4, 4).contains("M = 0"));
         assert!(why(4, 1 << 32, 4).contains("exceeds what the kernels index"));
         assert!(why(65_535 * 16 + 1, 1, 1).contains("grid"));
@@ -1042,17 +1636,137 @@ mod tests {
         assert!(Shape::square(1 << 20).bytes().is_some());
         assert_eq!(Shape { m: 1 << 40, n: 1 << 40, k: 1 }.bytes(), None);
         let host_small = Memory { device: u64::MAX, host: Some(1 << 30) };
-        assert!(Shape::square(1 << 14).problem(None, 1024, &host_small).unwrap().contains("host memory"));
-        assert_eq!(Shape::square(8192).problem(Some(&VARIANTS[0]), 1024, &mem), None);
-        assert!(Shape::square(8192).problem(Some(&VARIANTS[0]), 128, &mem).unwrap().contains("groups of 256"));
+        assert!(Shape::square(1 << 14).problem(None, 1024, &host_small, 0).unwrap().contains("host memory"));
+        assert_eq!(Shape::square(8192).problem(Some(&VARIANTS[0]), 1024, &mem, 0), None);
+        assert!(Shape::square(8192).problem(Some(&VARIANTS[0]), 128, &mem, 0).unwrap().contains("groups of 256"));
+        // A workspace counts against the device only (the host never holds it).
+        let tight = Memory { device: Shape::square(4096).bytes().unwrap() + 100, host: Some(1 << 40) };
+        assert_eq!(Shape::square(4096).problem(None, 1024, &tight, 100), None);
+        assert!(Shape::square(4096).problem(None, 1024, &tight, 101).unwrap().contains("GiB of device memory"));
+    }
+
+    fn variant(name: &str) -> &'static Variant {
+        VARIANTS.iter().find(|v| v.name == name).unwrap_or_else(|| panic!("no kernel {name}"))
     }
 
     #[test]
     fn launch_geometry_covers_ragged_edges() {
-        let v = VARIANTS.iter().find(|v| v.name == "tiled_m16").unwrap();
-        let cfg = v.launch_config(Shape { m: 33, n: 100, k: 7 }).unwrap();
-        assert_eq!(cfg.grid, [7, 3, 1]);
-        assert_eq!(cfg.group, [16, 16, 1]);
+        let plan = variant("tiled_m16").plan(Shape { m: 33, n: 100, k: 7 }, 132, 8, None).unwrap();
+        assert_eq!(
+            plan,
+            Plan { symbol: "matmul_tiled_m16".into(), grid: [7, 3, 1], split_k: 1, work_floats: 0, counters: 0 }
+        );
+        // 256×128 tiles of the default shape: ceil(1000/128) x ceil(1000/256).
+        let plan = variant("double_buffer").plan(Shape::square(1000), 132, 1, None).unwrap();
+        assert_eq!((plan.grid, plan.groups()), ([8, 4, 1], 32));
+    }
+
+    #[test]
+    fn sizes_with_unaligned_rows_launch_the_guarded_twin() {
+        for (shape, aligned) in [
+            (Shape::square(1024), true),
+            (Shape::square(1000), true),
+            (Shape { m: 77, n: 132, k: 36 }, true),
+            (Shape { m: 3, n: 4, k: 8 }, true),
+            (Shape::square(1023), false),
+            (Shape { m: 4, n: 4, k: 6 }, false),
+            (Shape { m: 8, n: 6, k: 4 }, false),
+        ] {
+            assert_eq!(shape.rows_aligned(), aligned, "{shape}");
+            let twin = if aligned { "matmul_double_buffer" } else { "matmul_double_buffer_unaligned" };
+            assert_eq!(variant("double_buffer").symbol_for(shape), twin, "{shape}");
+            // The scalar kernels have no twin.
+            assert_eq!(variant("blocktile_2d").symbol_for(shape), "matmul_blocktile_2d", "{shape}");
+        }
+    }
+
+    #[test]
+    fn split_k_fills_the_resident_slots_within_limits() {
+        // (tiles, slabs, slots) -> S
+        for (tiles, slabs, slots, want) in [
+            (72, 96, 396, 5),   // 768² in 64×128 tiles, BK = 8, 3 groups per SM on 132 SMs
+            (32, 32, 264, 8),   // 512² in 128×64 tiles, BK = 16, 2 per SM
+            (128, 128, 396, 3), // 1024² in 64×128 tiles
+            (512, 512, 132, 1), // more tiles than slots: no split
+            (4, 1000, 264, 16), // capped
+            (4, 12, 264, 3),    // at least 4 slabs per range
+            (4, 3, 264, 1),     // K too short to split
+            (0, 0, 0, 1),       // degenerate inputs still give a valid S
+        ] {
+            assert_eq!(split_k_for(tiles, slabs, slots), want, "tiles {tiles} slabs {slabs} slots {slots}");
+        }
+    }
+
+    #[test]
+    fn split_k_and_stream_k_plans_size_their_grids_and_workspaces() {
+        let shape = Shape::square(768);
+        // 64×128 tiles: 6 × 12 = 72, 96 slabs of 8; 3 groups per SM on 132 SMs -> S = 5.
+        let sk = variant("splitk_64x128x8_t128").plan(shape, 132, 3, None).unwrap();
+        assert_eq!((sk.grid, sk.split_k), ([6, 12, 5], 5));
+        assert_eq!((sk.work_floats, sk.counters), (72 * 5 * 64 * 128, 72));
+        assert_eq!(sk.workspace_bytes(), (72 * 5 * 64 * 128 + 72) * 4);
+        let s2 = variant("splitk_64x128x8_t128").plan(shape, 132, 3, Some(2)).unwrap();
+        assert_eq!(s2.grid, [6, 12, 2]);
+        let err = variant("splitk_64x128x8_t128").plan(shape, 132, 3, Some(97)).unwrap_err();
+        assert!(err.contains("split K = 97 needs 1 to 96"), "{err}");
+        // The atomic variant splits alike but adds into C: no workspace.
+        let atomic = variant("splitk_atomic_64x128x16_t128").plan(shape, 132, 2, Some(3)).unwrap();
+        assert_eq!((atomic.grid, atomic.work_floats, atomic.counters), ([6, 12, 3], 0, 0));
+        // Stream-K: one group per resident slot, two partial tiles each.
+        let st = variant("streamk_128x128x8_t128").plan(shape, 132, 2, None).unwrap();
+        assert_eq!((st.grid, st.counters), ([264, 1, 1], 36));
+        assert_eq!(st.work_floats, 2 * 264 * 128 * 128);
+        // ... but never more groups than iterations (6 tiles x 1 slab here).
+        let tiny = variant("streamk_128x128x8_t128").plan(Shape { m: 77, n: 700, k: 8 }, 132, 2, None).unwrap();
+        assert_eq!(tiny.grid, [6, 1, 1]);
+        assert_eq!(tiny.symbol, "matmul_streamk_128x128x8_t128");
+        let odd = variant("streamk_128x128x8_t128").plan(Shape { m: 77, n: 700, k: 9 }, 132, 2, None).unwrap();
+        assert_eq!((odd.grid, odd.symbol.as_str()), ([12, 1, 1], "matmul_streamk_128x128x8_t128_unaligned"));
+        // Iterations are counted in 31 bits.
+        let huge = Shape { m: 1 << 20, n: 1 << 20, k: 1 << 12 };
+        let err = variant("streamk_128x128x8_t128").plan(huge, 132, 2, None).unwrap_err();
+        assert!(err.contains("stream-K counts them in 31 bits"), "{err}");
+    }
+
+    #[test]
+    fn autotune_candidates_split_only_where_the_grid_is_small() {
+        let names = |arch: &str, shape: Shape| -> Vec<String> {
+            autotune_candidates(arch, shape, 132)
+                .iter()
+                .map(|(v, s)| s.map_or_else(|| v.name.to_string(), |s| format!("{}/{s}", v.name)))
+                .collect()
+        };
+        let small = names("sm_90", Shape::square(512));
+        // Every double_buffer and streamk shape once, split-K with the split counts that fit, no atomics.
+        for v in VARIANTS.iter().filter(|v| v.family == "double_buffer" || v.family == "streamk") {
+            assert_eq!(small.iter().filter(|n| *n == v.name).count(), 1, "{}: {small:?}", v.name);
+        }
+        assert!(small.contains(&"splitk_128x64x16_t128/4".to_string()), "{small:?}");
+        // 512/16 = 32 slabs: at most 8 ranges of 4.
+        assert!(small.contains(&"splitk_128x64x16_t128/8".to_string()), "{small:?}");
+        assert!(!small.iter().any(|n| n.starts_with("splitk_atomic")), "{small:?}");
+        // 8192²: every split-K grid would exceed 4 groups per CU.
+        let large = names("sm_90", Shape::square(8192));
+        assert!(!large.iter().any(|n| n.starts_with("splitk")), "{large:?}");
+        assert!(large.contains(&"double_buffer".to_string()) && large.contains(&"streamk_128x128x8_t128".to_string()));
+        // gfx90a picks among its wave64 shapes only.
+        let cdna = names("gfx90a", Shape::square(512));
+        assert!(cdna.iter().all(|n| n.contains("t512")), "{cdna:?}");
+        assert!(cdna.iter().any(|n| n.starts_with("splitk_128x128x8_t512/")), "{cdna:?}");
+    }
+
+    #[test]
+    fn autotune_picks_the_fastest_candidate_that_verified() {
+        for (times, want) in [
+            (vec![Some(2.0), Some(1.0), Some(3.0)], Some(1)),
+            (vec![None, Some(5.0), None], Some(1)),
+            (vec![Some(1.0), Some(1.0)], Some(0)),
+            (vec![Some(f64::NAN), Some(0.0), Some(4.0)], Some(2)),
+            (vec![None, None], None),
+            (vec![], None),
+        ] {
+            assert_eq!(autotune_pick(&times), want, "{times:?}");
+        }
     }
 
     #[test]
@@ -1092,7 +1806,12 @@ mod tests {
         for d in ARCH_DEFAULTS {
             select_kernels(&d.kernels.iter().map(|k| k.to_string()).collect::<Vec<_>>(), &[]).unwrap();
         }
-        let wave64 = ["double_buffer_256x128x8_t512", "double_buffer_128x128x8_t512"];
+        let wave64 = [
+            "double_buffer_256x128x8_t512",
+            "double_buffer_128x128x8_t512",
+            "splitk_128x128x8_t512",
+            "streamk_128x128x8_t512",
+        ];
         let cdna = names("gfx90a", &[]);
         assert!(wave64.iter().all(|k| cdna.contains(k)), "{cdna:?}");
         // The NVIDIA-tuned shapes (236-396 registers on gfx90a) are not in CDNA's default set.
@@ -1132,8 +1851,10 @@ mod tests {
 
     /// The wave64 shapes fit gfx90a as promised, read from the code object that hipcc writes: at most 128
     /// VGPRs+AGPRs per lane (`.vgpr_count` counts both on gfx90a), no scratch, and at least 50% occupancy (4 of 8
-    /// waves per SIMD) by the suite's calculator, registers and LDS included. Every kernel the gfx90a default set
-    /// holds beyond the seed's ladder must pass, so a shape added there later is checked too.
+    /// waves per SIMD) by the suite's calculator, registers and LDS included, for both twins. Every kernel the
+    /// gfx90a default set holds beyond the seed's ladder must pass, so a shape added there later is checked too;
+    /// each of the rungs double_buffer, splitk and streamk has one. And no kernel of those rungs, in any shape,
+    /// needs scratch there.
     #[test]
     fn wave64_shapes_fit_the_gfx90a_register_budget() {
         use crate::kernels::{compile, metadata, sources, test_support};
@@ -1143,20 +1864,30 @@ mod tests {
         let bytes = compile::compile(&hipcc, sources::source("matmul").unwrap(), &arch).unwrap();
         let info = metadata::check_arch(&bytes, &arch).unwrap();
         let profile = Profile::for_arch(&arch, None).unwrap();
+        let rungs = ["double_buffer", "splitk", "streamk"];
         let wave64: Vec<&Variant> =
-            default_kernels("gfx90a", &[]).unwrap().into_iter().filter(|v| v.family == "double_buffer").collect();
-        assert!(wave64.len() >= 2, "{wave64:?}");
-        for v in wave64 {
-            let k = info.amd_kernel(v.symbol).unwrap_or_else(|| panic!("{} not in the code object", v.symbol));
+            default_kernels("gfx90a", &[]).unwrap().into_iter().filter(|v| rungs.contains(&v.family)).collect();
+        for rung in rungs {
+            assert!(wave64.iter().any(|v| v.family == rung), "no wave64 shape of {rung}: {wave64:?}");
+        }
+        for v in VARIANTS.iter().filter(|v| v.aligned_rows && v.family != "vectorized" && v.family != "warptile") {
+            for symbol in [v.symbol.to_string(), format!("{}_unaligned", v.symbol)] {
+                let k = info.amd_kernel(&symbol).unwrap_or_else(|| panic!("{symbol} not in the code object"));
+                assert_eq!(k.scratch_bytes, 0, "{symbol}: scratch");
+            }
+        }
+        let twins = wave64.iter().flat_map(|v| [(*v, v.symbol.to_string()), (*v, format!("{}_unaligned", v.symbol))]);
+        for (v, symbol) in twins {
+            let k = info.amd_kernel(&symbol).unwrap_or_else(|| panic!("{symbol} not in the code object"));
             // On gfx90a `.vgpr_count` is the unified total: ArchVGPRs (rounded up to 4) plus AGPRs, e.g. 358 for
             // 256 + 102 in matmul_double_buffer.
             let registers = k.vgpr_count;
-            assert!(k.agpr_count.unwrap_or(0) <= registers, "{}: {k:?}", v.name);
-            assert!(registers <= 128, "{}: {} VGPRs+AGPRs per lane (AGPRs {:?})", v.name, k.vgpr_count, k.agpr_count);
-            assert_eq!(k.scratch_bytes, 0, "{}: scratch", v.name);
-            assert_eq!(k.max_group_size, v.group[0] * v.group[1], "{}: launch bounds vs VARIANTS", v.name);
+            assert!(k.agpr_count.unwrap_or(0) <= registers, "{symbol}: {k:?}");
+            assert!(registers <= 128, "{symbol}: {} VGPRs+AGPRs per lane (AGPRs {:?})", k.vgpr_count, k.agpr_count);
+            assert_eq!(k.scratch_bytes, 0, "{symbol}: scratch");
+            assert_eq!(k.max_group_size, v.group[0] * v.group[1], "{symbol}: launch bounds vs VARIANTS");
             let occ = profile.occupancy(&Resources::from_amd_kernel(k)).unwrap();
-            assert!(occ.percent >= 50.0, "{}: {occ:?}", v.name);
+            assert!(occ.percent >= 50.0, "{symbol}: {occ:?}");
         }
     }
 
@@ -1283,21 +2014,77 @@ mod tests {
     }
 
     #[test]
-    fn points_follow_shape_then_vendor_then_ladder() {
-        let sweep =
-            MatmulSweep::new(vec![Shape::square(256), Shape::square(512)], VARIANTS.iter().take(2).collect(), true);
-        let order: Vec<(Option<&str>, usize)> =
-            (0..6).map(|i| point_kernel(&sweep, i)).map(|(v, s)| (v.map(|v| v.name), s.n)).collect();
+    fn points_follow_shape_then_vendor_then_ladder_then_autotune() {
+        let shapes = vec![Shape::square(256), Shape::square(512)];
+        let name = |slot: Slot| match slot {
+            Slot::Vendor => "vendor",
+            Slot::Kernel(v) => v.name,
+            Slot::Autotune => AUTOTUNE,
+        };
+        let order = |sweep: &MatmulSweep| -> Vec<(&str, usize)> {
+            (0..shapes.len() * sweep.per_shape()).map(|i| point_kernel(sweep, i)).map(|(v, s)| (name(v), s.n)).collect()
+        };
+        let sweep = MatmulSweep::new(shapes.clone(), VARIANTS.iter().take(2).collect(), true).with_autotune(true);
         assert_eq!(
-            order,
+            order(&sweep),
             [
-                (None, 256),
-                (Some("naive"), 256),
-                (Some("accumulator"), 256),
-                (None, 512),
-                (Some("naive"), 512),
-                (Some("accumulator"), 512)
+                ("vendor", 256),
+                ("naive", 256),
+                ("accumulator", 256),
+                (AUTOTUNE, 256),
+                ("vendor", 512),
+                ("naive", 512),
+                ("accumulator", 512),
+                (AUTOTUNE, 512),
             ]
+        );
+        let plain = MatmulSweep::new(shapes.clone(), VARIANTS.iter().take(1).collect(), false);
+        assert_eq!(order(&plain), [("naive", 256), ("naive", 512)]);
+        assert!(MatmulSweep::default().autotune && !plain.autotune);
+        assert_eq!(plain.clone().with_autotune(true).options()["autotune"], true);
+    }
+
+    #[test]
+    fn size_plots_draw_each_familys_fastest_kernel_and_headlines_name_the_autotune_pick() {
+        let row = |kernel: &str, n: u32, gflops: f64, pick: &str| -> BTreeMap<String, String> {
+            [
+                ("platform", "nvidia"),
+                ("device", "Test GPU"),
+                ("arch", "sm_90"),
+                ("wave_size", "32"),
+                ("kernel", kernel),
+                ("tile_m", ""),
+                ("pick", pick),
+                ("status", "ok"),
+            ]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .chain(["m", "n", "k"].iter().map(|c| (c.to_string(), n.to_string())))
+            .chain([("gflops".to_string(), gflops.to_string())])
+            .collect()
+        };
+        let rows = vec![
+            row("cublas", 512, 2000.0, ""),
+            row("double_buffer", 512, 300.0, ""),
+            row("double_buffer_64x128x8_t128", 512, 700.0, ""),
+            row("splitk_128x64x16_t128", 512, 1800.0, ""),
+            row(AUTOTUNE, 512, 1850.0, "splitk_128x64x16_t128"),
+            row("cublas", 1024, 4000.0, ""),
+            row("double_buffer", 1024, 3500.0, ""),
+            row("double_buffer_64x128x8_t128", 1024, 3000.0, ""),
+        ];
+        let plots = plots(&rows);
+        let by_size = &plots[0].1;
+        let series = |label: &str| by_size.series.iter().find(|s| s.label == label).map(|s| s.points.clone());
+        // double_buffer's line takes the faster shape at each size.
+        assert_eq!(series("double_buffer (best of 2)"), Some(vec![(512.0, 700.0), (1024.0, 3500.0)]));
+        // A family with one kernel in the CSV is labelled by that kernel.
+        assert_eq!(series("splitk_128x64x16_t128"), Some(vec![(512.0, 1800.0)]));
+        assert_eq!(series(AUTOTUNE), Some(vec![(512.0, 1850.0)]));
+        assert_eq!(by_size.series.iter().filter(|s| s.kind == SeriesKind::Line).count(), 3);
+        assert_eq!(
+            headlines(&rows)[0],
+            "512: best kernel autotune (splitk_128x64x16_t128) 1850 GFLOP/s = 0.93 of the vendor BLAS (2000 GFLOP/s)"
         );
     }
 

@@ -138,6 +138,11 @@ pub trait Case {
     fn clock(&self) -> Clock {
         Clock::Device
     }
+    /// Values of the experiment's parameter columns known only once the case is prepared (e.g. the kernel an
+    /// autotuning step picked), as (column, value): they replace the point's own values in the row.
+    fn resolved_params(&self) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
 }
 
 /// The clock that times a case (see [`Case::clock`]).
@@ -762,6 +767,11 @@ fn measure_point(gpu: &Gpu, exp: &dyn Experiment, point: &Point, opts: &RunOptio
 /// Verify, then warm up, then time. A failed verification sets the row's status and records no time.
 fn time_point(gpu: &Gpu, exp: &dyn Experiment, point: &Point, opts: &RunOptions, row: &mut Row) -> Result<(), Error> {
     let mut case = exp.prepare(gpu, point)?;
+    for (column, value) in case.resolved_params() {
+        if let Some(i) = exp.param_columns().iter().position(|c| *c == column) {
+            row.params[i] = value;
+        }
+    }
     case.launch()?;
     gpu.device.synchronize()?;
     let check = case.verify()?;

@@ -48,7 +48,8 @@ pub const EXPERIMENTS: &[Entry] = &[
     },
     Entry {
         name: "matmul",
-        help: "Matmul ladder (naive, accumulator, LDS tiles, register-blocked) vs the vendor BLAS: GFLOP/s per size.",
+        help: "Matmul ladder (naive, accumulator, LDS tiles, register-blocked, split-K, stream-K) and an autotune \
+               step vs the vendor BLAS: GFLOP/s per size.",
         flags: MatmulArgs::augment_args,
         sweep: matmul_sweep,
         default: || Box::new(MatmulSweep::default()),
@@ -83,15 +84,26 @@ pub const EXPERIMENTS: &[Entry] = &[
     },
 ];
 
-/// Matmul's quick preset: one rung of each step of the ladder and the vendor BLAS at three sizes, from one that fits
-/// in L2 to one where the register-blocked kernels reach their plateau.
+/// Matmul's quick preset: one rung of each step of the ladder, the vendor BLAS and the autotune step at four sizes,
+/// from one too small to fill the device with large tiles (512, where split-K matters) through one no tile divides
+/// (1000) to one where the register-blocked kernels reach their plateau.
 fn quick_matmul() -> Box<dyn Experiment> {
-    let names: Vec<String> = ["accumulator", "tiled_m16", "blocktile_2d", "vectorized", "warptile", "double_buffer"]
-        .iter()
-        .map(|n| n.to_string())
-        .collect();
+    let names: Vec<String> = [
+        "accumulator",
+        "tiled_m16",
+        "blocktile_2d",
+        "vectorized",
+        "warptile",
+        "double_buffer",
+        "splitk_128x64x16_t128",
+        "streamk_128x128x8_t128",
+    ]
+    .iter()
+    .map(|n| n.to_string())
+    .collect();
     let kernels = matmul::select_kernels(&names, &[]).expect("the quick preset names kernels of the ladder");
-    Box::new(MatmulSweep::new([512, 2048, 4096].into_iter().map(Shape::square).collect(), kernels, true))
+    let shapes = [512, 1000, 2048, 4096].into_iter().map(Shape::square).collect();
+    Box::new(MatmulSweep::new(shapes, kernels, true).with_autotune(true))
 }
 
 /// Occupancy's quick preset: the copy references, the group-size sweeps with both widths, the LDS sweep and the
@@ -172,7 +184,8 @@ fn smoke_sweep(matches: &ArgMatches) -> Result<Box<dyn Experiment>, Error> {
 /// `suite run matmul` options.
 #[derive(Debug, Args)]
 pub struct MatmulArgs {
-    /// Problem sizes, comma-separated: N for M = N = K, or MxNxK (default: 256 to 8192, doubling).
+    /// Problem sizes, comma-separated: N for M = N = K, or MxNxK (default: 256 to 8192 with 768, 1000, 1023, 1536,
+    /// 3072, 4097, 6144 and two rectangular products; see the README).
     #[arg(long, value_delimiter = ',')]
     pub sizes: Vec<String>,
     /// Kernels by name or family, comma-separated (default: the seed's ladder plus the register-blocked kernels
@@ -185,6 +198,9 @@ pub struct MatmulArgs {
     /// Skip the vendor BLAS (rocBLAS/cuBLAS) rows; it is still the reference where available.
     #[arg(long)]
     pub no_vendor: bool,
+    /// Skip the autotune rows (the fastest verified kernel per size, picked by measurement).
+    #[arg(long)]
+    pub no_autotune: bool,
 }
 
 fn matmul_sweep(matches: &ArgMatches) -> Result<Box<dyn Experiment>, Error> {
@@ -196,7 +212,7 @@ fn matmul_sweep(matches: &ArgMatches) -> Result<Box<dyn Experiment>, Error> {
         args.sizes.iter().map(|s| Shape::parse(s)).collect::<Result<_, _>>()?
     };
     let kernels = matmul::select_kernels(&args.kernels, &args.tiles)?;
-    let sweep = MatmulSweep::new(shapes, kernels, !args.no_vendor);
+    let sweep = MatmulSweep::new(shapes, kernels, !args.no_vendor).with_autotune(!args.no_autotune);
     // No --kernels: the device's architecture picks the set (matmul::ARCH_DEFAULTS), within --tiles.
     Ok(Box::new(if args.kernels.is_empty() { sweep.with_arch_defaults(args.tiles) } else { sweep }))
 }
