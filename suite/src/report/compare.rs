@@ -8,7 +8,7 @@
 //!
 //! Raw rates mislead across GPUs (a kernel at 20 TFLOP/s is excellent on one GPU and poor on another), so each
 //! experiment says how it is compared through [`Experiment::comparison`](crate::experiments::Experiment::comparison):
-//! matmul as % of that run's vendor BLAS (and the vendor BLAS as % of the device's FP32 peak where [`FP32_PEAKS`]
+//! matmul as % of that run's vendor BLAS (and the vendor BLAS as % of the device's FP32 peak where [`crate::peaks::KNOWN_PARTS`]
 //! knows the device), memory kernels as % of that run's copy bandwidth, occupancy against group size. The default,
 //! [`MetricComparison`], joins the experiment's rate column as it is.
 
@@ -213,72 +213,12 @@ impl Run {
     }
 }
 
-/// A device's FP32 peak, for "% of peak".
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Peak {
-    /// Architecture as the suite records it.
-    pub arch: &'static str,
-    /// CUs or SMs, which tell the parts of one architecture apart.
-    pub cu_count: u32,
-    /// The part.
-    pub name: &'static str,
-    /// FP32 peak on the vector units (no matrix units, no TF32), TFLOP/s.
-    pub fp32_tflops: f64,
-    /// Where the number is from, with the arithmetic.
-    pub source: &'static str,
-}
+/// A device's FP32 peak, for "% of peak": its known part ([`crate::peaks::KNOWN_PARTS`]).
+pub type Peak = crate::peaks::KnownPart;
 
-/// FP32 peaks of the devices the suite is run on, by architecture and CU/SM count (names vary between runtimes).
-/// A device not listed has no "% of peak" in the report, which says so.
-pub const FP32_PEAKS: &[Peak] = &[
-    Peak {
-        arch: "sm_90",
-        cu_count: 132,
-        name: "H100 SXM5 or H200 (132 SMs)",
-        fp32_tflops: 66.9,
-        source: "NVIDIA H100 and H200 datasheets: FP32 67 TFLOPS (SXM) = 132 SMs x 128 FP32 lanes x 2 FLOP x 1.98 GHz",
-    },
-    Peak {
-        arch: "sm_90",
-        cu_count: 114,
-        name: "H100 PCIe (114 SMs)",
-        fp32_tflops: 51.2,
-        source: "NVIDIA H100 datasheet: FP32 51 TFLOPS (PCIe) = 114 SMs x 128 lanes x 2 FLOP x 1.755 GHz",
-    },
-    Peak {
-        arch: "sm_80",
-        cu_count: 108,
-        name: "A100 (108 SMs)",
-        fp32_tflops: 19.5,
-        source: "NVIDIA A100 datasheet: FP32 19.5 TFLOPS = 108 SMs x 64 lanes x 2 FLOP x 1.41 GHz",
-    },
-    Peak {
-        arch: "gfx90a",
-        cu_count: 110,
-        name: "MI250X GCD (110 CUs)",
-        fp32_tflops: 23.9,
-        source: "AMD Instinct MI250X data sheet: FP32 vector 47.9 TFLOPS for 2 GCDs = 220 CUs x 64 lanes x 2 FLOP x \
-                 1.7 GHz; per GCD 23.9 (packed FP32 and the MFMA matrix cores, which rocBLAS uses: 47.9 per GCD)",
-    },
-    Peak {
-        arch: "gfx90a",
-        cu_count: 104,
-        name: "MI250 GCD (104 CUs)",
-        fp32_tflops: 22.6,
-        source: "AMD Instinct MI250 data sheet: FP32 vector 45.3 TFLOPS for 2 GCDs = 208 CUs x 64 x 2 x 1.7 GHz",
-    },
-    Peak {
-        arch: "gfx942",
-        cu_count: 304,
-        name: "MI300X (304 CUs)",
-        fp32_tflops: 81.7,
-        source: "AMD Instinct MI300X data sheet: FP32 vector 81.7 TFLOPS = 304 CUs x 64 x 2 x 2.1 GHz (matrix 163.4)",
-    },
-];
-
-/// The FP32 peak of a run's device, where [`FP32_PEAKS`] lists it.
+/// The FP32 peak of a run's device, where the suite knows its part (by architecture, CU count and name).
 pub fn fp32_peak(device: &DeviceInfo) -> Option<&'static Peak> {
-    FP32_PEAKS.iter().find(|p| p.arch == device.arch && Some(p.cu_count) == device.cu_count)
+    crate::peaks::known_part(&device.arch, device.cu_count?, &device.name)
 }
 
 /// The per-point values an experiment is compared by, joined across runs by key.
@@ -607,7 +547,8 @@ fn runs_section(md: &mut String, runs: &[Run]) {
         let commits: BTreeSet<&str> = r.invocations.iter().map(|i| i.commit.as_str()).collect();
         let dates: BTreeSet<&str> = r.invocations.iter().map(|i| i.date.get(..10).unwrap_or(&i.date)).collect();
         let opt = |v: Option<u32>| v.map(|v| v.to_string()).unwrap_or_else(|| "?".into());
-        let peak = fp32_peak(&r.device).map(|p| format!("{} TFLOP/s", p.fp32_tflops)).unwrap_or_else(|| "?".into());
+        let peak =
+            fp32_peak(&r.device).map(|p| format!("{} TFLOP/s", p.fp32_vector_tflops)).unwrap_or_else(|| "?".into());
         let _ = writeln!(
             md,
             "| {} | `{}` | {} | {}, {} | {} | {} | {} | {} | {} | {} |",
@@ -693,7 +634,7 @@ fn runs_section(md: &mut String, runs: &[Run]) {
     let peaks: BTreeSet<String> = runs
         .iter()
         .filter_map(|r| fp32_peak(&r.device))
-        .map(|p| format!("{} {} TFLOP/s ({})", p.name, p.fp32_tflops, p.source))
+        .map(|p| format!("{} {} TFLOP/s ({})", p.name, p.fp32_vector_tflops, p.source))
         .collect();
     if !peaks.is_empty() || !unknown.is_empty() {
         let _ = writeln!(md);
@@ -1110,7 +1051,7 @@ impl Comparison for MatmulComparison {
                 let mut row = vec![shape_name(*s)];
                 for (v, peak) in vendors.iter().zip(&peaks) {
                     row.push(v.get(s).map_or_else(dash, |g| match peak {
-                        Some(p) => format!("{} ({:.0}%)", fmt_num(*g), g / (p.fp32_tflops * 1e3) * 100.0),
+                        Some(p) => format!("{} ({:.0}%)", fmt_num(*g), g / (p.fp32_vector_tflops * 1e3) * 100.0),
                         None => fmt_num(*g),
                     }));
                 }
@@ -1205,7 +1146,7 @@ impl Comparison for MatmulComparison {
                 sorted_points(v.iter().filter(|(s, _)| square(s)).map(|(s, g)| (s.0 as f64, *g)).collect()),
             ));
             match peak {
-                Some(p) => match peak_lines.iter_mut().find(|(q, _)| q.fp32_tflops == p.fp32_tflops) {
+                Some(p) => match peak_lines.iter_mut().find(|(q, _)| q.fp32_vector_tflops == p.fp32_vector_tflops) {
                     Some((_, owners)) => owners.push(r.index.to_string()),
                     None => peak_lines.push((p, vec![r.index.to_string()])),
                 },
@@ -1213,8 +1154,8 @@ impl Comparison for MatmulComparison {
             }
         }
         for (p, owners) in peak_lines {
-            let label = format!("FP32 peak {} TFLOP/s, {} (run {})", p.fp32_tflops, p.name, owners.join(", "));
-            vendor_series.extend(level(&label, p.fp32_tflops * 1e3, &xs));
+            let label = format!("FP32 peak {} TFLOP/s, {} (run {})", p.fp32_vector_tflops, p.name, owners.join(", "));
+            vendor_series.extend(level(&label, p.fp32_vector_tflops * 1e3, &xs));
         }
         let mut plots = Vec::new();
         let title = format!("matmul: vendor BLAS SGEMM per run ({})", devices_in_title(runs));
@@ -1901,7 +1842,7 @@ mod tests {
         let values = MatmulComparison.values("matmul", &run).unwrap();
         assert_eq!(values.by_key.len(), 1);
         assert!((values.by_key["naive/m=256,n=256,k=256"] - 88.0 / 1631.0 * 100.0).abs() < 1e-9);
-        assert_eq!(fp32_peak(&run.device).map(|p| p.fp32_tflops), Some(66.9));
+        assert_eq!(fp32_peak(&run.device).map(|p| p.fp32_vector_tflops), Some(66.9));
         assert_eq!(run.invocations[0].placement, "not recorded");
     }
 
