@@ -533,7 +533,60 @@ pub fn report(runs: &[Run]) -> (String, Vec<(String, LinePlot)>) {
         }
         joined_section(&mut md, &experiment, &holding, comparison.as_ref());
     }
+    roofline_section(&mut md, &mut plots, runs);
     (md, plots)
+}
+
+/// The runs' rooflines in one plot, and per run its ceilings and how close its kernels come to their roof.
+fn roofline_section(md: &mut String, plots: &mut Vec<(String, LinePlot)>, runs: &[Run]) {
+    let _ = writeln!(
+        md,
+        "## Roofline
+"
+    );
+    let mut drawn: Vec<(String, super::roofline::Roofline)> = Vec::new();
+    let _ = writeln!(
+        md,
+        "| run | memory ceiling GB/s | FP32 ceilings TFLOP/s | kernels placed | median share of their roof | within          80% of it |\n|---|---:|---|---:|---:|---:|"
+    );
+    for r in runs {
+        match super::roofline::of_run(&r.dir) {
+            Ok(Some(roof)) => {
+                let mut shares: Vec<f64> =
+                    roof.points.iter().map(|p| p.gflops() / roof.roof.attainable(p.intensity())).collect();
+                shares.sort_by(f64::total_cmp);
+                let median = shares.get(shares.len() / 2).copied().unwrap_or(f64::NAN);
+                let near = shares.iter().filter(|s| **s >= 0.8).count();
+                let compute: Vec<String> =
+                    roof.roof.compute.iter().map(|(n, g)| format!("{n} {:.1}", g / 1e3)).collect();
+                let _ = writeln!(
+                    md,
+                    "| {} | {:.0} ({}) | {} | {} | {:.2} | {near} |",
+                    r.index,
+                    roof.roof.memory_gbps,
+                    if roof.roof.memory_source.contains("measured") { "measured" } else { "datasheet" },
+                    compute.join(", "),
+                    roof.points.len(),
+                    median
+                );
+                drawn.push((format!("run {}", r.index), roof));
+            }
+            Ok(None) => {
+                let _ = writeln!(md, "| {} | - | - | 0 | - | - |", r.index);
+            }
+            Err(e) => {
+                let _ = writeln!(md, "| {} | cannot read: {e} | - | - | - | - |", r.index);
+            }
+        }
+    }
+    let _ = writeln!(md);
+    if drawn.is_empty() {
+        let _ = writeln!(md, "No run has rows with flop_count and byte_count: nothing to place.\n");
+        return;
+    }
+    let plot = super::roofline::plot(&drawn.iter().map(|(l, r)| (l.clone(), r)).collect::<Vec<_>>());
+    let _ = writeln!(md, "![{}](roofline.png)\n", plot.title.replace(['[', ']'], ""));
+    plots.push(("roofline.png".into(), plot));
 }
 
 fn runs_section(md: &mut String, runs: &[Run]) {
@@ -1573,7 +1626,8 @@ mod tests {
     use super::*;
 
     const CTX: &str = "experiment,platform,device,arch,wave_size";
-    const MEAS: &str = "reps,launches_per_rep,timing,l2_resident,time_ms_median,time_ms_min,time_ms_max";
+    const MEAS: &str =
+        "reps,launches_per_rep,timing,l2_resident,flop_count,byte_count,time_ms_median,time_ms_min,time_ms_max";
 
     /// A run.json of this suite's schema for a device.
     fn run_json(platform: &str, name: &str, arch: &str, wave: u32, cus: u32) -> String {
@@ -1602,7 +1656,7 @@ mod tests {
         for (k, n, g) in rows {
             let _ = writeln!(
                 s,
-                "{ctx},{k},,{n},{n},{n},,,gpu_f64,20,8,graph,true,1,1,1,{g},0,1,ok,,\"{k}/m={n},n={n},k={n}\""
+                "{ctx},{k},,{n},{n},{n},,,gpu_f64,20,8,graph,true,,,1,1,1,{g},0,1,ok,,\"{k}/m={n},n={n},k={n}\""
             );
         }
         s
@@ -1613,11 +1667,12 @@ mod tests {
             "{CTX},sweep,config,kernel,group_size,groups,dynamic_lds_bytes,registers_per_item,elements,bytes,groups_per_cu,\
              waves_per_cu,occupancy_pct,limiter,rounds,{MEAS},gbps,max_rel_err,tolerance,status,message,key\n"
         );
-        let _ = writeln!(s, "{ctx},copy,,device_copy,,,0,,64,512,,,,,,20,6,graph,false,1,1,1,{copy},0,0,ok,,copy/n=64");
+        let _ =
+            writeln!(s, "{ctx},copy,,device_copy,,,0,,64,512,,,,,,20,6,graph,false,,,1,1,1,{copy},0,0,ok,,copy/n=64");
         for (g, occ, gbps) in groups {
             let _ = writeln!(
                 s,
-                "{ctx},group_size,,occupancy_vector_add,{g},9,0,12,64,768,4,32,{occ},waves,1.5,20,6,graph,false,1,1,1,{gbps},0,0,ok,,\"group_size/g={g},n=64\""
+                "{ctx},group_size,,occupancy_vector_add,{g},9,0,12,64,768,4,32,{occ},waves,1.5,20,6,graph,false,,,1,1,1,{gbps},0,0,ok,,\"group_size/g={g},n=64\""
             );
         }
         s
@@ -1886,7 +1941,7 @@ mod tests {
         let smoke = |gbps: f64| {
             format!(
                 "{CTX},kernel,n,group_size,bytes,{MEAS},gbps,max_rel_err,tolerance,status,message,key\n\
-                 smoke,amd,X,gfx90a,64,triad,1024,256,12288,20,9,graph,true,1,1,1,{gbps},0,1,ok,,\"triad/n=1024,group=256\"\n"
+                 smoke,amd,X,gfx90a,64,triad,1024,256,12288,20,9,graph,true,,,1,1,1,{gbps},0,1,ok,,\"triad/n=1024,group=256\"\n"
             )
         };
         write_run(&a, Some("{}"), &[("smoke.csv", smoke(1000.0))]);
@@ -1910,7 +1965,7 @@ mod tests {
         let csv = |speedup: f64| {
             format!(
                 "{CTX},variant,{MEAS},speedup,max_rel_err,tolerance,status,message,key\n\
-                 future,nvidia,X,sm_90,32,pt,20,1,host,,1,1,1,{speedup},0,0,ok,,pt/1\n"
+                 future,nvidia,X,sm_90,32,pt,20,1,host,,,,1,1,1,{speedup},0,0,ok,,pt/1\n"
             )
         };
         write_run(&a, Some("{}"), &[("future.csv", csv(2.0))]);
@@ -1930,7 +1985,7 @@ mod tests {
         let csv = |vendor_ms: f64| {
             let row = |variant: &str, measure: &str, ms: f64| {
                 format!(
-                    "fusion,nvidia,X,sm_90,32,dot,{variant},1024,{measure},20,1,graph,true,{ms},{ms},{ms},1,0,0,ok,,\
+                    "fusion,nvidia,X,sm_90,32,dot,{variant},1024,{measure},20,1,graph,true,,,{ms},{ms},{ms},1,0,0,ok,,\
                      dot/{variant}/n=1024/{measure}\n"
                 )
             };
@@ -1976,7 +2031,7 @@ mod tests {
             "matmul,amd,NVIDIA H200,sm_90,32",
             &[("rocblas", 512, 40400.0), ("tiled_m16", 512, 7900.0), ("tiled_m16", 1024, 9100.0)],
         )
-        .replace(",graph,true,1,1,1,9100,", ",stream,true,1,1,1,9100,");
+        .replace(",graph,true,,,1,1,1,9100,", ",stream,true,,,1,1,1,9100,");
         write_run(&hip, Some(&json.to_string()), &[("matmul.csv", csv)]);
         (cuda, hip)
     }
