@@ -8,7 +8,7 @@ use clap::{ArgMatches, Args, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use crate::device::Platform;
 use crate::experiments::registry::{self, Entry};
-use crate::experiments::Shard;
+use crate::options::Shard;
 
 /// GPU experiment suite: measure how kernels behave on AMD (HIP, wave64) and NVIDIA (CUDA, warp32) GPUs.
 #[derive(Debug, Parser)]

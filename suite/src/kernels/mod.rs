@@ -13,7 +13,6 @@
 
 pub mod bundle;
 pub mod cache;
-pub mod compare;
 pub mod compile;
 pub mod metadata;
 pub mod sources;

@@ -6,6 +6,7 @@ pub mod merge;
 pub mod plot;
 pub mod roofline;
 pub mod run_json;
+pub mod static_compare;
 pub mod summary;
 
 use std::path::PathBuf;

@@ -155,7 +155,7 @@ pub struct Invocation {
     pub blas: String,
     /// How rows were timed and the GPU's gap between back-to-back kernels, measured at the start of the run.
     #[serde(default)]
-    pub timing: Option<crate::experiments::TimingRecord>,
+    pub timing: Option<TimingRecord>,
     /// Where the process ran: CPU affinity, GPU visibility variables, Slurm partition and node, host memory
     /// (absent in files from before it was recorded).
     #[serde(default)]
@@ -313,6 +313,22 @@ fn admit(run: &RunJson, path: &Path, device: &Props, invocation: &Invocation) ->
         return Err(mismatch(unrecorded()));
     }
     Ok(())
+}
+
+/// How a run was timed, for `run.json`: the method asked for and the GPU's gap between back-to-back kernels both
+/// ways, measured at the start of the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimingRecord {
+    /// The method asked for (`--timing`); a row's `timing` column says what timed it.
+    pub method: crate::device::Timing,
+    /// Time per launch of an empty one-item kernel in a batch of 1000 launched back to back on the stream, µs
+    /// (median of 5): the gap each batched launch adds to a kernel's own time.
+    pub launch_gap_us: Option<f64>,
+    /// The same batch replayed as a graph, µs; absent where the platform cannot capture.
+    pub graph_launch_gap_us: Option<f64>,
+    /// Why a gap could not be measured, when it could not.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub note: String,
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::{Error, Result};
 use crate::device::Props;
-use crate::experiments::Shard;
+use crate::options::Shard;
 
 /// One experiment's part of the summary.
 #[derive(Debug, Clone, PartialEq)]

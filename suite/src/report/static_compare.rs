@@ -17,10 +17,10 @@ use object::elf::FileHeader64;
 use object::read::elf::{FileHeader, SectionHeader};
 use object::Endianness;
 
-use super::{compile, Error, KernelStore, Result, Source};
+use super::plot::{Axis, LinePlot, Series};
 use crate::device::{Arch, Platform, WaveSize};
+use crate::kernels::{compile, Error, KernelStore, Result, Source};
 use crate::occupancy::{Occupancy, Profile, Resources};
-use crate::report::plot::{Axis, LinePlot, Series};
 
 /// One architecture as compiled for the comparison: RDNA appears twice, once per wave size.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,7 +112,7 @@ pub fn rows(store: &KernelStore, target: &Target, sources: &[&Source], cuobjdump
                 } else {
                     store.code_object(source, &target.arch)?.bytes
                 };
-                let info = super::check_arch(&bytes, &target.arch)?;
+                let info = crate::kernels::check_arch(&bytes, &target.arch)?;
                 for k in &info.amd_kernels {
                     let occupancy = Profile::for_arch(&target.arch, Some(k.wave_size))
                         .and_then(|p| p.occupancy(&Resources::from_amd_kernel(k)))
@@ -523,7 +523,7 @@ mod tests {
             .unwrap_or_else(|| panic!("this test needs cuobjdump: pip install nvidia-cuda-cuobjdump"));
         let cache = tempfile::tempdir().unwrap();
         let store = KernelStore::with_cache_dir(None, cache.path().to_path_buf()).with_compiler(nvcc);
-        let matmul = super::super::source("matmul").unwrap();
+        let matmul = crate::kernels::source("matmul").unwrap();
         let rows = rows(&store, &Target { arch: arch("sm_90"), wave64: false }, &[matmul], Some(&tool)).unwrap();
         let row = |k: &str| rows.iter().find(|r| r.kernel == k).unwrap_or_else(|| panic!("{k}"));
         // __launch_bounds__ of the kernels: 512, 256 (16×16), and the reference's 16×16.

@@ -1,0 +1,321 @@
+//! `suite kernels` and `suite occupancy`: build, inspect and compare code objects, and the occupancy calculator;
+//! no GPU needed.
+
+use std::fmt::Write as _;
+use std::process::ExitCode;
+
+use crate::cli::{Cli, OccupancyArgs};
+use crate::device::{self, Arch, Platform};
+use crate::experiments::registry;
+use crate::gpu::Gpu;
+use crate::kernels::{self, KernelStore};
+use crate::occupancy::{self, Input, Limiter, Occupancy, Profile, Resources};
+
+/// Appends a formatted line to a command's output text (writing to a `String` cannot fail).
+macro_rules! outln {
+    ($out:expr, $($arg:tt)*) => {{
+        let _ = writeln!($out, $($arg)*);
+    }};
+}
+
+use super::{emit, open_gpu, Error};
+
+/// Every kernel the quick and full presets of the experiments using `sources` compile at run time on a device of
+/// `arch` with `cus` compute units (default: the known part of that architecture), and a line saying for which
+/// device they were made.
+pub(super) fn run_time_specialisations(
+    arch: &Arch,
+    cus: Option<u32>,
+    sources: &[&'static kernels::Source<'static>],
+) -> Result<(Vec<kernels::Specialisation>, String), Error> {
+    let Some(cu_count) = cus.or_else(|| crate::peaks::default_part(arch.as_str()).map(|p| p.cu_count)) else {
+        return Ok((
+            Vec::new(),
+            format!("no run-time specialisations built: the suite knows no part of {arch}; pass --cus N"),
+        ));
+    };
+    let profile = Profile::for_arch(arch, None).map_err(|e| Error::Options(format!("--arch {arch}: {e}")))?;
+    let shape = kernels::DeviceShape {
+        cu_count,
+        max_items_per_cu: profile.simds_per_cu * profile.max_waves_per_simd * profile.wave_size.0,
+    };
+    let mut specs = Vec::new();
+    for entry in registry::EXPERIMENTS {
+        for exp in [(entry.quick)(), (entry.default)()] {
+            if exp.sources().iter().any(|s| sources.iter().any(|src| src.name == *s)) {
+                specs.extend(exp.specialisations(shape));
+            }
+        }
+    }
+    specs.sort();
+    specs.dedup();
+    let note = format!(
+        "{} run-time specialisations for a device of {cu_count} CUs ({} resident items per CU); a device with another count \
+         needs `--cus N`",
+        specs.len(),
+        shape.max_items_per_cu
+    );
+    Ok((specs, note))
+}
+
+pub(super) fn parse_archs(names: &[String]) -> Result<Vec<Arch>, Error> {
+    names.iter().map(|a| Arch::parse(a).map_err(|e| Error::Options(format!("--arch: {e}")))).collect()
+}
+
+pub(super) fn select_sources(names: &[String]) -> Result<Vec<&'static kernels::Source<'static>>, Error> {
+    if names.is_empty() {
+        return Ok(kernels::all().iter().collect());
+    }
+    names.iter().map(|n| kernels::source(n).map_err(Error::from)).collect()
+}
+
+/// `suite kernels inspect`.
+pub(super) fn inspect(
+    cli: &Cli,
+    arch: Option<&str>,
+    sources: &[&'static kernels::Source<'static>],
+) -> Result<ExitCode, Error> {
+    let store = KernelStore::new(cli.kernels_dir.clone());
+    let mut out = String::new();
+    let mut notes = Vec::new();
+    let arch = match arch {
+        Some(a) => Arch::parse(a).map_err(|e| Error::Options(format!("--arch: {e}")))?,
+        None => open_gpu(cli)?.device.props().arch.clone(),
+    };
+    match arch.platform() {
+        Platform::Amd => {
+            outln!(
+                out,
+                "{:<10} {:<38} {:>5} {:>5} {:>5} {:>9} {:>9} {:>5} {:>9} {:>7} {OCCUPANCY_HEADER}",
+                "source",
+                "kernel",
+                "vgpr",
+                "agpr",
+                "sgpr",
+                "lds_bytes",
+                "scratch_b",
+                "wave",
+                "max_group",
+                "spills"
+            );
+            for source in sources {
+                let object = store.code_object(source, &arch)?;
+                for k in &object.info.amd_kernels {
+                    // Statically, for groups of the kernel's largest size, on the profile for its wave size.
+                    let occ = Profile::for_arch(&arch, Some(k.wave_size))
+                        .and_then(|p| p.occupancy(&Resources::from_amd_kernel(k)));
+                    outln!(
+                        out,
+                        "{:<10} {:<38} {:>5} {:>5} {:>5} {:>9} {:>9} {:>5} {:>9} {:>7} {}",
+                        source.name,
+                        k.name,
+                        k.vgpr_count,
+                        k.agpr_count.map(|a| a.to_string()).unwrap_or_else(|| "-".into()),
+                        k.sgpr_count,
+                        k.lds_bytes,
+                        k.scratch_bytes,
+                        k.wave_size.0,
+                        k.max_group_size,
+                        k.vgpr_spill_count.unwrap_or(0) + k.sgpr_spill_count.unwrap_or(0),
+                        occupancy_columns(k.max_group_size, occ, &mut notes)
+                    );
+                }
+            }
+            out.extend(notes);
+            emit(&out);
+            Ok(ExitCode::SUCCESS)
+        }
+        Platform::Nvidia => {
+            // A cubin's resource use is reported by the driver, which needs the GPU.
+            let gpu = Gpu::open(Some(Platform::Nvidia), cli.device, cli.kernels_dir.clone())?;
+            if gpu.device.props().arch != arch {
+                return Err(Error::Options(format!(
+                    "--arch {arch}: the NVIDIA driver reports resources only for the device's own architecture ({})",
+                    gpu.device.props().arch
+                )));
+            }
+            outln!(
+                out,
+                "{:<10} {:<38} {:>9} {:>9} {:>13} {:>9} {OCCUPANCY_HEADER}",
+                "source",
+                "kernel",
+                "registers",
+                "lds_bytes",
+                "local_bytes",
+                "max_group"
+            );
+            for source in sources {
+                let object = store.code_object(source, &arch)?;
+                for name in kernels::cubin_kernel_names(&object.bytes)? {
+                    let k = gpu.kernel(source.name, &name)?;
+                    let group = k.attrs.max_group_size;
+                    let occ = Profile::for_arch(&arch, None)
+                        .and_then(|p| p.occupancy(&Resources::from_attrs(&k.attrs, group, 0)));
+                    outln!(
+                        out,
+                        "{:<10} {:<38} {:>9} {:>9} {:>13} {:>9} {}",
+                        source.name,
+                        k.name,
+                        k.attrs.registers_per_item,
+                        k.attrs.static_lds_bytes,
+                        k.attrs.scratch_bytes_per_item,
+                        k.attrs.max_group_size,
+                        occupancy_columns(group, occ, &mut notes)
+                    );
+                }
+            }
+            out.extend(notes);
+            emit(&out);
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// `suite occupancy calc`: the occupancy, then what each resource allows on its own.
+pub(super) fn occupancy_calc(args: &OccupancyArgs) -> Result<ExitCode, Error> {
+    let wave = args.wave.map(device::WaveSize);
+    let profile = Profile::find(&args.arch, wave).map_err(|e| occupancy_flag_error(e, "--vgprs"))?;
+    let regs_flag = if profile.platform == Platform::Nvidia { "--regs" } else { "--vgprs" };
+    let flagged = |e| occupancy_flag_error(e, regs_flag);
+    let res = Resources {
+        group_size: args.wg,
+        registers_per_item: profile.unified_vgprs(args.vgprs, args.agprs).map_err(flagged)?,
+        sgprs: args.sgprs,
+        lds_bytes_per_group: args.lds,
+    };
+    let occ = profile.occupancy(&res).map_err(flagged)?;
+    let mut out = String::new();
+    outln!(out, "profile        {} ({}, wave{})", profile.name, profile.platform, profile.wave_size);
+    let plural = if occ.waves_per_group == 1 { "" } else { "s" };
+    outln!(out, "group          {} items, {} wave{plural}", res.group_size, occ.waves_per_group);
+    outln!(out, "groups_per_cu  {}", occ.groups_per_cu);
+    outln!(out, "waves_per_cu   {} of {}", occ.waves_per_cu, occ.wave_slots_per_cu);
+    outln!(out, "occupancy      {:.1}%", occ.percent);
+    outln!(out, "limiter        {}\n\nlimit          groups_per_cu", occ.limiter);
+    for limiter in Limiter::ALL {
+        let groups = occ.limits.get(limiter).map_or_else(|| "-".to_string(), |n| n.to_string());
+        let binds = if limiter == occ.limiter { "  <- binds" } else { "" };
+        outln!(out, "{:<14} {groups:>13}{binds}", limiter.name());
+    }
+    outln!(out, "(-: does not limit)");
+    emit(&out);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// An occupancy error as an option error naming the flag to fix (`regs_flag`: `--vgprs` or `--regs`).
+pub(super) fn occupancy_flag_error(e: occupancy::Error, regs_flag: &str) -> Error {
+    use occupancy::Error as E;
+    let flag = match &e {
+        E::UnknownArch { .. } => "--arch",
+        E::NoWaveSize { .. } => "--wave",
+        E::TooLarge { input, .. } | E::Unsupported { input, .. } => match input {
+            Input::GroupSize => "--wg",
+            Input::Registers => regs_flag,
+            Input::Agprs => "--agprs",
+            Input::Sgprs => "--sgprs",
+            Input::Lds => "--lds",
+        },
+        E::DoesNotFit { limiter: Limiter::Registers, .. } => regs_flag,
+        E::DoesNotFit { limiter: Limiter::Sgprs, .. } => "--sgprs",
+        E::DoesNotFit { limiter: Limiter::Lds, .. } => "--lds",
+        E::EmptyGroup | E::DoesNotFit { .. } => "--wg",
+    };
+    Error::Options(format!("{flag}: {e}"))
+}
+
+/// Header of the occupancy columns of `suite kernels inspect`.
+/// `suite kernels compare`: compiles `sources` for every target of `archs`, writes the tables and plots into
+/// `out` and prints the files written.
+pub(super) fn compare_kernels(
+    cli: &Cli,
+    archs: &[Arch],
+    sources: &[&'static kernels::Source],
+    out: &std::path::Path,
+) -> Result<ExitCode, Error> {
+    use crate::report::static_compare as cmp;
+    let store = KernelStore::new(cli.kernels_dir.clone());
+    let targets = cmp::targets(archs);
+    let cuobjdump = if archs.iter().any(|a| a.platform() == Platform::Nvidia) {
+        let nvcc = store.compiler(Platform::Nvidia).ok().map(|c| c.path);
+        Some(cmp::find_cuobjdump(nvcc.as_deref()).ok_or_else(|| {
+            Error::Options(
+                "NVIDIA architectures need cuobjdump to read resources without a GPU: `pip install \
+                 nvidia-cuda-cuobjdump` (or the CUDA toolkit), then put it on PATH or set CUOBJDUMP"
+                    .into(),
+            )
+        })?)
+    } else {
+        None
+    };
+    let mut rows = Vec::new();
+    for t in &targets {
+        eprintln!("compiling {} for {}", sources.iter().map(|s| s.name).collect::<Vec<_>>().join(", "), t.label());
+        let found = cmp::rows(&store, t, sources, cuobjdump.as_deref()).map_err(|e| {
+            let hint = if cmp::is_rdna(&t.arch) && e.to_string().contains("device library") {
+                "\nDebian's HIP 5.2 has no device library for RDNA3: make one with `scripts/rdna-device-libs.sh DIR` \
+                 and run again with DEVICE_LIB_PATH=DIR (ROCm 5.5 and later ship it)"
+            } else {
+                ""
+            };
+            Error::Options(format!("{}: {e}{hint}", t.label()))
+        })?;
+        rows.extend(found);
+    }
+    std::fs::create_dir_all(out).map_err(|e| Error::Options(format!("--out {}: {e}", out.display())))?;
+    // What a reader needs to repeat it: the device-library folder (RDNA on Debian's HIP 5.2), the command, and
+    // the compilers that built the objects.
+    let lib_path = std::env::var("DEVICE_LIB_PATH").map(|p| format!("DEVICE_LIB_PATH={p} ")).unwrap_or_default();
+    let mut command = format!("{lib_path}{}", std::env::args().collect::<Vec<_>>().join(" "));
+    for platform in [Platform::Amd, Platform::Nvidia] {
+        if archs.iter().any(|a| a.platform() == platform) {
+            if let Ok(c) = store.compiler(platform) {
+                command.push_str(&format!("\n# {platform}: {} {}", c.path.display(), c.version));
+            }
+        }
+    }
+    if let Some(tool) = &cuobjdump {
+        command.push_str(&format!("\n# resources of cubins: {} --dump-resource-usage", tool.display()));
+    }
+    let mut written = Vec::new();
+    for (name, text) in [("kernels.csv", cmp::csv(&rows)), ("kernels.md", cmp::markdown(&rows, &targets, &command))] {
+        let path = out.join(name);
+        std::fs::write(&path, text).map_err(|e| Error::Options(format!("cannot write {}: {e}", path.display())))?;
+        written.push(path);
+    }
+    for (name, plot) in cmp::group_size_plots(&targets) {
+        let path = out.join(name);
+        crate::report::plot::render_png(&plot, &path, 1400, 900).map_err(|e| Error::Options(e.to_string()))?;
+        written.push(path);
+    }
+    let mut text = String::new();
+    for path in written {
+        outln!(text, "{}", path.display());
+    }
+    emit(&text);
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(super) const OCCUPANCY_HEADER: &str = "occ_group groups_per_cu occupancy_% limiter";
+
+/// The occupancy columns of `suite kernels inspect` for groups of `group` items; an error leaves `-` (0 where no
+/// group fits, with the binding resource) and its message, once, in `notes`.
+pub(super) fn occupancy_columns(
+    group: u32,
+    occ: Result<Occupancy, occupancy::Error>,
+    notes: &mut Vec<String>,
+) -> String {
+    match occ {
+        Ok(o) => format!("{group:>9} {:>13} {:>11.1} {}", o.groups_per_cu, o.percent, o.limiter),
+        Err(e) => {
+            let (groups, limiter) = match &e {
+                occupancy::Error::DoesNotFit { limiter, .. } => ("0", limiter.name()),
+                _ => ("-", "-"),
+            };
+            let note = format!("note: occupancy: {e}\n");
+            if !notes.contains(&note) {
+                notes.push(note);
+            }
+            format!("{group:>9} {groups:>13} {groups:>11} {limiter}")
+        }
+    }
+}

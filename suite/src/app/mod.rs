@@ -1,0 +1,449 @@
+//! What each command does. `main.rs` parses the command line and prints the error chain; everything else is here,
+//! testable as a library.
+
+mod bench;
+mod error;
+mod info;
+mod kernels_cmd;
+use bench::*;
+pub use error::Error;
+pub use info::{describe_device, info, info_text};
+use kernels_cmd::*;
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use crate::cli::{BenchCommand, Cli, Command, KernelsCommand, OccupancyCommand, RunAll, RunArgs, RunCommand};
+use crate::experiments::{self, registry, Experiment, RunOptions};
+use crate::gpu::Gpu;
+use crate::kernels::KernelStore;
+use crate::options;
+use crate::report::summary::Section;
+
+/// Appends a formatted line to a command's output text (writing to a `String` cannot fail).
+macro_rules! outln {
+    ($out:expr, $($arg:tt)*) => {{
+        let _ = writeln!($out, $($arg)*);
+    }};
+}
+
+/// Writes a command's output to stdout. A reader that went away (`suite info | head`) is not an error: there is
+/// nobody left to tell, so the rest is dropped instead of panicking as `println!` would.
+fn emit(text: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush());
+}
+
+/// Runs the parsed command line. `Ok` carries the exit code: non-zero when a check failed or, for `info`, when
+/// no GPU is visible.
+pub fn run(cli: &Cli) -> Result<ExitCode, Error> {
+    match &cli.command {
+        Command::Info => Ok(info(cli.platform.platform())),
+        Command::Kernels(KernelsCommand::Build { arch, cus, sources, out }) => {
+            let archs = parse_archs(arch)?;
+            let sources = select_sources(sources)?;
+            let store = KernelStore::new(cli.kernels_dir.clone());
+            let mut text = String::new();
+            for path in store.build(&sources, &archs, out)? {
+                outln!(text, "{}", path.display());
+            }
+            for arch in &archs {
+                let (specs, note) = run_time_specialisations(arch, *cus, &sources)?;
+                for path in store.build_specialised(&specs, arch, out)? {
+                    outln!(text, "{}", path.display());
+                }
+                eprintln!("{arch}: {note}");
+            }
+            emit(&text);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Kernels(KernelsCommand::Compare { arch, sources, out }) => {
+            let archs = parse_archs(arch)?;
+            let sources = select_sources(sources)?;
+            compare_kernels(cli, &archs, &sources, out)
+        }
+        Command::Kernels(KernelsCommand::Inspect { arch, sources }) => {
+            let sources = select_sources(sources)?;
+            inspect(cli, arch.as_deref(), &sources)
+        }
+        Command::Run(RunAll { experiment: Some(RunCommand { experiment, matches, run }), full, .. }) => {
+            if *full {
+                return Err(Error::Options(format!(
+                    "--full runs every experiment's complete sweep and cannot name one: `suite run {}` alone runs \
+                     its complete sweep, its own flags narrow it",
+                    experiment.name
+                )));
+            }
+            let exp = (experiment.sweep)(matches)?;
+            run_experiment(cli, exp, run)
+        }
+        Command::Run(RunAll { experiment: None, full, run }) => run_all(cli, *full, run),
+        Command::Experiments => {
+            let mut text = String::new();
+            for name in registry::names() {
+                outln!(text, "{name}");
+            }
+            emit(&text);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Bench(BenchCommand::Launch { count, trials, baseline, cubin }) => {
+            bench_launch(cli, *count, *trials, baseline.as_deref(), cubin.as_deref())
+        }
+        Command::Bench(BenchCommand::Roundtrip { count, trials, baseline, cubin }) => {
+            bench_roundtrip(cli, *count, *trials, baseline.as_deref(), cubin.as_deref())
+        }
+        Command::Occupancy(OccupancyCommand::Calc(args)) => occupancy_calc(args),
+        Command::Merge { dir, partial } => {
+            use crate::report::{merge, run_json};
+            let groups = merge::shard_files(dir)?;
+            if groups.is_empty() {
+                return Err(Error::Options(format!("{}: no <experiment>.shard-<i>-of-<n>.csv files", dir.display())));
+            }
+            let run = run_json::read(dir)?;
+            // Every set is checked before anything is written.
+            let mut gaps = Vec::new();
+            for (experiment, shards) in &groups {
+                gaps.push(merge::check(experiment, shards, run.as_ref(), &run_json::path(dir), *partial)?);
+            }
+            let mut text = String::new();
+            let mut sections = Vec::new();
+            for ((experiment, shards), gaps) in groups.iter().zip(gaps) {
+                let out = dir.join(experiments::csv_name(experiment, None));
+                let count = merge::merge(shards, &out)?;
+                outln!(text, "{}: {count} rows from {} shards", out.display(), shards.len());
+                if !gaps.is_empty() {
+                    outln!(text, "{}: partial, {gaps}", out.display());
+                }
+                let entry = registry::find(experiment)?;
+                let exp = (entry.default)();
+                for path in experiments::render_plots(exp.as_ref(), &out, dir)? {
+                    outln!(text, "{}", path.display());
+                }
+                let rows = crate::report::csv::read_rows(&out)?;
+                let status = |s: &str| rows.iter().filter(|r| r.get("status").is_some_and(|v| v == s)).count();
+                let partial = if gaps.is_empty() { String::new() } else { format!(", {gaps}") };
+                let points = format!(
+                    "{} ok, {} failed verification, {} errors, {} invalid, merged from {} shards{partial}",
+                    status("ok"),
+                    status("fail"),
+                    status("error"),
+                    status("invalid"),
+                    shards.len()
+                );
+                sections.push(Section {
+                    name: entry.name,
+                    seconds: None,
+                    outcome: Ok(points),
+                    headlines: exp.headlines(&rows),
+                });
+            }
+            for path in crate::report::roofline::write(dir)? {
+                outln!(text, "{}", path.display());
+            }
+            // The merged run's summary, as `suite run` writes for an unsharded one (its seconds are the shards').
+            if let Some(run) = &run {
+                let path = dir.join(crate::report::summary::file_name(None));
+                crate::report::summary::write(
+                    &path,
+                    &crate::report::summary::markdown(&run.device, "merged shards", &sections, None),
+                )?;
+                outln!(text, "{}", path.display());
+            }
+            emit(&text);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Compare { runs, out } => {
+            let out = out.clone().unwrap_or_else(|| compare_out_dir(runs));
+            let written = crate::report::compare::compare(runs, &out)?;
+            let mut text = String::new();
+            outln!(text, "{}", written.report.display());
+            for path in written.plots {
+                outln!(text, "{}", path.display());
+            }
+            emit(&text);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Plot { experiment, csv, out } => {
+            let exp = registry::default_experiment(experiment)?;
+            let out_dir = out.clone().unwrap_or_else(|| csv.parent().map(Path::to_path_buf).unwrap_or_default());
+            let written = experiments::render_plots(exp.as_ref(), csv, &out_dir)?;
+            if written.is_empty() {
+                return Err(Error::NothingToPlot { csv: csv.clone() });
+            }
+            let mut text = String::new();
+            for path in written {
+                outln!(text, "{}", path.display());
+            }
+            emit(&text);
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// `results/compare-<run 1>-vs-<run 2>...`, from the folders' own names.
+fn compare_out_dir(runs: &[PathBuf]) -> PathBuf {
+    let names: Vec<String> = runs
+        .iter()
+        .map(|r| {
+            let r = r.canonicalize().unwrap_or_else(|_| r.clone());
+            r.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "run".into())
+        })
+        .collect();
+    PathBuf::from("results").join(format!("compare-{}", names.join("-vs-")))
+}
+
+fn open_gpu(cli: &Cli) -> Result<Gpu, Error> {
+    Ok(Gpu::open(cli.platform.platform(), cli.device, cli.kernels_dir.clone())?)
+}
+
+/// Runs `exp` on the device the command line names, into `--out` or the default results folder.
+/// The runner's options from the shared flags, checked, for results in `out_dir`.
+fn run_options(args: &RunArgs, out_dir: &Path) -> Result<RunOptions, Error> {
+    let reps = options::check_reps(args.reps)?;
+    if args.time_budget.is_nan() || args.time_budget <= 0.0 {
+        return Err(Error::Options(format!("--time-budget: {} is not a positive number of seconds", args.time_budget)));
+    }
+    if args.max_point_seconds.is_nan() || args.max_point_seconds <= 0.0 {
+        return Err(Error::Options(format!(
+            "--max-point-seconds: {} is not a positive number of seconds",
+            args.max_point_seconds
+        )));
+    }
+    Ok(RunOptions {
+        max_point_s: args.max_point_seconds,
+        out_dir: out_dir.to_path_buf(),
+        resume: args.resume,
+        shard: args.shard,
+        warmup: args.warmup,
+        reps,
+        time_budget_s: args.time_budget,
+        timing: args.timing,
+    })
+}
+
+fn run_experiment(cli: &Cli, mut exp: Box<dyn Experiment>, args: &RunArgs) -> Result<ExitCode, Error> {
+    // Options are checked before the GPU is opened, so a bad flag fails at once.
+    let mut opts = run_options(args, Path::new(""))?;
+    let gpu = open_gpu(cli)?;
+    opts.out_dir = args.out.clone().unwrap_or_else(|| experiments::default_out_dir(&gpu));
+    exp.set_results_dir(&opts.out_dir);
+    exp.fit_to_device(gpu.device.props());
+    let exp = exp.as_ref();
+    let props = gpu.device.props();
+    eprintln!("{} on {} ({}, wave {}), {}", exp.name(), props.name, props.arch, props.wave_size, props.runtime_version);
+    let summary = experiments::run(&gpu, exp, &opts)?;
+    eprintln!("{}: {}; results in {}", exp.name(), summary_line(&summary), opts.out_dir.display());
+    Ok(if summary.success() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// `suite run` with no experiment: every experiment of the registry, its quick preset (or `--full` sweep), into one
+/// results folder, then `summary.md` with each experiment's headline figures. An experiment that cannot run (its
+/// kernels do not build, say) is reported and the others still run; the exit code is non-zero if any failed.
+fn run_all(cli: &Cli, full: bool, args: &RunArgs) -> Result<ExitCode, Error> {
+    let mut opts = run_options(args, Path::new(""))?;
+    let started = Instant::now();
+    let gpu = open_gpu(cli)?;
+    opts.out_dir = args.out.clone().unwrap_or_else(|| experiments::default_out_dir(&gpu));
+    let out_dir = opts.out_dir.clone();
+    let props = gpu.device.props();
+    let preset = if full { "full sweeps" } else { "quick preset" };
+    let mut experiments = Vec::new();
+    for entry in registry::EXPERIMENTS {
+        let mut exp = if full { (entry.default)() } else { (entry.quick)() };
+        exp.set_results_dir(&out_dir);
+        exp.fit_to_device(props);
+        experiments.push((entry, exp));
+    }
+    // Every point of every experiment, estimated before anything runs (points a resumed CSV holds included).
+    let estimate: f64 = experiments
+        .iter()
+        .flat_map(|(_, exp)| experiments::plan(&gpu, exp.as_ref(), &opts))
+        .map(|p| p.estimate_s)
+        .sum();
+    let ceilings = crate::peaks::ceilings(props);
+    eprintln!(
+        "suite run ({preset}): {} experiments on {} ({}, wave {}) into {}\nestimate: about {} for every point \
+         (from each point's operations and bytes at the {} ceilings: {})",
+        registry::EXPERIMENTS.len(),
+        props.name,
+        props.arch,
+        props.wave_size,
+        out_dir.display(),
+        experiments::estimate::seconds_text(estimate),
+        ceilings.part,
+        ceilings.source
+    );
+    let mut sections = Vec::new();
+    let mut success = true;
+    for (entry, exp) in experiments {
+        let exp_started = Instant::now();
+        let outcome = experiments::run(&gpu, exp.as_ref(), &opts);
+        let seconds = exp_started.elapsed().as_secs_f64();
+        let csv = out_dir.join(experiments::csv_name(entry.name, opts.shard));
+        let section = match outcome {
+            Ok(summary) => {
+                success &= summary.success();
+                eprintln!("{}: {} in {seconds:.1} s", entry.name, summary_line(&summary));
+                // A shard's CSV holds only its points: its headlines wait for `suite merge`.
+                let headlines = match (opts.shard, crate::report::csv::read_rows(&csv)) {
+                    (None, Ok(rows)) => exp.headlines(&rows),
+                    (None, Err(e)) => vec![format!("cannot read {}: {e}", csv.display())],
+                    (Some(_), _) => Vec::new(),
+                };
+                Section { name: entry.name, seconds: Some(seconds), outcome: Ok(summary_line(&summary)), headlines }
+            }
+            Err(e) => {
+                success = false;
+                let text =
+                    error_text(std::iter::successors(Some(&e as &(dyn std::error::Error + 'static)), |e| e.source()));
+                eprintln!("{}: could not run: {text}", entry.name);
+                Section { name: entry.name, seconds: Some(seconds), outcome: Err(text), headlines: Vec::new() }
+            }
+        };
+        sections.push(section);
+    }
+    let total = started.elapsed().as_secs_f64();
+    let summary_path = out_dir.join(crate::report::summary::file_name(opts.shard));
+    let text = crate::report::summary::markdown(props, preset, &sections, Some(total));
+    crate::report::summary::write(&summary_path, &text)?;
+    eprintln!(
+        "done in {total:.1} s (estimate {}); read {} first",
+        experiments::estimate::seconds_text(estimate),
+        summary_path.display()
+    );
+    Ok(if success { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// What became of an experiment's points, in one line.
+fn summary_line(s: &experiments::Summary) -> String {
+    format!(
+        "{} ok, {} failed verification, {} errors, {} invalid, {} already in the CSV ({} of them failed or errored)",
+        s.ok, s.fail, s.error, s.invalid, s.skipped, s.skipped_failed
+    )
+}
+
+/// An error and its causes as one line for the user, each cause once: most of our messages already quote their
+/// cause (thiserror's `"cannot write {path}: {source}"`) while also returning it from `source()`, so a cause whose
+/// text the line already holds is not appended again.
+pub fn error_text<'a>(chain: impl IntoIterator<Item = &'a (dyn std::error::Error + 'static)>) -> String {
+    let mut text = String::new();
+    for cause in chain {
+        let message = cause.to_string();
+        if text.is_empty() {
+            text = message;
+        } else if !text.contains(&message) {
+            text.push_str(": ");
+            text.push_str(&message);
+        }
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::{Arch, Platform};
+    use crate::kernels;
+
+    /// The chain of `e`, as anyhow walks it in `main`.
+    fn chain<'a>(e: &'a (dyn std::error::Error + 'static)) -> Vec<&'a (dyn std::error::Error + 'static)> {
+        std::iter::successors(Some(e), |e| e.source()).collect()
+    }
+
+    #[test]
+    fn each_cause_is_printed_once() {
+        let io = || std::io::Error::new(std::io::ErrorKind::PermissionDenied, "Permission denied (os error 13)");
+        let report = crate::report::Error::Io { action: "cannot create", path: "/results/x".into(), source: io() };
+        let e = Error::from(report);
+        assert_eq!(chain(&e).len(), 2, "the cause is also returned by source()");
+        assert_eq!(error_text(chain(&e)), "cannot create /results/x: Permission denied (os error 13)");
+        let kernels = kernels::Error::Io { action: "write cache file", path: "/c/k".into(), source: io(), hint: "" };
+        let text = error_text(chain(&Error::from(kernels)));
+        assert_eq!(text.matches("Permission denied").count(), 1, "{text}");
+
+        // A message that does not quote its cause gets it appended.
+        #[derive(Debug, thiserror::Error)]
+        #[error("cannot load the plot font")]
+        struct Outer(#[source] std::io::Error);
+        assert_eq!(error_text(chain(&Outer(io()))), "cannot load the plot font: Permission denied (os error 13)");
+    }
+
+    /// `suite kernels build` makes every code object a run can need, run-time specialisations included, so a run
+    /// with `--kernels-dir` on a compute node never starts a compiler: here both compilers are scripts that record
+    /// being run and fail, and every source and specialisation of every quick and full preset is still found.
+    #[test]
+    fn a_kernels_dir_from_kernels_build_serves_every_preset_without_a_compiler() {
+        use crate::kernels::{Compiler, CompilerKind, Error as KernelsError};
+        crate::kernels::test_support::compiler(Platform::Amd);
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("kernels-build");
+        let arch = Arch::parse("gfx90a").unwrap();
+        let all: Vec<&kernels::Source> = kernels::all().iter().collect();
+        let builder = KernelStore::with_cache_dir(None, dir.path().join("cache"));
+        builder.build(&all, std::slice::from_ref(&arch), &out).unwrap();
+        let (specs, note) = run_time_specialisations(&arch, None, &all).unwrap();
+        assert!(!specs.is_empty() && note.contains("for a device of 110 CUs"), "{note}");
+        builder.build_specialised(&specs, &arch, &out).unwrap();
+
+        let log = dir.path().join("compiler-ran");
+        let fake = dir.path().join("fake-compiler");
+        std::fs::write(&fake, format!("#!/bin/sh\necho \"$0 $*\" >> {}\nexit 1\n", log.display())).unwrap();
+        std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let compiler = |kind| Compiler { kind, path: fake.clone(), version: "fake".into(), extra_flags: Vec::new() };
+        let node = KernelStore::with_cache_dir(Some(out.clone()), dir.path().join("empty-cache"))
+            .with_compiler(compiler(CompilerKind::Hipcc))
+            .with_compiler(compiler(CompilerKind::Nvcc));
+        let shape = kernels::DeviceShape { cu_count: 110, max_items_per_cu: 2048 };
+        let mut specialised = 0;
+        for entry in registry::EXPERIMENTS {
+            for exp in [(entry.quick)(), (entry.default)()] {
+                for source in exp.sources() {
+                    node.code_object(kernels::source(source).unwrap(), &arch).unwrap();
+                }
+                for spec in exp.specialisations(shape) {
+                    let object = node.specialised(&spec.source(), &arch, &spec.defines).unwrap();
+                    assert!(matches!(object.origin, kernels::Origin::Prebuilt(_)), "{:?}", object.origin);
+                    specialised += 1;
+                }
+            }
+        }
+        assert!(specialised > 0);
+        assert!(!log.exists(), "a compiler ran: {}", std::fs::read_to_string(&log).unwrap_or_default());
+
+        // A device of another CU count needs other specialisations: the error names the command that makes them.
+        let other = kernels::DeviceShape { cu_count: 104, ..shape };
+        let specs = registry::find("fusion").map(|e| (e.quick)()).unwrap().specialisations(other);
+        let staged = specs.into_iter().find(|s| !s.defines.is_empty()).unwrap();
+        let err = node.specialised(&staged.source(), &arch, &staged.defines).unwrap_err();
+        assert!(matches!(err, KernelsError::SpecialisationMissing(_)), "{err}");
+        let text = err.to_string();
+        assert!(text.contains(&format!("suite kernels build --arch gfx90a --out {}", out.display())), "{text}");
+        assert!(!log.exists());
+    }
+
+    #[test]
+    fn failures_that_are_not_about_options_are_not_option_errors() {
+        let poisoned = Error::from(crate::gpu::Error::Poisoned { source_name: "smoke".into() });
+        assert!(matches!(poisoned, Error::Experiment(experiments::Error::Gpu(_))), "{poisoned:?}");
+        assert!(poisoned.to_string().contains("start the command again"), "{poisoned}");
+        let nothing = Error::NothingToPlot { csv: "r/matmul.csv".into() };
+        assert_eq!(nothing.to_string(), "r/matmul.csv: no verified rows to plot");
+        let plot = crate::report::plot::Error::NoSeries { path: "p.png".into() };
+        assert!(matches!(Error::from(plot), Error::Experiment(experiments::Error::Plot(_))));
+    }
+
+    #[test]
+    fn the_baselines_time_is_read_from_its_line() {
+        let line = "launches=10000 trials=1 us_per_launch_median=2.1250 min=2.1250 max=2.1250 (C++ driver API)\n";
+        assert_eq!(baseline_us_per_launch(line), Some(2.125));
+        assert_eq!(baseline_us_per_launch("launches=1 min=2.0"), None);
+        assert_eq!(baseline_us_per_launch("us_per_launch_median=nan"), None);
+        assert_eq!(baseline_us_per_launch("us_per_launch_median=0"), None);
+        let rt = "round_trips=2000 trials=1 us_per_round_trip_median=21.5 min=21.5 max=21.5 (C++ driver API)";
+        assert_eq!(baseline_value(rt, "us_per_round_trip_median="), Some(21.5));
+        assert_eq!(baseline_value(rt, "us_per_launch_median="), None);
+    }
+}

@@ -1,0 +1,321 @@
+//! The one runner every experiment shares: skip what a resumed CSV holds, estimate, verify before timing, time
+//! with [`super::timing`], append each row as it finishes, and write `run.json` and the plots.
+
+use std::path::{Path, PathBuf};
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use super::estimate;
+use super::timing::{time_case, timing_record};
+use super::{Error, Experiment, Point, Shard};
+use crate::device::Timing;
+use crate::gpu::Gpu;
+use crate::report::csv::{header, read_rows, Context, CsvLog, Row, Status};
+use crate::report::plot::render_png;
+use crate::report::run_json::{self, Fingerprint, Invocation};
+
+/// How to run a sweep.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Results folder.
+    pub out_dir: PathBuf,
+    /// Skip points already measured in an existing CSV instead of refusing to overwrite it.
+    pub resume: bool,
+    /// Run only this shard of the points.
+    pub shard: Option<Shard>,
+    /// Untimed launches before timing.
+    pub warmup: u32,
+    /// Timed launches (at most; see `time_budget_s`).
+    pub reps: u32,
+    /// Time one point may spend in warm-up and timed launches, in seconds. A point whose single launch is slow
+    /// gets fewer launches (never fewer than 3 timed), so a naive kernel at 8192 does not take minutes.
+    pub time_budget_s: f64,
+    /// How each repetition's batch of launches is enqueued.
+    pub timing: Timing,
+    /// A point estimated to take longer than this, in seconds, is not run but written as an `invalid` row.
+    pub max_point_s: f64,
+}
+
+/// Counts of what became of a run's points.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Verified and timed.
+    pub ok: usize,
+    /// Ran but did not verify.
+    pub fail: usize,
+    /// Could not run.
+    pub error: usize,
+    /// Not valid points.
+    pub invalid: usize,
+    /// Already in a resumed CSV (any status; not counted above).
+    pub skipped: usize,
+    /// Of the skipped points, those recorded `ok`.
+    pub skipped_ok: usize,
+    /// Of the skipped points, those recorded `fail` or `error`.
+    pub skipped_failed: usize,
+}
+
+impl Summary {
+    /// Whether the run succeeded: no point failed verification or errored (in this run or, for a resumed run, in
+    /// the rows it kept), and something was measured, unless the sweep had no points at all. A run in which every
+    /// point is `invalid` or `error` measured nothing and fails.
+    pub fn success(&self) -> bool {
+        let points = self.ok + self.fail + self.error + self.invalid + self.skipped;
+        self.fail + self.error + self.skipped_failed == 0 && (self.ok + self.skipped_ok > 0 || points == 0)
+    }
+}
+
+/// CSV file name for an experiment, with the shard in it when sharded (`suite merge` joins them).
+pub fn csv_name(experiment: &str, shard: Option<Shard>) -> String {
+    match shard {
+        None => format!("{experiment}.csv"),
+        Some(s) => format!("{experiment}.shard-{}-of-{}.csv", s.index, s.count),
+    }
+}
+
+/// The default results folder: `results/<date>-<host>-<arch>`.
+pub fn default_out_dir(gpu: &Gpu) -> PathBuf {
+    let date = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let host = gethostname::gethostname().to_string_lossy().into_owned();
+    let host: String = host.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
+    PathBuf::from("results").join(format!("{}-{}-{}", &date[..10], host, gpu.device.props().arch))
+}
+
+/// Runs an experiment's sweep on `gpu`, writing rows to `<out_dir>/<name>.csv` and the context to `run.json`.
+pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary, Error> {
+    let props = gpu.device.props();
+    for source in exp.sources() {
+        gpu.module(source)?;
+    }
+    // Everything that makes rows comparable goes into the fingerprint; the shard does not (shards share it).
+    let options = serde_json::json!({
+        exp.name(): exp.options(),
+        "warmup": opts.warmup,
+        "reps": opts.reps,
+        "time_budget_s": opts.time_budget_s,
+        "timing": opts.timing,
+        "max_point_s": opts.max_point_s,
+        "metric": exp.metric(),
+    });
+    let mut invocation = Invocation::now(options.clone(), opts.shard.map(|s| s.to_string()));
+    invocation.experiment = exp.name().to_string();
+    invocation.compilers = gpu.compiler_records();
+    invocation.blas = match gpu.device.blas() {
+        Ok(path) => path,
+        Err(e) => e.to_string(),
+    };
+    invocation.timing = Some(timing_record(gpu, opts.timing));
+    let context = Context {
+        experiment: exp.name().to_string(),
+        platform: props.platform.name().to_string(),
+        device: props.name.clone(),
+        arch: props.arch.to_string(),
+        wave_size: props.wave_size.0,
+    };
+    let columns = header(exp.param_columns(), exp.metric().column);
+    invocation.fingerprint = Some(Fingerprint::new(&options, exp.sources(), &invocation.compilers, props, &columns));
+    let csv_path = opts.out_dir.join(csv_name(exp.name(), opts.shard));
+    // Checked before the CSV is created or reopened, so a refused run leaves the folder as it was.
+    run_json::check(&opts.out_dir, props, &invocation, csv_path.exists())?;
+    let mut log = CsvLog::open(&csv_path, context, &columns, opts.resume)?;
+    run_json::record(&opts.out_dir, props, invocation)?;
+
+    let points = plan(gpu, exp, opts);
+    let to_run: Vec<&Planned> = points.iter().filter(|p| log.recorded(&p.point.key).is_none()).collect();
+    let seconds: f64 = to_run.iter().map(|p| p.estimate_s).sum();
+    let skipped = points.len() - to_run.len();
+    eprintln!(
+        "{}: {} points{}, estimate {} ({} over --max-point-seconds {} become invalid rows)",
+        exp.name(),
+        to_run.len(),
+        if skipped > 0 { format!(" to run ({skipped} already in the CSV)") } else { String::new() },
+        estimate::seconds_text(seconds),
+        to_run.iter().filter(|p| p.over_limit).count(),
+        opts.max_point_s
+    );
+    let points: Vec<Point> = points.into_iter().map(|p| p.point).collect();
+    let bar = ProgressBar::new(points.len() as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} {elapsed_precise} {wide_msg}")
+            .expect("the progress template is valid")
+            .progress_chars("=> "),
+    );
+    bar.set_prefix(exp.name());
+    let mut summary = Summary::default();
+    for point in &points {
+        if let Some(status) = log.recorded(&point.key) {
+            summary.skipped += 1;
+            match status {
+                Status::Ok => summary.skipped_ok += 1,
+                Status::Fail | Status::Error => summary.skipped_failed += 1,
+                Status::Invalid => {}
+            }
+            bar.inc(1);
+            continue;
+        }
+        bar.set_message(point.key.clone());
+        let row = measure_point(gpu, exp, point, opts);
+        match row.status {
+            Status::Ok => summary.ok += 1,
+            Status::Fail => summary.fail += 1,
+            Status::Error => summary.error += 1,
+            Status::Invalid => summary.invalid += 1,
+        }
+        log.append(&row)?;
+        let line = describe(exp, &row);
+        if bar.is_hidden() {
+            eprintln!("{line}");
+        } else {
+            bar.println(line);
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    // Plots are drawn from the whole CSV, so a resumed run plots the earlier rows too; a shard's CSV holds only its
+    // points, so shards are plotted after `suite merge`.
+    if opts.shard.is_none() {
+        for path in render_plots(exp, &csv_path, &opts.out_dir)? {
+            eprintln!("plot: {}", path.display());
+        }
+        // The run's roofline, over every experiment in the folder so far.
+        for path in crate::report::roofline::write(&opts.out_dir)? {
+            eprintln!("roofline: {}", path.display());
+        }
+    }
+    Ok(summary)
+}
+
+/// A point as the runner will treat it: with its estimate, and made `invalid` when that is over the limit.
+#[derive(Debug, Clone)]
+pub struct Planned {
+    /// The point (its `invalid` set when over the limit).
+    pub point: Point,
+    /// Its estimated time, seconds (0 for an invalid point, which does not run).
+    pub estimate_s: f64,
+    /// Whether the estimate made it invalid.
+    pub over_limit: bool,
+}
+
+/// The points this process runs (its shard of the sweep), each estimated on `gpu` under `opts`; a point estimated
+/// past `opts.max_point_s` becomes `invalid` with the estimate and the flag to raise in its reason.
+pub fn plan(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Vec<Planned> {
+    let ceilings = crate::peaks::ceilings(gpu.device.props());
+    exp.points(gpu)
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| opts.shard.is_none_or(|s| i % s.count == s.index))
+        .map(|(_, mut point)| {
+            if point.invalid.is_some() {
+                return Planned { point, estimate_s: 0.0, over_limit: false };
+            }
+            let e = estimate::estimate(&point.work, &ceilings, opts);
+            let over = estimate::over_limit(&e, opts.max_point_s);
+            let over_limit = over.is_some();
+            point.invalid = over;
+            Planned { point, estimate_s: if over_limit { 0.0 } else { e.point_s }, over_limit }
+        })
+        .collect()
+}
+
+/// One progress line for a finished row.
+fn describe(exp: &dyn Experiment, row: &Row) -> String {
+    let rate = row.rate.map(|r| format!("{r:.1} {}", exp.metric().column)).unwrap_or_default();
+    let time = row
+        .time_ms
+        .map(|(m, lo, hi)| {
+            format!("{m:.4} ms [{lo:.4}, {hi:.4}] ({}×{} {})", row.reps, row.launches_per_rep, row.timing)
+        })
+        .unwrap_or_default();
+    let msg = if row.message.is_empty() { String::new() } else { format!(": {}", row.message) };
+    format!("{} {} {time} {rate}{msg}", row.status.as_str(), row.key)
+}
+
+fn measure_point(gpu: &Gpu, exp: &dyn Experiment, point: &Point, opts: &RunOptions) -> Row {
+    let mut row = Row {
+        params: point.params.clone(),
+        reps: 0,
+        launches_per_rep: 0,
+        timing: String::new(),
+        l2_resident: None,
+        flop_count: point.work.counted.then_some(point.work.flops),
+        byte_count: point.work.counted.then_some(point.work.bytes),
+        time_ms: None,
+        rate: None,
+        max_rel_err: None,
+        tolerance: None,
+        status: Status::Ok,
+        message: String::new(),
+        key: point.key.clone(),
+    };
+    if let Some(why) = &point.invalid {
+        row.status = Status::Invalid;
+        row.message = why.clone();
+        return row;
+    }
+    match time_point(gpu, exp, point, opts, &mut row) {
+        Ok(()) => {}
+        Err(e) => {
+            row.status = Status::Error;
+            row.message = e.to_string();
+        }
+    }
+    row
+}
+
+/// Verify, then warm up, then time. A failed verification sets the row's status and records no time.
+fn time_point(gpu: &Gpu, exp: &dyn Experiment, point: &Point, opts: &RunOptions, row: &mut Row) -> Result<(), Error> {
+    let mut case = exp.prepare(gpu, point)?;
+    for (column, value) in case.resolved_params() {
+        if let Some(i) = exp.param_columns().iter().position(|c| *c == column) {
+            row.params[i] = value;
+        }
+    }
+    case.launch()?;
+    gpu.device.synchronize()?;
+    let check = case.verify()?;
+    row.max_rel_err = Some(check.max_rel_err);
+    row.tolerance = Some(check.tolerance);
+    if !check.passed() {
+        row.status = Status::Fail;
+        row.message = check.summary();
+        return Ok(());
+    }
+    let l2 = gpu.device.props().l2_bytes;
+    row.l2_resident = case.footprint_bytes().zip(l2).map(|(bytes, l2)| bytes <= l2);
+    let timed = time_case(gpu.device.as_ref(), case.as_mut(), opts)?;
+    let rate = timed
+        .stats
+        .giga_per_second(case.work())
+        .ok_or_else(|| Error::Timing(format!("no rate from a median of {} ms per launch", timed.stats.median_ms)))?;
+    row.reps = timed.stats.reps;
+    row.launches_per_rep = timed.launches_per_rep;
+    row.timing = timed.timing.name().to_string();
+    row.time_ms = Some((timed.stats.median_ms, timed.stats.min_ms, timed.stats.max_ms));
+    row.rate = Some(rate);
+    if let Some(note) = timed.note {
+        row.message = note;
+    }
+    Ok(())
+}
+
+/// Renders an experiment's plots from its CSV into `out_dir`; returns the files written.
+pub fn render_plots(exp: &dyn Experiment, csv_path: &Path, out_dir: &Path) -> Result<Vec<PathBuf>, Error> {
+    let rows = read_rows(csv_path)?;
+    std::fs::create_dir_all(out_dir).map_err(|source| crate::report::Error::Io {
+        action: "cannot create",
+        path: out_dir.to_path_buf(),
+        source,
+    })?;
+    let mut written = Vec::new();
+    let dir = csv_path.parent().unwrap_or(Path::new("."));
+    for (file, plot) in exp.plots(&rows, dir) {
+        let path = out_dir.join(file);
+        render_png(&plot, &path, PLOT_WIDTH, PLOT_HEIGHT)?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+/// Plot size in pixels: large enough for a dozen legend entries beside the data.
+const PLOT_WIDTH: u32 = 1600;
+const PLOT_HEIGHT: u32 = 1000;

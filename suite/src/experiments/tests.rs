@@ -1,0 +1,417 @@
+//! The runner and timing, checked on a CPU with a device whose events report exact times.
+
+use super::*;
+use crate::device::{Arch, Arg, Kernel, Module, Platform, Props, RawAlloc, Replay, WaveSize};
+use crate::device::{Device, LaunchConfig};
+use crate::report::csv::header;
+use crate::report::run_json;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// What the fake device's `capture` does.
+#[derive(Clone, Copy, PartialEq)]
+enum Capture {
+    Works,
+    Unsupported,
+    Fails,
+}
+
+/// A device whose events report, exactly, `latency` per timed region plus `kernel` per launch enqueued in it
+/// (`gap` more per launch on the stream than in a graph), so the runner's arithmetic can be checked on a CPU.
+struct FakeDevice {
+    props: Props,
+    enqueued: AtomicU32,
+    capture: Capture,
+    latency_ms: f64,
+    kernel_ms: f64,
+    stream_gap_ms: f64,
+}
+
+struct FakeReplay<'d> {
+    dev: &'d FakeDevice,
+    launches: u32,
+}
+
+impl Replay for FakeReplay<'_> {
+    fn launch(&self) -> device::Result<()> {
+        // A graph's launches are counted from bit 16 up, where `time_ms` charges them no stream gap.
+        self.dev.enqueued.fetch_add(self.launches << 16, Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+impl Device for FakeDevice {
+    fn props(&self) -> &Props {
+        &self.props
+    }
+    fn time_ms(&self, work: &mut dyn FnMut() -> device::Result<()>) -> device::Result<f32> {
+        self.enqueued.store(0, Ordering::SeqCst);
+        work()?;
+        let n = self.enqueued.load(Ordering::SeqCst);
+        let (stream, graph) = (f64::from(n & 0xffff), f64::from(n >> 16));
+        Ok((self.latency_ms + stream * (self.kernel_ms + self.stream_gap_ms) + graph * self.kernel_ms) as f32)
+    }
+    fn capture(
+        &self,
+        times: u32,
+        work: &mut dyn FnMut() -> device::Result<()>,
+    ) -> device::Result<Option<Box<dyn Replay + '_>>> {
+        match self.capture {
+            Capture::Unsupported => Ok(None),
+            Capture::Fails => Err(device::Error::Api {
+                api: "cuStreamEndCapture",
+                code: 901,
+                code_name: "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED".into(),
+                text: "capture invalidated".into(),
+            }),
+            Capture::Works => {
+                for _ in 0..times {
+                    work()?;
+                }
+                Ok(Some(Box::new(FakeReplay { dev: self, launches: times })))
+            }
+        }
+    }
+    fn synchronize(&self) -> device::Result<()> {
+        Ok(())
+    }
+    fn memory_info(&self) -> device::Result<(u64, u64)> {
+        unreachable!("not used by the timer")
+    }
+    fn alloc(&self, _: usize) -> device::Result<Box<dyn RawAlloc>> {
+        unreachable!("not used by the timer")
+    }
+    fn copy_to_device(&self, _: &dyn RawAlloc, _: &[u8]) -> device::Result<()> {
+        unreachable!("not used by the timer")
+    }
+    fn copy_to_host(&self, _: &dyn RawAlloc, _: &mut [u8]) -> device::Result<()> {
+        unreachable!("not used by the timer")
+    }
+    fn copy_on_device(&self, _: &dyn RawAlloc, _: &dyn RawAlloc, _: usize) -> device::Result<()> {
+        unreachable!("not used by the timer")
+    }
+    fn fill_bytes(&self, _: &dyn RawAlloc, _: u8) -> device::Result<()> {
+        unreachable!("not used by the timer")
+    }
+    fn load_module(&self, _: &[u8]) -> device::Result<Module> {
+        unreachable!("not used by the timer")
+    }
+    fn kernel(&self, _: &Module, _: &str) -> device::Result<Kernel> {
+        unreachable!("not used by the timer")
+    }
+    fn launch(&self, _: &Kernel, _: &LaunchConfig, _: &[Arg]) -> device::Result<()> {
+        unreachable!("not used by the timer")
+    }
+    fn launch_cooperative(&self, _: &Kernel, _: &LaunchConfig, _: &[Arg]) -> device::Result<()> {
+        unreachable!("not used by the timer")
+    }
+    fn occupancy_groups_per_cu(&self, _: &Kernel, _: u32, _: u32) -> device::Result<u32> {
+        unreachable!("not used by the timer")
+    }
+    fn blas(&self) -> device::Result<String> {
+        unreachable!("not used by the timer")
+    }
+    fn sgemm(
+        &self,
+        _: usize,
+        _: usize,
+        _: usize,
+        _: &dyn RawAlloc,
+        _: &dyn RawAlloc,
+        _: &dyn RawAlloc,
+    ) -> device::Result<()> {
+        unreachable!("not used by the timer")
+    }
+    fn sdot(&self, _: usize, _: &dyn RawAlloc, _: &dyn RawAlloc, _: &dyn RawAlloc) -> device::Result<()> {
+        unreachable!("not used by the timer")
+    }
+    fn sasum(&self, _: usize, _: &dyn RawAlloc, _: &dyn RawAlloc) -> device::Result<()> {
+        unreachable!("not used by the timer")
+    }
+}
+
+struct FakeCase<'d>(&'d FakeDevice);
+
+impl Case for FakeCase<'_> {
+    fn launch(&mut self) -> device::Result<()> {
+        self.0.enqueued.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+    fn verify(&mut self) -> Result<Verification, Error> {
+        unreachable!("the timer does not verify")
+    }
+    fn work(&self) -> f64 {
+        1.0
+    }
+}
+
+fn fake(capture: Capture, latency_ms: f64, kernel_ms: f64, stream_gap_ms: f64) -> FakeDevice {
+    let props = Props {
+        platform: Platform::Nvidia,
+        ordinal: 0,
+        name: "fake".into(),
+        arch: Arch::parse("sm_90").expect("valid"),
+        arch_full: "sm_90".into(),
+        wave_size: WaveSize(32),
+        cu_count: 1,
+        max_items_per_cu: 2048,
+        max_group_size: 1024,
+        max_groups_per_cu: None,
+        lds_bytes_per_cu: 1 << 16,
+        lds_bytes_per_group: 1 << 16,
+        lds_bytes_per_group_optin: 1 << 16,
+        registers_per_cu: 1 << 16,
+        clock_mhz: None,
+        memory_clock_mhz: None,
+        memory_bus_bits: None,
+        l2_bytes: None,
+        memory_bytes: 1 << 30,
+        runtime_version: String::new(),
+        driver_version: String::new(),
+    };
+    FakeDevice { props, enqueued: AtomicU32::new(0), capture, latency_ms, kernel_ms, stream_gap_ms }
+}
+
+/// A sequence with a host step: it sleeps `ms` on the host (a stand-in for a readback and a relaunch).
+struct HostSequence<'d> {
+    dev: &'d FakeDevice,
+    ms: u64,
+    calls: u32,
+}
+
+impl Case for HostSequence<'_> {
+    fn launch(&mut self) -> device::Result<()> {
+        self.calls += 1;
+        self.dev.enqueued.fetch_add(1, Ordering::SeqCst);
+        std::thread::sleep(std::time::Duration::from_millis(self.ms));
+        Ok(())
+    }
+    fn verify(&mut self) -> Result<Verification, Error> {
+        unreachable!("the timer does not verify")
+    }
+    fn work(&self) -> f64 {
+        1.0
+    }
+    fn clock(&self) -> Clock {
+        Clock::Host
+    }
+}
+
+#[test]
+fn a_run_cache_reuses_what_fits_and_frees_the_old_value_before_making_the_next() {
+    let cache: RunCache<u32> = RunCache::default();
+    let made = std::cell::Cell::new(0);
+    let make = |v: u32| {
+        made.set(made.get() + 1);
+        Ok::<u32, ()>(v)
+    };
+    let first = cache.get_or_make(|v| *v == 1, || make(1)).unwrap();
+    assert_eq!((*cache.get_or_make(|v| *v == 1, || make(1)).unwrap(), made.get()), (1, 1));
+    // A value that does not fit is dropped before the next is made: only `first` still holds it.
+    let second = cache.get_or_make(
+        |v| *v == 2,
+        || {
+            assert_eq!(std::rc::Rc::strong_count(&first), 1, "the old value is freed first");
+            make(2)
+        },
+    );
+    assert_eq!((*second.unwrap(), made.get()), (2, 2));
+    // A failed make leaves the cache empty, and clones start empty and compare equal.
+    assert!(cache.get_or_make(|v| *v == 3, || Err(())).is_err());
+    assert_eq!(format!("{cache:?}"), "RunCache(empty)");
+    assert!(cache == cache.clone());
+}
+
+#[test]
+fn host_clock_cases_are_timed_one_whole_sequence_per_repetition() {
+    // The fake device's events would read 5 µs per launch; a host-clock case must not be timed by them.
+    let dev = fake(Capture::Works, 0.0, 0.005, 0.0);
+    let mut case = HostSequence { dev: &dev, ms: 3, calls: 0 };
+    for timing in [Timing::Graph, Timing::Stream] {
+        case.calls = 0;
+        let timed = time_case(&dev, &mut case, &options(timing)).unwrap();
+        assert_eq!((timed.timing, timed.launches_per_rep, timed.note), (TimedBy::Host, 1, None));
+        assert_eq!(timed.timing.name(), "host");
+        // One sizing call, 2 more warm-ups (3 asked), 7 repetitions: never batched, never captured.
+        assert_eq!((timed.stats.reps, case.calls), (7, 10));
+        // A sleep lasts at least what was asked, so every repetition reads at least 3 ms.
+        assert!(timed.stats.min_ms >= 3.0, "{:?}", timed.stats);
+    }
+}
+
+fn options(timing: Timing) -> RunOptions {
+    RunOptions {
+        out_dir: PathBuf::new(),
+        resume: false,
+        shard: None,
+        warmup: 3,
+        reps: 7,
+        time_budget_s: 2.0,
+        timing,
+        max_point_s: 60.0,
+    }
+}
+
+#[test]
+fn batches_remove_the_launch_latency_and_graphs_the_gap() {
+    // A 5 µs kernel, 20 µs of latency per timed region, 2 µs of gap per launch on the stream.
+    let dev = fake(Capture::Works, 0.020, 0.005, 0.002);
+    let timed = time_case(&dev, &mut FakeCase(&dev), &options(Timing::Graph)).unwrap();
+    let b = timed.launches_per_rep;
+    // A single launch reads 27 µs, so the probe batch has ceil(1 ms / 27 µs) = 38 launches; it reads
+    // (20 + 38 · 7) µs, 7.53 µs per launch, which sets B = ceil(1 ms / 7.53 µs) = 133.
+    assert_eq!(launches_per_rep(0.027, 2.0), 38);
+    assert_eq!(b, 133);
+    assert!(f64::from(b) * 0.005 >= 0.5, "a batch of {b} launches is too short");
+    assert_eq!((timed.timing, timed.note.as_deref(), timed.stats.reps), (TimedBy::Device(Timing::Graph), None, 7));
+    // One region's latency spread over B launches, no stream gap: 5 µs + 20 µs / B.
+    let want = 0.005 + 0.020 / f64::from(b);
+    assert!((timed.stats.median_ms - want).abs() < 1e-6, "{} vs {want}", timed.stats.median_ms);
+
+    let timed = time_case(&dev, &mut FakeCase(&dev), &options(Timing::Stream)).unwrap();
+    let want = 0.007 + 0.020 / f64::from(timed.launches_per_rep);
+    assert_eq!(timed.timing, TimedBy::Device(Timing::Stream));
+    assert!((timed.stats.median_ms - want).abs() < 1e-6, "{} vs {want}", timed.stats.median_ms);
+}
+
+#[test]
+fn a_graph_that_cannot_be_made_falls_back_to_the_stream_and_says_so() {
+    let dev = fake(Capture::Unsupported, 0.0, 0.01, 0.0);
+    let timed = time_case(&dev, &mut FakeCase(&dev), &options(Timing::Graph)).unwrap();
+    assert_eq!((timed.timing, timed.note), (TimedBy::Device(Timing::Stream), None));
+    let dev = fake(Capture::Fails, 0.0, 0.01, 0.0);
+    let timed = time_case(&dev, &mut FakeCase(&dev), &options(Timing::Graph)).unwrap();
+    assert_eq!(timed.timing, TimedBy::Device(Timing::Stream));
+    let note = timed.note.expect("the fallback is noted");
+    assert!(note.contains("graph capture failed") && note.contains("INVALIDATED"), "{note}");
+}
+
+#[test]
+fn long_kernels_run_alone_and_slow_ones_get_fewer_reps() {
+    // 300 ms per launch, 2 s budget: B = 1, and 6 repetitions fit (after the sizing launch), of 7 asked.
+    let dev = fake(Capture::Works, 0.0, 300.0, 0.0);
+    let timed = time_case(&dev, &mut FakeCase(&dev), &options(Timing::Graph)).unwrap();
+    assert_eq!((timed.launches_per_rep, timed.stats.reps), (1, 6));
+    assert!((timed.stats.median_ms - 300.0).abs() < 1e-3);
+}
+
+#[test]
+fn events_that_see_no_time_are_an_error_not_a_rate() {
+    let dev = fake(Capture::Works, 0.0, 0.0, 0.0);
+    let err = time_case(&dev, &mut FakeCase(&dev), &options(Timing::Graph)).unwrap_err();
+    assert!(matches!(err, Error::Timing(_)), "{err}");
+    assert!(err.to_string().contains("saw no time"), "{err}");
+}
+
+#[test]
+fn shards_parse_and_reject_nonsense() {
+    assert_eq!("0/8".parse::<Shard>(), Ok(Shard { index: 0, count: 8 }));
+    assert_eq!(" 7 / 8 ".parse::<Shard>().map(|s| s.to_string()), Ok("7/8".to_string()));
+    for bad in ["8/8", "1/0", "x/2", "3", "-1/2"] {
+        assert!(bad.parse::<Shard>().is_err(), "{bad}");
+    }
+    assert_eq!(csv_name("matmul", None), "matmul.csv");
+    assert_eq!(csv_name("matmul", Some(Shard { index: 1, count: 4 })), "matmul.shard-1-of-4.csv");
+}
+
+#[test]
+fn a_run_succeeds_only_when_something_was_measured_and_nothing_failed() {
+    let s = |ok, fail, error, invalid, skipped, skipped_ok, skipped_failed| Summary {
+        ok,
+        fail,
+        error,
+        invalid,
+        skipped,
+        skipped_ok,
+        skipped_failed,
+    };
+    let cases = [
+        (s(3, 0, 0, 2, 0, 0, 0), true),
+        (s(0, 0, 0, 0, 0, 0, 0), true),
+        // Every point invalid, or invalid and error: nothing measured.
+        (s(0, 0, 0, 4, 0, 0, 0), false),
+        (s(0, 0, 1, 4, 0, 0, 0), false),
+        (s(3, 1, 0, 0, 0, 0, 0), false),
+        (s(3, 0, 1, 0, 0, 0, 0), false),
+        // Resumed: the kept rows count.
+        (s(0, 0, 0, 0, 5, 5, 0), true),
+        (s(0, 0, 0, 1, 5, 4, 0), true),
+        (s(2, 0, 0, 0, 5, 4, 1), false),
+        (s(0, 0, 0, 0, 3, 0, 0), false),
+    ];
+    for (summary, success) in cases {
+        assert_eq!(summary.success(), success, "{summary:?}");
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn a_resumed_run_adds_nothing_and_other_options_are_refused_before_writing() {
+    let gpu = Gpu::open(None, 0, None).unwrap_or_else(|e| panic!("this test needs a GPU: {e}"));
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = smoke::SmokeSweep { sizes: vec![1000, 4096], group_size: 256 };
+    let opts = RunOptions {
+        out_dir: dir.path().to_path_buf(),
+        resume: false,
+        shard: None,
+        warmup: 1,
+        reps: 3,
+        time_budget_s: 1.0,
+        timing: crate::device::Timing::Graph,
+        max_point_s: 60.0,
+    };
+    let first = run(&gpu, &sweep, &opts).unwrap();
+    assert_eq!((first.ok, first.fail, first.error), (2, 0, 0));
+    let csv = dir.path().join("smoke.csv");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let resumed = RunOptions { resume: true, ..opts.clone() };
+    let again = run(&gpu, &sweep, &resumed).unwrap();
+    assert_eq!((again.ok, again.skipped, again.skipped_ok), (0, 2, 2));
+    assert!(again.success());
+    assert_eq!(std::fs::read_to_string(&csv).unwrap(), text);
+    let err = run(&gpu, &sweep, &RunOptions { reps: 5, ..resumed.clone() }).unwrap_err();
+    assert!(err.to_string().contains("its options differs"), "{err}");
+    let other = smoke::SmokeSweep { group_size: 128, ..sweep.clone() };
+    let err = run(&gpu, &other, &resumed).unwrap_err();
+    assert!(err.to_string().contains("its options differs"), "{err}");
+    assert_eq!(std::fs::read_to_string(&csv).unwrap(), text);
+    let run_json = run_json::read(dir.path()).unwrap().unwrap();
+    assert_eq!(run_json.invocations.len(), 2, "refused runs record nothing");
+    let fingerprint = run_json.invocations[0].fingerprint.clone().unwrap();
+    assert!(fingerprint.compiler.starts_with("smoke: "), "{fingerprint:?}");
+    assert_eq!(fingerprint.csv_header, header(sweep.param_columns(), "gbps").join(","));
+}
+
+#[test]
+fn slow_points_get_fewer_launches_but_at_least_three_timed() {
+    // Fast: everything asked for.
+    assert_eq!(launches_within_budget(0.01, 2, 20, 2.0), (2, 20));
+    // 100 ms each, 2 s budget: 20 launches fit, all timed, no further warm-up.
+    assert_eq!(launches_within_budget(100.0, 2, 20, 2.0), (0, 20));
+    // 150 ms: 13 fit.
+    assert_eq!(launches_within_budget(150.0, 2, 20, 2.0), (0, 13));
+    // 5 s each: still 3 timed.
+    assert_eq!(launches_within_budget(5000.0, 2, 20, 2.0), (0, 3));
+    // Fewer asked than the floor: what was asked.
+    assert_eq!(launches_within_budget(5000.0, 0, 1, 2.0), (0, 1));
+    assert_eq!(launches_within_budget(0.0, 1, 5, 0.0), (1, 5));
+}
+
+#[test]
+fn batches_last_a_millisecond_within_the_budget() {
+    // A 5 µs kernel: 200 launches make 1 ms.
+    assert_eq!(launches_per_rep(0.005, 2.0), 200);
+    // Rounding up: 3 launches of 0.4 ms.
+    assert_eq!(launches_per_rep(0.4, 2.0), 3);
+    // Already long: alone.
+    assert_eq!(launches_per_rep(1.0, 2.0), 1);
+    assert_eq!(launches_per_rep(250.0, 2.0), 1);
+    // An empty kernel in a batch (~2 µs) would want 500; a 1 ns launch is capped.
+    assert_eq!(launches_per_rep(0.000_001, 2.0), MAX_LAUNCHES_PER_REP);
+    // The events saw nothing, or nonsense: the most launches, so the batch becomes visible.
+    assert_eq!(launches_per_rep(0.0, 2.0), MAX_LAUNCHES_PER_REP);
+    assert_eq!(launches_per_rep(f64::NAN, 2.0), MAX_LAUNCHES_PER_REP);
+    // A tight budget: three repetitions of the batch must fit (3 × 33 × 0.01 ms ≤ 1 ms).
+    assert_eq!(launches_per_rep(0.01, 0.001), 33);
+    assert_eq!(launches_per_rep(0.01, 0.0), 1);
+}
