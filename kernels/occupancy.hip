@@ -219,7 +219,7 @@ GPU_KERNEL void occupancy_chunks_barrier(const float* a, const float* b, float* 
 // ---------------------------------------------------------------------------------------------------------------
 GPU_KERNEL void occupancy_lds(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ sum,
                               unsigned n) {
-    extern __shared__ float lds[];
+    GPU_DYNAMIC_LDS(float, lds);
     const unsigned t = threadIdx.x;
     const unsigned i = blockIdx.x * blockDim.x + t;
     lds[t] = i < n ? a[i] + b[i] : 0.0f;
@@ -233,7 +233,7 @@ GPU_KERNEL void occupancy_lds(const float* __restrict__ a, const float* __restri
 //     sum[i] == (m < n ? a[m] + b[m] : 0.0f)   exactly, for every i < n.
 GPU_KERNEL void occupancy_lds_x4(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ sum,
                                  unsigned n) {
-    extern __shared__ float4 lds4[];
+    GPU_DYNAMIC_LDS(float4, lds4);
     const unsigned t = threadIdx.x;
     const unsigned q = blockIdx.x * blockDim.x + t;
     const size_t e = 4 * (size_t)q;

@@ -3,6 +3,8 @@
 #  - Debian's HIP 5.2 (hipcc, libamdhip64, the device libraries; clang 15 and LLVM 15's llvm-readelf and
 #    clang-offload-bundler) for the gfx90a compile tests, the code-object metadata tests and the "HIP runtime,
 #    no GPU" tests;
+#  - g++ (C++20), which builds the kernels for the CPU emulation of wave64 (suite/tests/wave64_cpu.rs) and the
+#    HIP-over-CUDA test runtime;
 #  - shellcheck, which lints the shell and Slurm scripts;
 #  - Debian's Slurm and munge (slurm-wlm), which run the LUMI job scripts on a one-machine cluster
 #    (suite/tests/slurm.rs, through scripts/slurm-test-cluster.sh);
@@ -14,7 +16,7 @@
 # to install and exits non-zero. Nothing is installed when everything is present.
 set -euo pipefail
 
-APT_PACKAGES=(hipcc libamdhip64-dev rocm-device-libs llvm-15 shellcheck slurm-wlm munge)
+APT_PACKAGES=(g++ hipcc libamdhip64-dev rocm-device-libs llvm-15 shellcheck slurm-wlm munge)
 PIP_PACKAGES=(nvidia-cuda-nvcc nvidia-cuda-runtime nvidia-cuda-cccl nvidia-cuda-crt nvidia-cuda-cuobjdump
     hip-python==6.3.3.540.31)
 
@@ -39,6 +41,7 @@ hip_runtime() {
 missing_apt=() missing_pip=()
 check() {
     missing_apt=() missing_pip=()
+    have g++ || missing_apt+=("g++ (builds the CPU emulation of the kernels and the HIP-over-CUDA test runtime)")
     have hipcc || missing_apt+=("hipcc (AMD kernel compiler)")
     hip_runtime || missing_apt+=("libamdhip64 (HIP runtime)")
     have llvm-readelf-15 || have llvm-readelf || missing_apt+=("llvm-readelf-15")

@@ -102,8 +102,20 @@ __device__ inline void gpu_wave_sync() {
 // Loads 16 bytes that another group of this launch wrote (and published with __threadfence() and an atomic), past
 // this SM's L1, which is not kept coherent with other SMs' stores: ld.global.cg caches in L2 only.
 __device__ inline float4 gpu_load_from_l2(const float4* p) { return __ldcg(p); }
+#elif defined(GPU_CPU_EMULATION)
+// g++ on the host, for the CPU tests of the wave-size logic (suite/tests/wave64_cpu.rs): the emulation header, on
+// the include path those tests give, defines everything the two halves above define, with GPU_WAVE_SIZE from
+// -DGPU_CPU_WAVE_SIZE=64 or 32. It is not a platform the suite runs on.
+#define GPU_PLATFORM_CPU 1
+#include "gpu_cpu.h"
 #else
 #error "kernels must be compiled by hipcc/clang -x hip (AMD) or nvcc (NVIDIA)"
+#endif
+
+// The launch's dynamic LDS (its dynamic_lds_bytes) as an array `name` of `type`. A macro so that the CPU emulation,
+// whose __shared__ is a static variable, can give it the launch's buffer instead.
+#if !defined(GPU_DYNAMIC_LDS)
+#define GPU_DYNAMIC_LDS(type, name) extern __shared__ type name[]
 #endif
 
 // Every kernel is extern "C" so the host looks it up by its plain name, on both platforms.

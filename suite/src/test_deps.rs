@@ -83,6 +83,22 @@ pub fn hip_runtime() -> Result<(), Missing> {
     })
 }
 
+/// The host C++ compiler (`$CXX`, else g++; C++20), which builds the CPU emulation of the kernels
+/// (`suite/tests/wave64_cpu.rs`). `hip-test-runtime/build.sh` picks its compiler the same way.
+pub fn host_cxx() -> Result<PathBuf, Missing> {
+    let cxx = PathBuf::from(std::env::var_os("CXX").filter(|c| !c.is_empty()).unwrap_or_else(|| "g++".into()));
+    let missing = |why: String| Missing {
+        what: format!("the host C++ compiler ({})", cxx.display()),
+        why,
+        packages: "apt-get install g++",
+    };
+    match Command::new(&cxx).arg("--version").output() {
+        Ok(out) if out.status.success() => Ok(cxx),
+        Ok(out) => Err(missing(format!("`{} --version` exited with {}", cxx.display(), out.status))),
+        Err(e) => Err(missing(format!("`{}` does not run: {e}", cxx.display()))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

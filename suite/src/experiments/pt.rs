@@ -120,7 +120,7 @@ impl Queue {
     }
 
     /// The kernel's (mode, chunk) arguments.
-    fn code(self) -> (u32, u32) {
+    pub fn code(self) -> (u32, u32) {
         match self {
             Queue::Item => (QUEUE_ITEM, 1),
             Queue::Wave => (QUEUE_WAVE, 1),
