@@ -157,7 +157,7 @@ pub fn run(cli: &Cli) -> Result<ExitCode, Error> {
         }
         Command::Compare { runs, out } => {
             let out = out.clone().unwrap_or_else(|| compare_out_dir(runs));
-            let written = crate::report::compare::compare(runs, &out)?;
+            let written = crate::report::compare::compare(runs, &out, &registry::comparisons())?;
             let mut text = String::new();
             outln!(text, "{}", written.report.display());
             for path in written.plots {

@@ -38,15 +38,19 @@ use std::rc::Rc;
 
 use serde::Serialize;
 
+use super::entry::Entry;
 use super::estimate::{LAUNCH_S, STREAMING_SHARE};
+use super::registry::parsed;
 use super::{Case, Clock, Error, Experiment, Metric, Point};
 use crate::device::{Arg, Buffer, Kernel, LaunchConfig};
 use crate::fusion::{input, zip, Binary, Geometry, Program, Reduce, Rendered, Unary, GROUP_SIZE};
 use crate::gpu::Gpu;
 use crate::kernels::{DeviceShape, Specialisation};
+use crate::options;
 use crate::options::{bytes_of, Memory};
 use crate::report::plot::{Axis, LinePlot, Series};
 use crate::verify::{self, Verification};
+use clap::{ArgMatches, Args};
 
 /// The operations, in sweep order.
 pub const OPERATIONS: [&str; 3] = ["sum", "dot", "asum"];
@@ -905,6 +909,40 @@ fn ratios_csv(table: &Table, compile: &BTreeMap<(String, usize), CompileCost>) -
         }
     }
     text
+}
+
+/// `suite run fusion`.
+pub const ENTRY: Entry = Entry {
+    name: "fusion",
+    help: "Kernel fusion: sum, dot and asum as composed patterns (unfused, fused, fused + run-time staged) vs a \
+           hand-written reduction and the vendor BLAS; device and end-to-end time, GB/s per size.",
+    flags: FusionArgs::augment_args,
+    sweep: fusion_sweep,
+    default: || Box::new(FusionSweep::default()),
+    quick: || Box::new(FusionSweep::new(vec![1 << 15, 1 << 20, 1 << 25], Vec::new(), Vec::new())),
+};
+
+/// `suite run fusion` options.
+#[derive(Debug, Args)]
+pub struct FusionArgs {
+    /// Elements per vector, comma-separated (integers, or 2^N; default: 2^15 to 2^25, every power of two).
+    #[arg(long, value_delimiter = ',')]
+    pub sizes: Vec<String>,
+    /// Operations, comma-separated (default: all): sum, dot, asum.
+    #[arg(long, value_delimiter = ',')]
+    pub operations: Vec<String>,
+    /// Variants, comma-separated (default: all): hand, unfused, fused, fused_staged, vendor.
+    #[arg(long, value_delimiter = ',')]
+    pub variants: Vec<String>,
+}
+
+fn fusion_sweep(matches: &ArgMatches) -> Result<Box<dyn Experiment>, Error> {
+    let args: FusionArgs = parsed(matches)?;
+    let defaults = FusionSweep::default();
+    let sizes = options::parse_sizes("--sizes", &args.sizes, &defaults.sizes)?;
+    let sweep = FusionSweep::new(sizes, args.operations, args.variants);
+    sweep.check()?;
+    Ok(Box::new(sweep))
 }
 
 #[cfg(test)]

@@ -21,7 +21,9 @@ use std::rc::Rc;
 
 use serde::Serialize;
 
+use super::entry::Entry;
 use super::estimate::{launch_seconds, LAUNCH_S};
+use super::registry::parsed;
 use super::{Case, Error, Experiment, Metric, Point, Work};
 use crate::device::{Arg, Buffer, Kernel, LaunchConfig, Platform};
 use crate::gpu::Gpu;
@@ -29,6 +31,7 @@ use crate::measure::matmul_flops;
 use crate::options::{Memory, MAX_GROUPS_X, MAX_GROUPS_YZ};
 use crate::report::plot::{Axis, LinePlot, Series, SeriesKind};
 use crate::verify::{self, Verification};
+use clap::{ArgMatches, Args};
 
 /// What a kernel needs of the sizes: each of M, N, K must be a multiple of the given number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -1561,6 +1564,75 @@ fn kernel_label(name: &str) -> String {
         Some(m) => format!("tiled M={m}"),
         None => name.to_string(),
     }
+}
+
+/// `suite run matmul`.
+pub const ENTRY: Entry = Entry {
+    name: "matmul",
+    help: "Matmul ladder (naive, accumulator, LDS tiles, register-blocked, split-K, stream-K) and an autotune \
+           step vs the vendor BLAS: GFLOP/s per size.",
+    flags: MatmulArgs::augment_args,
+    sweep: matmul_sweep,
+    default: || Box::new(MatmulSweep::default()),
+    quick: quick_matmul,
+};
+
+/// `suite run matmul` options.
+#[derive(Debug, Args)]
+pub struct MatmulArgs {
+    /// Problem sizes, comma-separated: N for M = N = K, or MxNxK (default: 256 to 8192 with 768, 1000, 1023, 1536,
+    /// 3072, 4097, 6144 and two rectangular products; see the README).
+    #[arg(long, value_delimiter = ',')]
+    pub sizes: Vec<String>,
+    /// Kernels by name or family, comma-separated (default: the seed's ladder plus the register-blocked kernels
+    /// suited to the device's architecture, see the README); `tiled` means every --tiles size.
+    #[arg(long, value_delimiter = ',')]
+    pub kernels: Vec<String>,
+    /// Tile sizes M of the tiled kernel (default: 4,8,16,32).
+    #[arg(long, value_delimiter = ',')]
+    pub tiles: Vec<u32>,
+    /// Skip the vendor BLAS (rocBLAS/cuBLAS) rows; it is still the reference where available.
+    #[arg(long)]
+    pub no_vendor: bool,
+    /// Skip the autotune rows (the fastest verified kernel per size, picked by measurement).
+    #[arg(long)]
+    pub no_autotune: bool,
+}
+
+fn matmul_sweep(matches: &ArgMatches) -> Result<Box<dyn Experiment>, Error> {
+    let args: MatmulArgs = parsed(matches)?;
+    let defaults = MatmulSweep::default();
+    let shapes = if args.sizes.is_empty() {
+        defaults.shapes
+    } else {
+        args.sizes.iter().map(|s| Shape::parse(s)).collect::<Result<_, _>>()?
+    };
+    let kernels = select_kernels(&args.kernels, &args.tiles)?;
+    let sweep = MatmulSweep::new(shapes, kernels, !args.no_vendor).with_autotune(!args.no_autotune);
+    // No --kernels: the device's architecture picks the set (matmul::ARCH_DEFAULTS), within --tiles.
+    Ok(Box::new(if args.kernels.is_empty() { sweep.with_arch_defaults(args.tiles) } else { sweep }))
+}
+
+/// Matmul's quick preset: one rung of each step of the ladder, the vendor BLAS and the autotune step at four sizes,
+/// from one too small to fill the device with large tiles (512, where split-K matters) through one no tile divides
+/// (1000) to one where the register-blocked kernels reach their plateau.
+fn quick_matmul() -> Box<dyn Experiment> {
+    let names: Vec<String> = [
+        "accumulator",
+        "tiled_m16",
+        "blocktile_2d",
+        "vectorized",
+        "warptile",
+        "double_buffer",
+        "splitk_128x64x16_t128",
+        "streamk_128x128x8_t128",
+    ]
+    .iter()
+    .map(|n| n.to_string())
+    .collect();
+    let kernels = select_kernels(&names, &[]).expect("the quick preset names kernels of the ladder");
+    let shapes = [512, 1000, 2048, 4096].into_iter().map(Shape::square).collect();
+    Box::new(MatmulSweep::new(shapes, kernels, true).with_autotune(true))
 }
 
 #[cfg(test)]

@@ -33,14 +33,18 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use super::entry::Entry;
 use super::estimate::{LAUNCH_S, STREAMING_SHARE};
+use super::registry::parsed;
 use super::{Case, Error, Experiment, Metric, Point, Work};
 use crate::device::{Arg, Buffer, Kernel, LaunchConfig, Props};
 use crate::gpu::Gpu;
 use crate::occupancy::{self, Resources};
+use crate::options;
 use crate::options::{bytes_of, index_u32_problem, Memory, MAX_GROUPS_X};
 use crate::report::plot::{Axis, LinePlot, Series, SeriesKind};
 use crate::verify::{self, Verification};
+use clap::{ArgMatches, Args};
 
 /// Kernel source of the experiment.
 const SOURCE: &str = "occupancy";
@@ -1329,6 +1333,81 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
 
 fn get_group(rows: &[&&BTreeMap<String, String>]) -> String {
     rows.first().and_then(|r| r.get("group_size").cloned()).unwrap_or_default()
+}
+
+/// `suite run occupancy`.
+pub const ENTRY: Entry = Entry {
+    name: "occupancy",
+    help: "Occupancy: group size, group count, barriers, LDS and registers vs time and bandwidth, with the \
+           theoretical occupancy of every point and timelines of resident waves recorded inside the kernels.",
+    flags: OccupancyArgs::augment_args,
+    sweep: occupancy_sweep,
+    default: || Box::new(OccupancySweep::default()),
+    quick: quick_occupancy,
+};
+
+/// `suite run occupancy` options (defaults in `OccupancySweep::default`).
+#[derive(Debug, Args)]
+pub struct OccupancyArgs {
+    /// Elements per array for the copy, group-size, LDS and register sweeps (integer or 2^N).
+    #[arg(long)]
+    pub elements: Option<String>,
+    /// Group sizes of the group-size sweep, comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub group_sizes: Vec<u32>,
+    /// Elements each group adds per pass in the group-count and barrier sweeps.
+    #[arg(long)]
+    pub chunk: Option<u32>,
+    /// Passes each group makes over its chunk in the group-count and barrier sweeps.
+    #[arg(long)]
+    pub passes: Option<u32>,
+    /// Dynamic LDS per group of the LDS sweep, bytes, comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub lds_bytes: Vec<u32>,
+    /// Sweeps to run, comma-separated (default: all): copy, copy_kernel, group_size, group_size_x4, group_count,
+    /// group_count_spin, spin_timeline, barrier, lds, lds_x4, registers.
+    #[arg(long, value_delimiter = ',')]
+    pub sweeps: Vec<String>,
+}
+
+fn occupancy_sweep(matches: &ArgMatches) -> Result<Box<dyn Experiment>, Error> {
+    let args: OccupancyArgs = parsed(matches)?;
+    let mut exp = OccupancySweep::default();
+    if let Some(n) = &args.elements {
+        exp.elements = options::parse_size("--elements", n)?;
+    }
+    if !args.group_sizes.is_empty() {
+        exp.group_sizes = args.group_sizes;
+    }
+    if !args.lds_bytes.is_empty() {
+        exp.lds_bytes = args.lds_bytes;
+    }
+    if let Some(bad) = args.sweeps.iter().find(|s| !SWEEPS.contains(&s.as_str())) {
+        return Err(Error::Options(format!("--sweeps: unknown sweep `{bad}`; available: {}", SWEEPS.join(", "))));
+    }
+    exp.sweeps = args.sweeps;
+    exp.chunk = args.chunk.unwrap_or(exp.chunk);
+    exp.passes = args.passes.unwrap_or(exp.passes);
+    if exp.chunk == 0 || exp.passes == 0 || exp.group_sizes.contains(&0) {
+        return Err(Error::Options("--chunk, --passes and --group-sizes must be at least 1".into()));
+    }
+    Ok(Box::new(exp))
+}
+
+/// Occupancy's quick preset: the copy references, the group-size sweeps with both widths, the LDS sweep and the
+/// residency probe, over 2^24 elements (past any L2) and fewer group sizes.
+fn quick_occupancy() -> Box<dyn Experiment> {
+    let full = OccupancySweep::default();
+    Box::new(OccupancySweep {
+        elements: 1 << 24,
+        group_sizes: vec![32, 64, 96, 128, 256, 512, 768, 1024],
+        lds_bytes: vec![4096, 16384, 32768, 65536, 131072],
+        sweeps: ["copy", "copy_kernel", "group_size", "group_size_x4", "lds", "group_count_spin"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        ..full
+    })
 }
 
 #[cfg(test)]

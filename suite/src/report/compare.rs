@@ -7,7 +7,7 @@
 //! differences and the points that only some runs hold) and PNGs with one line per run on the same axes.
 //!
 //! Raw rates mislead across GPUs (a kernel at 20 TFLOP/s is excellent on one GPU and poor on another), so each
-//! experiment says how it is compared through [`Experiment::comparison`](crate::experiments::Experiment::comparison):
+//! experiment says how it is compared through `Experiment::comparison` (gathered by the app from the experiment registry into [`Known`]):
 //! matmul as % of that run's vendor BLAS (and the vendor BLAS as % of the device's FP32 peak where [`crate::peaks::KNOWN_PARTS`]
 //! knows the device), memory kernels as % of that run's copy bandwidth, occupancy against group size. The default,
 //! [`MetricComparison`], joins the experiment's rate column as it is.
@@ -239,7 +239,7 @@ pub struct Headline {
     pub plots: Vec<(String, LinePlot)>,
 }
 
-/// How an experiment is compared across runs. [`Experiment::comparison`](crate::experiments::Experiment::comparison)
+/// How an experiment is compared across runs. `Experiment::comparison`
 /// returns it; the default, [`MetricComparison`], serves an experiment that defines none.
 pub trait Comparison {
     /// The value of each point of `experiment` in `run`, joined by key across runs for the tables of largest
@@ -459,12 +459,15 @@ fn placement_text(inv: &serde_json::Value) -> String {
     }
 }
 
-/// How each experiment is compared: its own [`Comparison`] where the registry knows it, the metric column otherwise.
-fn comparison_for(experiment: &str) -> Box<dyn Comparison> {
-    match crate::experiments::registry::default_experiment(experiment) {
-        Ok(exp) => exp.comparison(),
-        Err(_) => Box::new(MetricComparison::default()),
-    }
+/// The experiments `suite compare` knows, in the order it reports them, each with how it is compared (see
+/// [`Comparison`]). The app makes it from the experiment registry; an experiment not in it is compared by its
+/// metric column, after the known ones.
+pub type Known = [(&'static str, Box<dyn Comparison>)];
+
+/// How `experiment` is compared: its own [`Comparison`] where `known` has it, its metric column otherwise.
+fn comparison_for<'k>(known: &'k Known, experiment: &str) -> &'k dyn Comparison {
+    static BY_METRIC: MetricComparison = MetricComparison { column: None };
+    known.iter().find(|(name, _)| *name == experiment).map_or(&BY_METRIC, |(_, c)| c.as_ref())
 }
 
 /// What [`compare`] wrote.
@@ -478,9 +481,9 @@ pub struct Written {
 
 /// Compares the results folders `dirs` (run 1 first: the baseline of every ratio) and writes `report.md` and the
 /// plots into `out` (created if needed). Every folder is read before anything is written.
-pub fn compare(dirs: &[PathBuf], out: &Path) -> Result<Written, Error> {
+pub fn compare(dirs: &[PathBuf], out: &Path, known: &Known) -> Result<Written, Error> {
     let runs = dirs.iter().enumerate().map(|(i, d)| read_run(d, i + 1)).collect::<Result<Vec<_>, _>>()?;
-    let (markdown, plots) = report(&runs);
+    let (markdown, plots) = report(&runs, known);
     std::fs::create_dir_all(out).map_err(io("cannot create", out))?;
     let mut written = Vec::new();
     for (file, plot) in &plots {
@@ -493,18 +496,18 @@ pub fn compare(dirs: &[PathBuf], out: &Path) -> Result<Written, Error> {
     Ok(Written { report, plots: written })
 }
 
-/// The experiments in the runs: the registry's order, then others by name.
-fn experiment_order(runs: &[Run]) -> Vec<String> {
+/// The experiments in the runs: `known`'s order, then others by name.
+fn experiment_order(runs: &[Run], known: &Known) -> Vec<String> {
     let all: BTreeSet<&String> = runs.iter().flat_map(|r| r.tables.keys()).collect();
     let mut order: Vec<String> =
-        crate::experiments::registry::names().filter(|n| all.contains(&n.to_string())).map(str::to_string).collect();
+        known.iter().map(|(n, _)| *n).filter(|n| all.contains(&n.to_string())).map(str::to_string).collect();
     let others: Vec<String> = all.into_iter().filter(|n| !order.contains(n)).cloned().collect();
     order.extend(others);
     order
 }
 
 /// The Markdown report and the plots (file name, plot) for `runs`.
-pub fn report(runs: &[Run]) -> (String, Vec<(String, LinePlot)>) {
+pub fn report(runs: &[Run], known: &Known) -> (String, Vec<(String, LinePlot)>) {
     let mut md = String::new();
     let mut plots = Vec::new();
     let _ = writeln!(md, "# Comparison of {} runs\n", runs.len());
@@ -516,7 +519,7 @@ pub fn report(runs: &[Run]) -> (String, Vec<(String, LinePlot)>) {
         super::run_json::git_describe()
     );
     runs_section(&mut md, runs);
-    for experiment in experiment_order(runs) {
+    for experiment in experiment_order(runs, known) {
         let holding: Vec<&Run> = runs.iter().filter(|r| r.tables.contains_key(&experiment)).collect();
         let _ = writeln!(md, "## {experiment}\n");
         if holding.len() < 2 {
@@ -524,14 +527,14 @@ pub fn report(runs: &[Run]) -> (String, Vec<(String, LinePlot)>) {
             let _ = writeln!(md, "Only in {}: nothing to compare.\n", which.join(", "));
             continue;
         }
-        let comparison = comparison_for(&experiment);
+        let comparison = comparison_for(known, &experiment);
         let headline = comparison.headline(&experiment, &holding);
         md.push_str(&headline.markdown);
         for (file, plot) in headline.plots {
             let _ = writeln!(md, "![{}]({file})\n", plot.title.replace(['[', ']'], ""));
             plots.push((file, plot));
         }
-        joined_section(&mut md, &experiment, &holding, comparison.as_ref());
+        joined_section(&mut md, &experiment, &holding, comparison);
     }
     roofline_section(&mut md, &mut plots, runs);
     (md, plots)
@@ -1625,6 +1628,16 @@ impl Comparison for OccupancyComparison {
 mod tests {
     use super::*;
 
+    /// The experiments as the app's registry knows them (the comparisons the fixtures need).
+    fn known() -> Vec<(&'static str, Box<dyn Comparison>)> {
+        vec![
+            ("smoke", Box::new(MemoryComparison)),
+            ("matmul", Box::new(MatmulComparison)),
+            ("occupancy", Box::new(OccupancyComparison)),
+            ("fusion", Box::new(FusionComparison)),
+        ]
+    }
+
     const CTX: &str = "experiment,platform,device,arch,wave_size";
     const MEAS: &str =
         "reps,launches_per_rep,timing,l2_resident,flop_count,byte_count,time_ms_median,time_ms_min,time_ms_max";
@@ -1758,7 +1771,7 @@ mod tests {
         let runs = vec![read_run(&amd, 1).unwrap(), read_run(&nv, 2).unwrap()];
         assert_eq!(runs[0].tables.keys().collect::<Vec<_>>(), ["matmul", "occupancy"], "the timeline is no experiment");
         assert_eq!((runs[0].wave(), runs[1].wave()), ("wave64".to_string(), "warp32".to_string()));
-        let (md, plots) = report(&runs);
+        let (md, plots) = report(&runs, &known());
         assert!(md.contains("wave64 vs warp32"), "{md}");
         assert!(!md.contains("raw rate compares too"), "raw rates of two devices are not compared: {md}");
         assert!(md.contains("abc123-dirty"), "{md}");
@@ -1817,7 +1830,7 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let (amd_dir, _) = two_runs(root.path());
         let out = root.path().join("out");
-        let written = compare(&[amd_dir.clone(), amd_dir.clone()], &out).unwrap();
+        let written = compare(&[amd_dir.clone(), amd_dir.clone()], &out, &known()).unwrap();
         let md = std::fs::read_to_string(&written.report).unwrap();
         assert!(md.contains("Run 2 / run 1 over 2 points: median 1.000, from 1.000 to 1.000."), "{md}");
         assert!(md.contains("every run is wave64"), "{md}");
@@ -1826,7 +1839,7 @@ mod tests {
         assert!(!md.contains("Only in run"), "{md}");
         assert!(md.contains("Every run holds the same points, all `ok`."), "{md}");
         assert_eq!(written.plots.len(), 4);
-        let (_, plots) = report(&[read_run(&amd_dir, 1).unwrap(), read_run(&amd_dir, 2).unwrap()]);
+        let (_, plots) = report(&[read_run(&amd_dir, 1).unwrap(), read_run(&amd_dir, 2).unwrap()], &known());
         for (file, plot) in &plots {
             let note = plot.note.as_deref().unwrap_or_default();
             assert!(
@@ -1862,7 +1875,7 @@ mod tests {
             let dir = root.path().join(name);
             write_run(&dir, json, &files);
             let out = root.path().join(format!("out-{name}"));
-            let err = compare(&[amd.clone(), dir.clone()], &out).unwrap_err();
+            let err = compare(&[amd.clone(), dir.clone()], &out, &known()).unwrap_err();
             let text = err.to_string();
             assert!(matches!(err, Error::NotARun { .. }), "{name}: {text}");
             assert!(text.contains(&dir.display().to_string()) && text.contains(missing), "{name}: {text}");
@@ -1922,7 +1935,7 @@ mod tests {
         let csv = matmul_csv("matmul,amd,,gfx90a,64", &[("naive", 1024, 100.0), ("rocblas", 1024, 1000.0)]);
         write_run(&b, Some(&json.to_string()), &[("matmul.csv", csv)]);
         let runs = [read_run(&a, 1).unwrap(), read_run(&b, 2).unwrap()];
-        let (md, _) = report(&runs);
+        let (md, _) = report(&runs, &known());
         let table = &md[md.find("Where each run ran").unwrap()..];
         assert!(
             table.contains(
@@ -1950,7 +1963,7 @@ mod tests {
         // The device comes from the CSV rows when run.json lacks it.
         assert_eq!((runs[0].device.arch.as_str(), runs[0].device.wave_size), ("gfx90a", Some(64)));
         assert_eq!(fp32_peak(&runs[0].device), None);
-        let (md, plots) = report(&runs);
+        let (md, plots) = report(&runs, &known());
         assert!(md.contains("Not normalised (run 1 has no copy reference"), "{md}");
         assert!(md.contains("compared by gbps"), "{md}");
         assert!(md.contains("| `triad/n=1024,group=256` | 1,000 | 1,500 | 1.50 |"), "{md}");
@@ -1972,7 +1985,7 @@ mod tests {
         write_run(&b, Some("{}"), &[("future.csv", csv(3.0))]);
         let runs = vec![read_run(&a, 1).unwrap(), read_run(&b, 2).unwrap()];
         assert_eq!(runs[0].tables["future"].metric_column(), Some("speedup"));
-        let (md, _) = report(&runs);
+        let (md, _) = report(&runs, &known());
         assert!(md.contains("## future"), "{md}");
         assert!(md.contains("| `pt/1` | 2.00 | 3.00 | 1.50 |"), "{md}");
         assert!(md.contains("host clock around sequences (1 rows)"), "{md}");
@@ -2047,7 +2060,7 @@ mod tests {
         assert!(runs[1].label().contains("warp32, HIP over CUDA ["), "{}", runs[1].label());
         assert!(runs[1].over_test_runtime().contains("AMD path over the HIP over CUDA test runtime"));
         assert_eq!(runs[0].over_test_runtime(), "");
-        let (md, _) = report(&runs);
+        let (md, _) = report(&runs, &known());
         assert!(
             md.contains("Run 2 ran the AMD code path (HIP, rocBLAS) on an NVIDIA GPU over the HIP over CUDA test runtime, not on AMD hardware: HIP over CUDA test runtime /x/lib/libhip-over-cuda-test-runtime.so"),
             "{md}"
@@ -2067,11 +2080,12 @@ mod tests {
         let (cuda, hip) = cuda_and_test_runtime_runs(root.path());
         let runs = [read_run(&cuda, 1).unwrap(), read_run(&hip, 2).unwrap()];
         let refs: Vec<&Run> = runs.iter().collect();
-        let comparison = comparison_for("matmul");
-        let flagged = timing_mismatches("matmul", &refs, comparison.as_ref());
+        let experiments = known();
+        let comparison = comparison_for(&experiments, "matmul");
+        let flagged = timing_mismatches("matmul", &refs, comparison);
         let key = "tiled_m16/m=1024,n=1024,k=1024".to_string();
         assert_eq!(flagged, [(key.clone(), vec!["graph".to_string(), "stream".to_string()])]);
-        let (md, _) = report(&runs);
+        let (md, _) = report(&runs, &known());
         assert!(
             md.contains(&format!("**Timed differently** in the runs (1 points, each run's `timing` in run order): their figures and ratios compare timing methods as well as devices: `{key}` (graph / stream).")),
             "{md}"
@@ -2079,7 +2093,7 @@ mod tests {
         assert!(md.contains(&format!("| `{key}` (timed differently) |")), "{md}");
         // The same run twice: nothing differs, nothing is flagged.
         let same = [read_run(&cuda, 1).unwrap(), read_run(&cuda, 2).unwrap()];
-        assert!(!report(&same).0.contains("Timed differently"));
+        assert!(!report(&same, &known()).0.contains("Timed differently"));
     }
 
     #[test]

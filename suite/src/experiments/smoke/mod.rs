@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use super::entry::{defaults, size_arg, Entry, Sweep};
 use super::estimate::{LAUNCH_S, STREAMING_SHARE};
 use super::{Case, Error, Experiment, Metric, Point, Work};
 use crate::device::{Buffer, LaunchConfig};
@@ -10,21 +11,37 @@ use crate::gpu::Gpu;
 use crate::options::{bytes_of, index_u32_problem, Memory};
 use crate::verify::{self, Verification, F32_EPS};
 
-/// The triad's sweep. Each field is one flag of `suite run smoke`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// The triad's sweep: its fields are the flags of `suite run smoke`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, clap::Args)]
 pub struct SmokeSweep {
-    /// Elements per array.
+    /// Elements per array, comma-separated (integers, or 2^N). The default runs from cache-resident (1 Mi elements,
+    /// 4 MiB per array) to well past any L2 (64 Mi, 256 MiB per array).
+    #[arg(long, value_delimiter = ',', value_parser = size_arg, default_values = ["2^20", "2^24", "2^26"])]
     pub sizes: Vec<usize>,
     /// Items per group.
+    #[arg(long, default_value_t = 256)]
     pub group_size: u32,
 }
 
 impl Default for SmokeSweep {
-    /// 1 Mi to 64 Mi elements (4 MiB to 256 MiB per array): from cache-resident to well past any L2.
     fn default() -> Self {
-        SmokeSweep { sizes: vec![1 << 20, 1 << 24, 1 << 26], group_size: 256 }
+        defaults()
     }
 }
+
+impl Sweep for SmokeSweep {
+    const NAME: &'static str = "smoke";
+    const HELP: &'static str =
+        "The pipeline end to end: STREAM triad a = b + s*c, verified on the host, GB/s per size.";
+
+    /// One size in L2 and one far past it.
+    fn quick() -> Self {
+        SmokeSweep { sizes: vec![1 << 20, 1 << 26], ..SmokeSweep::default() }
+    }
+}
+
+/// `suite run smoke`.
+pub const ENTRY: Entry = Entry::of::<SmokeSweep>();
 
 /// Bytes the triad moves per element: reads b and c, writes a, 4 bytes each.
 pub const TRIAD_BYTES_PER_ELEMENT: usize = 3 * std::mem::size_of::<f32>();
@@ -59,7 +76,7 @@ impl Experiment for SmokeSweep {
     }
 
     fn name(&self) -> &'static str {
-        "smoke"
+        Self::NAME
     }
 
     /// The triad's bandwidth at each size, the largest last (the one past any L2).
