@@ -39,6 +39,9 @@ __device__ __forceinline__ float4 load_or_zero(const float* p, bool ok) {
     return v;
 }
 
+// An unguarded float4 of global memory (p 16-byte aligned).
+__device__ __forceinline__ float4 load4(const float* p) { return *reinterpret_cast<const float4*>(p); }
+
 // The 4-byte counterpart of load_or_zero for rows that are not 16-byte aligned: the first `count` floats from p
 // (count <= 0: none, >= 4: all four), zeros after them. Same guarded-assignment style, for the same reason.
 __device__ __forceinline__ float4 load_first_or_zero(const float* p, int count) {
@@ -448,7 +451,9 @@ GPU_KERNEL __launch_bounds__(VEC_THREADS) void matmul_vectorized_unaligned(MATMU
 // contiguous bytes); B slab: k row e/(BN/4), column quad e%(BN/4) (a wave reads 512 contiguous bytes). With VEC
 // (aligned rows) every load is a float4, and with N % 4 == 0 and K % 4 == 0 a float4 is wholly in or out of the
 // matrix; without it the same four elements are loaded one by one, each guarded (load_first_or_zero), into the same
-// registers and LDS layout, so only the global accesses differ. Out-of-range elements read as zero.
+// registers and LDS layout, so only the global accesses differ. Elements past the K range read as zero; rows of A
+// past M and columns of B past N read elements inside the matrix (clamped pointers, see WaveTile), which only feed
+// elements of C that are never stored.
 //
 // K range: a group may compute a partial sum over slabs [kbegin, kend) only (split-K and stream-K below); loads
 // are guarded by kend, and the A/B positions do not depend on it.
@@ -501,18 +506,27 @@ struct WaveTile : WaveShape<BM, BN, BK, THREADS> {
     static constexpr bool A_PARTIAL = S::A_PARTIAL, B_PARTIAL = S::B_PARTIAL;
     static constexpr int KQ = S::KQ, QPAD = S::QPAD, WMITER = S::WMITER, WNITER = S::WNITER, WSUBM = S::WSUBM;
     static constexpr int WSUBN = S::WSUBN, WM = S::WM, WN = S::WN, WAVES_N = S::WAVES_N, LANES_N = S::LANES_N;
-    static constexpr int WAVE = S::WAVE;
+    static constexpr int WAVE = S::WAVE, AS_SIZE = S::AS_SIZE, BS_SIZE = S::BS_SIZE, SLAB_FLOATS = S::SLAB_FLOATS;
+    // Registers that hold one slab of A / B between its global load and its LDS store: float4 l in 4l .. 4l+3.
+    static constexpr int A_REGS = 4 * A_LOADS, B_REGS = 4 * B_LOADS;
 
-    // Per-item state fixed for the whole K loop.
-    int a_row[A_LOADS], a_k[A_LOADS];  // position inside the A slab
-    int b_k[B_LOADS], b_col[B_LOADS];  // position inside the B slab
-    const float* a_ptr;                // A row of the first A float4, column a_k[0]
-    const float* b_ptr;                // B at (b_k[0], bn + b_col[0])
-    bool a_ok[A_LOADS];                // row of A inside M
-    int b_left[B_LOADS];               // columns of B from this float4's first to N (> 0: it starts inside)
-    bool a_in, b_in;                   // whether this item moves a float4 of the A / B slab (always, unless PARTIAL)
-    int m0, n0;                        // first row / column of this item's fragment inside the block
+    // Per-item state fixed for the whole K loop. Float4 l of the A slab is row a_row[l], k quad from a_k[l]; of the
+    // B slab k row b_k[l], column quad from b_col[l].
+    int a_row[A_LOADS], a_k[A_LOADS];
+    int b_k[B_LOADS], b_col[B_LOADS];
+    const float* a_ptr[A_LOADS];  // A at the first element of float4 l, column 0 of the K range (see below)
+    const float* b_ptr[B_LOADS];  // B at the first element of float4 l, k row 0 (see below)
+    int b_left[B_LOADS];          // without VEC: columns of B from float4 l's first to N (> 0: it starts inside)
+    bool a_in, b_in;              // whether this item moves a float4 of the A / B slab (always, unless PARTIAL)
+    int m0, n0;                   // first row / column of this item's fragment inside the block
 
+    // Rows of A past M and columns of B past N feed only rows and columns of C past M and N, which are never stored,
+    // so their loads may read any element of the matrix: the pointers are clamped into it here (row M-1; column
+    // N-4 with VEC, N-1 without), and rows of A need no guard in load(). Against per-float4 row and column guards
+    // (the first version), this and load()'s unguarded whole slabs took the aligned kernels' registers down (the
+    // default shape 240 -> 223 on sm_90, 64×128×16: 199 -> 167, 3 groups per SM instead of 2) and, measured on an
+    // H200 in one run beside the first version, the best kernel from 0.91× to 0.94× cuBLAS at 1000³, 0.98× to
+    // 1.03× at 1024³, 0.92× to 0.93-0.94× at 512³, 2048³ and 4096³.
     __device__ __forceinline__ WaveTile(const float* A, const float* B, int M, int N, int K, int bm, int bn) {
         const int t = threadIdx.x;
 #pragma unroll
@@ -520,7 +534,7 @@ struct WaveTile : WaveShape<BM, BN, BK, THREADS> {
             const int e = t + l * THREADS;
             a_row[l] = e / KQ;
             a_k[l] = (e % KQ) * 4;
-            a_ok[l] = bm + a_row[l] < M;
+            a_ptr[l] = A + (size_t)min(bm + a_row[l], M - 1) * K + a_k[l];
         }
 #pragma unroll
         for (int l = 0; l < B_LOADS; ++l) {
@@ -528,57 +542,77 @@ struct WaveTile : WaveShape<BM, BN, BK, THREADS> {
             b_k[l] = e / (BN / 4);
             b_col[l] = (e % (BN / 4)) * 4;
             b_left[l] = N - (bn + b_col[l]);
+            b_ptr[l] = B + (size_t)b_k[l] * N + min(bn + b_col[l], VEC ? N - 4 : N - 1);
         }
         a_in = !A_PARTIAL || t < A_QUADS;
         b_in = !B_PARTIAL || t < B_QUADS;
-        a_ptr = A + (size_t)(bm + a_row[0]) * K + a_k[0];
-        b_ptr = B + (size_t)b_k[0] * N + bn + b_col[0];
         const int wave = t / WAVE, lane = t % WAVE;
         m0 = (wave / WAVES_N) * WM + (lane / LANES_N) * 4;
         n0 = (wave % WAVES_N) * WN + (lane % LANES_N) * 4;
     }
 
-    // Global → registers: the slab starting at column/row kt of A/B, nothing at or past kend. (THREADS % KQ == 0, so
-    // float4 l of an item is in the same k quad as float4 0, l·THREADS/KQ rows further down; likewise for B.)
-    __device__ __forceinline__ void load(float4 (&ra)[A_LOADS], float4 (&rb)[B_LOADS], int kt, int kend, int K,
-                                         int N) const {
+    // Global → registers: the slab starting at column/row kt of A/B (b_rows = kt·N, kept by the caller), nothing at
+    // or past kend. (THREADS % KQ == 0, so float4 l of an item is in the same k quad as float4 0, l·THREADS/KQ rows
+    // further down; likewise for B.)
+    //
+    // With VEC, a whole slab (every slab of a K range but a last partial one) takes the first branch: one 16-byte
+    // load per float4, no guards, no zeroing (the branch is the same for the whole group); the last partial slab
+    // guards each float4 by k (load_or_zero). Without VEC (rows not 16-byte aligned) every float4 is four guarded
+    // 4-byte loads (load_first_or_zero), k and columns of B.
+    // (Two other unaligned versions were measured on an H200 in one run beside this one and not kept: the same four
+    // loads unguarded in whole slabs, and a layout with consecutive items on consecutive 4-byte elements and scalar
+    // LDS stores. Neither reached 0.90× cuBLAS at 1023³ either, and both were slower at 4097³: 0.94× and 0.91×
+    // against 1.00×.)
+    __device__ __forceinline__ void load(float (&ra)[A_REGS], float (&rb)[B_REGS], int kt, size_t b_rows, int kend,
+                                         int K, int N) const {
+        const bool whole = VEC && kt + BK <= kend;
 #pragma unroll
         for (int l = 0; l < A_LOADS; ++l) {
-            const float* p = a_ptr + (size_t)l * (THREADS / KQ) * K + kt;
-            const bool row_ok = (!A_PARTIAL || a_in) && a_ok[l];
-            if (VEC)
-                ra[l] = load_or_zero(p, row_ok && kt + a_k[l] < kend);
+            const float* p = a_ptr[l] + kt;
+            const bool in = !A_PARTIAL || a_in;
+            float4 v;
+            if (whole)
+                v = in ? load4(p) : float4{};
+            else if (VEC)
+                v = load_or_zero(p, in && kt + a_k[l] < kend);
             else
-                ra[l] = load_first_or_zero(p, row_ok ? kend - (kt + a_k[l]) : 0);
+                v = load_first_or_zero(p, in ? kend - (kt + a_k[l]) : 0);
+            ra[4 * l + 0] = v.x, ra[4 * l + 1] = v.y, ra[4 * l + 2] = v.z, ra[4 * l + 3] = v.w;
         }
 #pragma unroll
         for (int l = 0; l < B_LOADS; ++l) {
-            const float* p = b_ptr + (size_t)(kt + l * (THREADS / (BN / 4))) * N;
-            const bool k_ok = (!B_PARTIAL || b_in) && kt + b_k[l] < kend;
-            if (VEC)
-                rb[l] = load_or_zero(p, k_ok && b_left[l] > 0);
+            const float* p = b_ptr[l] + b_rows;
+            const bool in = !B_PARTIAL || b_in;
+            float4 v;
+            if (whole)
+                v = in ? load4(p) : float4{};
+            else if (VEC)
+                v = load_or_zero(p, in && kt + b_k[l] < kend);
             else
-                rb[l] = load_first_or_zero(p, k_ok ? b_left[l] : 0);
+                v = load_first_or_zero(p, in && kt + b_k[l] < kend ? b_left[l] : 0);
+            rb[4 * l + 0] = v.x, rb[4 * l + 1] = v.y, rb[4 * l + 2] = v.z, rb[4 * l + 3] = v.w;
         }
     }
 
     static __device__ __forceinline__ int as_index(int k, int m) { return k * BM + (k / 4) * QPAD + m; }
 
     // Registers → LDS: A transposed with the quad pad, B as is.
-    __device__ __forceinline__ void store(float* As, float* Bs, const float4 (&ra)[A_LOADS],
-                                          const float4 (&rb)[B_LOADS]) const {
+    __device__ __forceinline__ void store(float* As, float* Bs, const float (&ra)[A_REGS],
+                                          const float (&rb)[B_REGS]) const {
         if (!A_PARTIAL || a_in) {
 #pragma unroll
             for (int l = 0; l < A_LOADS; ++l) {
-                As[as_index(a_k[l] + 0, a_row[l])] = ra[l].x;
-                As[as_index(a_k[l] + 1, a_row[l])] = ra[l].y;
-                As[as_index(a_k[l] + 2, a_row[l])] = ra[l].z;
-                As[as_index(a_k[l] + 3, a_row[l])] = ra[l].w;
+                As[as_index(a_k[l] + 0, a_row[l])] = ra[4 * l + 0];
+                As[as_index(a_k[l] + 1, a_row[l])] = ra[4 * l + 1];
+                As[as_index(a_k[l] + 2, a_row[l])] = ra[4 * l + 2];
+                As[as_index(a_k[l] + 3, a_row[l])] = ra[4 * l + 3];
             }
         }
         if (!B_PARTIAL || b_in) {
 #pragma unroll
-            for (int l = 0; l < B_LOADS; ++l) *reinterpret_cast<float4*>(&Bs[b_k[l] * BN + b_col[l]]) = rb[l];
+            for (int l = 0; l < B_LOADS; ++l)
+                *reinterpret_cast<float4*>(&Bs[b_k[l] * BN + b_col[l]]) =
+                    make_float4(rb[4 * l + 0], rb[4 * l + 1], rb[4 * l + 2], rb[4 * l + 3]);
         }
     }
 
@@ -698,9 +732,9 @@ __device__ __forceinline__ void warptile(const float* __restrict__ A, const floa
     const int bm = blockIdx.y * BM, bn = blockIdx.x * BN;
     const W w(A, B, M, N, K, bm, bn);
     float acc[W::WMITER * 4][W::WNITER * 4] = {};
-    float4 ra[W::A_LOADS], rb[W::B_LOADS];
+    float ra[W::A_REGS], rb[W::B_REGS];
     for (int kt = 0; kt < K; kt += BK) {
-        w.load(ra, rb, kt, K, K, N);
+        w.load(ra, rb, kt, (size_t)kt * N, K, K, N);
         w.store(As, Bs, ra, rb);
         __syncthreads();  // slab complete before use
         w.template compute<KUNROLL>(As, Bs, acc);
@@ -722,12 +756,16 @@ __device__ __forceinline__ void double_buffer_slabs(const W& w, float* lds, floa
     // more addresses live, measured 240 -> 250 registers for the default shape.)
     float (*As)[W::AS_SIZE] = reinterpret_cast<float (*)[W::AS_SIZE]>(lds);
     float (*Bs)[W::BS_SIZE] = reinterpret_cast<float (*)[W::BS_SIZE]>(lds + 2 * W::AS_SIZE);
-    float4 ra[W::A_LOADS], rb[W::B_LOADS];
+    float ra[W::A_REGS], rb[W::B_REGS];
+    // The offset of B's k row kt, kept up to date by adds (a 64-bit multiply per slab costs more instructions).
+    const size_t b_slab = (size_t)BK * N;
+    size_t b_rows = (size_t)kbegin * N;
 
     // Prologue: slab 0 into buffer 0, slab 1 on its way into registers.
-    w.load(ra, rb, kbegin, kend, K, N);
+    w.load(ra, rb, kbegin, b_rows, kend, K, N);
     w.store(As[0], Bs[0], ra, rb);
-    w.load(ra, rb, kbegin + BK, kend, K, N);
+    w.load(ra, rb, kbegin + BK, b_rows + b_slab, kend, K, N);
+    b_rows += 2 * b_slab;
     __syncthreads();  // slab 0 visible to all
 
     int cur = 0;
@@ -741,7 +779,8 @@ __device__ __forceinline__ void double_buffer_slabs(const W& w, float* lds, floa
         // the top of the step instead, nvcc is free to sink them next to their use when registers are tight,
         // which serialises load latency and compute again: measured 35 instead of 47 TFLOP/s for one shape.)
         // Past kend the guards turn every load into zeros without touching memory, so no branch.
-        w.load(ra, rb, kt + 2 * BK, kend, K, N);
+        w.load(ra, rb, kt + 2 * BK, b_rows, kend, K, N);
+        b_rows += b_slab;
         __syncthreads();  // the only barrier: publishes slab s+1 (see the header comment for why it suffices)
         cur ^= 1;
     }
