@@ -195,6 +195,13 @@ pub trait Experiment {
         let _ = (rows, dir);
         Vec::new()
     }
+    /// Tables derived from all rows of its CSV (and side files in its folder `dir`), as (file name, CSV text),
+    /// written beside the CSV by the runner, `suite plot` and `suite merge` before the plots (e.g. pt's speedups).
+    /// Most experiments have none.
+    fn derived_tables(&self, rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, String)> {
+        let _ = (rows, dir);
+        Vec::new()
+    }
     /// How `suite compare` compares this experiment across runs (see [`crate::report::compare`]): by default its
     /// metric column as it is. An experiment overrides it to normalise (e.g. % of the vendor BLAS, a speedup) and to
     /// draw headline plots with one line per run.

@@ -298,7 +298,8 @@ fn time_point(gpu: &Gpu, exp: &dyn Experiment, point: &Point, opts: &RunOptions,
     Ok(())
 }
 
-/// Renders an experiment's plots from its CSV into `out_dir`; returns the files written.
+/// Writes an experiment's derived tables beside its CSV ([`Experiment::derived_tables`]), then renders its plots
+/// from the CSV into `out_dir`; returns the files written.
 pub fn render_plots(exp: &dyn Experiment, csv_path: &Path, out_dir: &Path) -> Result<Vec<PathBuf>, Error> {
     let rows = read_rows(csv_path)?;
     std::fs::create_dir_all(out_dir).map_err(|source| crate::report::Error::Io {
@@ -308,6 +309,15 @@ pub fn render_plots(exp: &dyn Experiment, csv_path: &Path, out_dir: &Path) -> Re
     })?;
     let mut written = Vec::new();
     let dir = csv_path.parent().unwrap_or(Path::new("."));
+    for (file, text) in exp.derived_tables(&rows, dir) {
+        let path = dir.join(file);
+        std::fs::write(&path, text).map_err(|source| crate::report::Error::Io {
+            action: "cannot write",
+            path: path.clone(),
+            source,
+        })?;
+        written.push(path);
+    }
     for (file, plot) in exp.plots(&rows, dir) {
         let path = out_dir.join(file);
         render_png(&plot, &path, PLOT_WIDTH, PLOT_HEIGHT)?;
