@@ -213,6 +213,8 @@ fn double_row(exp: &dyn Experiment, index: usize) -> Row {
         launches_per_rep: 0,
         timing: String::new(),
         l2_resident: None,
+        flop_count: None,
+        byte_count: None,
         time_ms: None,
         rate: None,
         max_rel_err: None,

@@ -144,6 +144,9 @@ pub fn run(cli: &Cli) -> Result<ExitCode, Error> {
                     headlines: exp.headlines(&rows),
                 });
             }
+            for path in crate::report::roofline::write(dir)? {
+                outln!(text, "{}", path.display());
+            }
             // The merged run's summary, as `suite run` writes for an unsharded one (its seconds are the shards').
             if let Some(run) = &run {
                 let path = dir.join(crate::report::summary::file_name(None));

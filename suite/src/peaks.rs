@@ -179,6 +179,10 @@ pub fn default_part(arch: &str) -> Option<&'static KnownPart> {
 /// What the vendor BLAS's SGEMM runs on for an architecture.
 pub fn vendor_sgemm_units(platform: Platform, arch: &str) -> &'static str {
     match platform {
+        // The HIP-over-CUDA test runtime reports the CUDA architecture; its rocBLAS calls cuBLAS.
+        Platform::Amd if arch.starts_with("sm_") => {
+            "rocBLAS over cuBLAS (HIP over CUDA test runtime): cuBLAS SGEMM on the FP32 vector units, no TF32"
+        }
         Platform::Amd if arch.starts_with("gfx90a") || arch.starts_with("gfx94") => {
             "rocBLAS SGEMM uses the FP32 matrix cores (MFMA)"
         }

@@ -24,17 +24,20 @@ pub struct Work {
     /// Seconds of work the point does once before it is timed, beyond its own launches (matmul's FP64 reference
     /// at a new shape, say), already at the device's speed.
     pub setup_s: f64,
+    /// Whether `flops` and `bytes` are the launch's counted work (written to the CSV's `flop_count` and
+    /// `byte_count`, read by the roofline), rather than a bound good only for the estimate.
+    pub counted: bool,
 }
 
 impl Work {
     /// A kernel of `flops` and `bytes` that reaches `share_of_peak` of the device's ceilings.
     pub fn kernel(flops: f64, bytes: f64, share_of_peak: f64) -> Work {
-        Work { flops, bytes, share_of_peak, floor_s: 0.0, setup_s: 0.0 }
+        Work { flops, bytes, share_of_peak, floor_s: 0.0, setup_s: 0.0, counted: true }
     }
 
     /// Work that takes `seconds` whatever the device (waits, host round trips).
     pub fn fixed(seconds: f64) -> Work {
-        Work { flops: 0.0, bytes: 0.0, share_of_peak: 1.0, floor_s: seconds, setup_s: 0.0 }
+        Work { flops: 0.0, bytes: 0.0, share_of_peak: 1.0, floor_s: seconds, setup_s: 0.0, counted: false }
     }
 
     /// Nothing to estimate (an `invalid` point, which never runs).
@@ -45,6 +48,11 @@ impl Work {
     /// This work with `floor_s` raised to at least `seconds`.
     pub fn at_least(self, seconds: f64) -> Work {
         Work { floor_s: self.floor_s.max(seconds), ..self }
+    }
+
+    /// This work with its FLOP and bytes marked as a bound for the estimate, not a count for the CSV.
+    pub fn bound(self) -> Work {
+        Work { counted: false, ..self }
     }
 
     /// This work with `seconds` of one-off setup added.

@@ -923,7 +923,22 @@ impl Experiment for MatmulSweep {
     }
 
     fn param_columns(&self) -> &'static [&'static str] {
-        &["kernel", "tile_m", "m", "n", "k", "group_x", "group_y", "reference", "split_k", "groups", "symbol", "pick"]
+        &[
+            "kernel",
+            "tile_m",
+            "m",
+            "n",
+            "k",
+            "group_x",
+            "group_y",
+            "reference",
+            "split_k",
+            "groups",
+            "symbol",
+            "pick",
+            "fp32_vector_peak_tflops",
+            "fp32_matrix_peak_tflops",
+        ]
     }
 
     fn metric(&self) -> Metric {
@@ -978,6 +993,10 @@ impl Experiment for MatmulSweep {
                         groups,
                         symbol,
                         String::new(),
+                        // The device's FP32 ceilings beside every row: the hand kernels use the vector units, the
+                        // vendor BLAS may use the matrix cores (AMD MFMA), and "% of vendor" compares the two.
+                        format!("{}", ceilings.fp32_vector_tflops),
+                        ceilings.fp32_matrix_tflops.map(|t| t.to_string()).unwrap_or_default(),
                     ]
                 };
                 let basic = shape.problem(None, max_group, &memory, 0);
@@ -1129,6 +1148,30 @@ fn autotune<'g>(gpu: &'g Gpu, inputs: Rc<Inputs>) -> Result<AutotuneCase<'g>, Er
 
 /// The lines of [`Experiment::headlines`]: for each size (M×N×K, in the CSV's order), the vendor BLAS's GFLOP/s
 /// and the fastest hand kernel's, with their ratio.
+/// What the vendor BLAS runs on and the device's FP32 ceilings, from a row's context and peak columns: "% of
+/// vendor" compares hardware units that may differ (rocBLAS uses the MFMA matrix cores on CDNA, the hand kernels
+/// the vector units).
+fn vendor_note(row: &BTreeMap<String, String>) -> String {
+    let get = |c: &str| row.get(c).cloned().unwrap_or_default();
+    let (platform, arch) = (get("platform"), get("arch"));
+    let units = Platform::ALL
+        .into_iter()
+        .find(|p| p.name() == platform)
+        .map(|p| crate::peaks::vendor_sgemm_units(p, &arch).to_string())
+        .unwrap_or_else(|| format!("the vendor BLAS of platform `{platform}`"));
+    let peaks = match (get("fp32_vector_peak_tflops"), get("fp32_matrix_peak_tflops")) {
+        (v, _) if v.is_empty() => String::new(),
+        (v, m) if m.is_empty() => format!("; FP32 peak {v} TFLOP/s on the vector units, no FP32 matrix path"),
+        (v, m) => format!("; FP32 peaks: vector {v} TFLOP/s, matrix {m} TFLOP/s"),
+    };
+    let hand = if platform == "amd" && !arch.starts_with("sm_") {
+        "the hand kernels use plain (packed) FMA on the vector units"
+    } else {
+        "the hand kernels use FMA on the vector units"
+    };
+    format!("{units}; {hand}{peaks}")
+}
+
 fn headlines(rows: &[BTreeMap<String, String>]) -> Vec<String> {
     let mut sizes: Vec<String> = Vec::new();
     let mut vendor: BTreeMap<String, f64> = BTreeMap::new();
@@ -1152,9 +1195,10 @@ fn headlines(rows: &[BTreeMap<String, String>]) -> Vec<String> {
             best.insert(size, (gflops, kernel));
         }
     }
-    sizes
-        .iter()
-        .filter_map(|size| {
+    let first = super::ok_rows(rows).next().map(vendor_note);
+    first
+        .into_iter()
+        .chain(sizes.iter().filter_map(|size| {
             let (gflops, kernel) = best.get(size)?;
             Some(match vendor.get(size) {
                 Some(v) => format!(
@@ -1163,7 +1207,7 @@ fn headlines(rows: &[BTreeMap<String, String>]) -> Vec<String> {
                 ),
                 None => format!("{size}: best kernel {kernel} {gflops:.0} GFLOP/s (no vendor BLAS row)"),
             })
-        })
+        }))
         .collect()
 }
 
@@ -1332,10 +1376,7 @@ pub fn plots(rows: &[BTreeMap<String, String>]) -> Vec<(String, LinePlot)> {
     let wave = get("wave_size");
     let title_device =
         format!("{} ({}, {})", get("device"), get("arch"), if wave == "64" { "wave64" } else { "warp32" });
-    let note = (platform == "amd").then(|| {
-        "rocBLAS SGEMM runs on the FP32 matrix cores (MFMA) of CDNA; these kernels use plain (packed) FMA on the vector units"
-            .to_string()
-    });
+    let note = Some(vendor_note(first));
     // Families in ladder order, then the autotune step, then anything else the CSV holds (e.g. from a newer suite)
     // as a family of its own.
     let family_of = |kernel: &str| -> String {
@@ -2083,7 +2124,7 @@ mod tests {
         assert_eq!(series(AUTOTUNE), Some(vec![(512.0, 1850.0)]));
         assert_eq!(by_size.series.iter().filter(|s| s.kind == SeriesKind::Line).count(), 3);
         assert_eq!(
-            headlines(&rows)[0],
+            headlines(&rows)[1],
             "512: best kernel autotune (splitk_128x64x16_t128) 1850 GFLOP/s = 0.93 of the vendor BLAS (2000 GFLOP/s)"
         );
     }
@@ -2120,6 +2161,8 @@ mod tests {
         assert_eq!(
             headlines(&rows),
             [
+                "cuBLAS SGEMM uses the FP32 vector units (the suite pins CUBLAS_DEFAULT_MATH: no TF32); the hand \
+                 kernels use FMA on the vector units",
                 "256: best kernel tiled_m32 500 GFLOP/s = 0.50 of the vendor BLAS (1000 GFLOP/s)",
                 "512: best kernel naive 100 GFLOP/s = 0.05 of the vendor BLAS (2000 GFLOP/s)",
             ]
@@ -2136,6 +2179,17 @@ mod tests {
         let naive = percent.series.iter().find(|s| s.label == "naive").unwrap();
         assert_eq!(naive.points, [(256.0, 10.0), (512.0, 5.0)]);
         assert_eq!(plots[1].1.series[0].points, [(16.0, 400.0), (32.0, 500.0)]);
-        assert!(by_size.note.is_none());
+        // Every plot says what the vendor BLAS runs on: on NVIDIA the vector units, as the hand kernels.
+        let note = percent.note.as_deref().unwrap();
+        assert!(note.starts_with("cuBLAS SGEMM uses the FP32 vector units"), "{note}");
+        let mut amd: Vec<_> = rows.clone();
+        for r in &mut amd {
+            r.insert("platform".into(), "amd".into());
+            r.insert("arch".into(), "gfx90a".into());
+            r.insert("fp32_vector_peak_tflops".into(), "23.9".into());
+            r.insert("fp32_matrix_peak_tflops".into(), "47.9".into());
+        }
+        let note = super::plots(&amd)[0].1.note.clone().unwrap();
+        assert!(note.contains("MFMA") && note.contains("FP32 peaks: vector 23.9 TFLOP/s, matrix 47.9"), "{note}");
     }
 }

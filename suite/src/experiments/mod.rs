@@ -685,6 +685,10 @@ pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary
         for path in render_plots(exp, &csv_path, &opts.out_dir)? {
             eprintln!("plot: {}", path.display());
         }
+        // The run's roofline, over every experiment in the folder so far.
+        for path in crate::report::roofline::write(&opts.out_dir)? {
+            eprintln!("roofline: {}", path.display());
+        }
     }
     Ok(summary)
 }
@@ -741,6 +745,8 @@ fn measure_point(gpu: &Gpu, exp: &dyn Experiment, point: &Point, opts: &RunOptio
         launches_per_rep: 0,
         timing: String::new(),
         l2_resident: None,
+        flop_count: point.work.counted.then_some(point.work.flops),
+        byte_count: point.work.counted.then_some(point.work.bytes),
         time_ms: None,
         rate: None,
         max_rel_err: None,

@@ -331,17 +331,23 @@ fn geometry(sweep: &OccupancySweep, props: &Props, spec: Spec) -> (u64, u32, u32
     }
 }
 
-/// One launch of `spec` for the estimate: its bytes at the streaming share of the bandwidth; the residency probe
-/// waits `spin_us` per round of groups (at most three rounds); the register kernels' FMAs at a low share.
+/// One launch of `spec`, counted: FLOP = one addition per element of a vector add (per pass for the chunked
+/// kernels), 2 per FMA of the register kernels (R·rounds per item), none for copies; bytes as the GB/s column
+/// counts them. The estimate credits the bytes with the streaming share of the bandwidth and the register kernels'
+/// FMAs with a low share of the FP32 peak; the residency probe waits `spin_us` per round of groups (at most three).
 fn point_work(sweep: &OccupancySweep, spec: Spec, elements: Option<u64>, bytes: Option<u64>) -> Work {
-    let bytes = bytes.unwrap_or(0) as f64;
+    let (elements, bytes) = (elements.unwrap_or(0) as f64, bytes.unwrap_or(0) as f64);
     match spec {
         Spec::SpinCount { .. } | Spec::SpinTimeline { .. } => Work::fixed(3.0 * sweep.spin_us * 1e-6),
         Spec::Registers { values } => {
-            let fmas = elements.unwrap_or(0) as f64 * f64::from(values) * f64::from(sweep.register_rounds);
+            let fmas = elements * f64::from(values) * f64::from(sweep.register_rounds);
             Work::kernel(2.0 * fmas, bytes, 0.05).at_least(LAUNCH_S)
         }
-        _ => Work::kernel(0.0, bytes, STREAMING_SHARE).at_least(LAUNCH_S),
+        Spec::GroupSize { .. } | Spec::Lds { .. } => Work::kernel(elements, bytes, STREAMING_SHARE).at_least(LAUNCH_S),
+        Spec::GroupCount { .. } | Spec::Barrier { .. } => {
+            Work::kernel(elements * f64::from(sweep.passes), bytes, STREAMING_SHARE).at_least(LAUNCH_S)
+        }
+        Spec::Copy | Spec::CopyKernel { .. } => Work::kernel(0.0, bytes, STREAMING_SHARE).at_least(LAUNCH_S),
     }
 }
 

@@ -1214,6 +1214,7 @@ fn point_work(spec: &Spec) -> Work {
             let nodes = f(u64::from(inputs)) * (2f64.powi(levels.min(64) as i32) - 1.0);
             Work::kernel(2.0 * nodes * fmas.max(0) as f64, 16.0 * nodes, 0.05)
                 .at_least(f64::from(levels) * ROUND_TRIP_S)
+                .bound()
         }
         Spec::Reduce { n, .. } => Work::kernel(f(n), 4.0 * f(n), STREAMING_SHARE).at_least(2.0 * ROUND_TRIP_S),
         Spec::Chain { n, .. } => {

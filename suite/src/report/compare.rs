@@ -8,7 +8,7 @@
 //!
 //! Raw rates mislead across GPUs (a kernel at 20 TFLOP/s is excellent on one GPU and poor on another), so each
 //! experiment says how it is compared through [`Experiment::comparison`](crate::experiments::Experiment::comparison):
-//! matmul as % of that run's vendor BLAS (and the vendor BLAS as % of the device's FP32 peak where [`FP32_PEAKS`]
+//! matmul as % of that run's vendor BLAS (and the vendor BLAS as % of the device's FP32 peak where [`crate::peaks::KNOWN_PARTS`]
 //! knows the device), memory kernels as % of that run's copy bandwidth, occupancy against group size. The default,
 //! [`MetricComparison`], joins the experiment's rate column as it is.
 
@@ -213,72 +213,12 @@ impl Run {
     }
 }
 
-/// A device's FP32 peak, for "% of peak".
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Peak {
-    /// Architecture as the suite records it.
-    pub arch: &'static str,
-    /// CUs or SMs, which tell the parts of one architecture apart.
-    pub cu_count: u32,
-    /// The part.
-    pub name: &'static str,
-    /// FP32 peak on the vector units (no matrix units, no TF32), TFLOP/s.
-    pub fp32_tflops: f64,
-    /// Where the number is from, with the arithmetic.
-    pub source: &'static str,
-}
+/// A device's FP32 peak, for "% of peak": its known part ([`crate::peaks::KNOWN_PARTS`]).
+pub type Peak = crate::peaks::KnownPart;
 
-/// FP32 peaks of the devices the suite is run on, by architecture and CU/SM count (names vary between runtimes).
-/// A device not listed has no "% of peak" in the report, which says so.
-pub const FP32_PEAKS: &[Peak] = &[
-    Peak {
-        arch: "sm_90",
-        cu_count: 132,
-        name: "H100 SXM5 or H200 (132 SMs)",
-        fp32_tflops: 66.9,
-        source: "NVIDIA H100 and H200 datasheets: FP32 67 TFLOPS (SXM) = 132 SMs x 128 FP32 lanes x 2 FLOP x 1.98 GHz",
-    },
-    Peak {
-        arch: "sm_90",
-        cu_count: 114,
-        name: "H100 PCIe (114 SMs)",
-        fp32_tflops: 51.2,
-        source: "NVIDIA H100 datasheet: FP32 51 TFLOPS (PCIe) = 114 SMs x 128 lanes x 2 FLOP x 1.755 GHz",
-    },
-    Peak {
-        arch: "sm_80",
-        cu_count: 108,
-        name: "A100 (108 SMs)",
-        fp32_tflops: 19.5,
-        source: "NVIDIA A100 datasheet: FP32 19.5 TFLOPS = 108 SMs x 64 lanes x 2 FLOP x 1.41 GHz",
-    },
-    Peak {
-        arch: "gfx90a",
-        cu_count: 110,
-        name: "MI250X GCD (110 CUs)",
-        fp32_tflops: 23.9,
-        source: "AMD Instinct MI250X data sheet: FP32 vector 47.9 TFLOPS for 2 GCDs = 220 CUs x 64 lanes x 2 FLOP x \
-                 1.7 GHz; per GCD 23.9 (packed FP32 and the MFMA matrix cores, which rocBLAS uses: 47.9 per GCD)",
-    },
-    Peak {
-        arch: "gfx90a",
-        cu_count: 104,
-        name: "MI250 GCD (104 CUs)",
-        fp32_tflops: 22.6,
-        source: "AMD Instinct MI250 data sheet: FP32 vector 45.3 TFLOPS for 2 GCDs = 208 CUs x 64 x 2 x 1.7 GHz",
-    },
-    Peak {
-        arch: "gfx942",
-        cu_count: 304,
-        name: "MI300X (304 CUs)",
-        fp32_tflops: 81.7,
-        source: "AMD Instinct MI300X data sheet: FP32 vector 81.7 TFLOPS = 304 CUs x 64 x 2 x 2.1 GHz (matrix 163.4)",
-    },
-];
-
-/// The FP32 peak of a run's device, where [`FP32_PEAKS`] lists it.
+/// The FP32 peak of a run's device, where the suite knows its part (by architecture, CU count and name).
 pub fn fp32_peak(device: &DeviceInfo) -> Option<&'static Peak> {
-    FP32_PEAKS.iter().find(|p| p.arch == device.arch && Some(p.cu_count) == device.cu_count)
+    crate::peaks::known_part(&device.arch, device.cu_count?, &device.name)
 }
 
 /// The per-point values an experiment is compared by, joined across runs by key.
@@ -593,7 +533,60 @@ pub fn report(runs: &[Run]) -> (String, Vec<(String, LinePlot)>) {
         }
         joined_section(&mut md, &experiment, &holding, comparison.as_ref());
     }
+    roofline_section(&mut md, &mut plots, runs);
     (md, plots)
+}
+
+/// The runs' rooflines in one plot, and per run its ceilings and how close its kernels come to their roof.
+fn roofline_section(md: &mut String, plots: &mut Vec<(String, LinePlot)>, runs: &[Run]) {
+    let _ = writeln!(
+        md,
+        "## Roofline
+"
+    );
+    let mut drawn: Vec<(String, super::roofline::Roofline)> = Vec::new();
+    let _ = writeln!(
+        md,
+        "| run | memory ceiling GB/s | FP32 ceilings TFLOP/s | kernels placed | median share of their roof | within          80% of it |\n|---|---:|---|---:|---:|---:|"
+    );
+    for r in runs {
+        match super::roofline::of_run(&r.dir) {
+            Ok(Some(roof)) => {
+                let mut shares: Vec<f64> =
+                    roof.points.iter().map(|p| p.gflops() / roof.roof.attainable(p.intensity())).collect();
+                shares.sort_by(f64::total_cmp);
+                let median = shares.get(shares.len() / 2).copied().unwrap_or(f64::NAN);
+                let near = shares.iter().filter(|s| **s >= 0.8).count();
+                let compute: Vec<String> =
+                    roof.roof.compute.iter().map(|(n, g)| format!("{n} {:.1}", g / 1e3)).collect();
+                let _ = writeln!(
+                    md,
+                    "| {} | {:.0} ({}) | {} | {} | {:.2} | {near} |",
+                    r.index,
+                    roof.roof.memory_gbps,
+                    if roof.roof.memory_source.contains("measured") { "measured" } else { "datasheet" },
+                    compute.join(", "),
+                    roof.points.len(),
+                    median
+                );
+                drawn.push((format!("run {}", r.index), roof));
+            }
+            Ok(None) => {
+                let _ = writeln!(md, "| {} | - | - | 0 | - | - |", r.index);
+            }
+            Err(e) => {
+                let _ = writeln!(md, "| {} | cannot read: {e} | - | - | - | - |", r.index);
+            }
+        }
+    }
+    let _ = writeln!(md);
+    if drawn.is_empty() {
+        let _ = writeln!(md, "No run has rows with flop_count and byte_count: nothing to place.\n");
+        return;
+    }
+    let plot = super::roofline::plot(&drawn.iter().map(|(l, r)| (l.clone(), r)).collect::<Vec<_>>());
+    let _ = writeln!(md, "![{}](roofline.png)\n", plot.title.replace(['[', ']'], ""));
+    plots.push(("roofline.png".into(), plot));
 }
 
 fn runs_section(md: &mut String, runs: &[Run]) {
@@ -607,7 +600,8 @@ fn runs_section(md: &mut String, runs: &[Run]) {
         let commits: BTreeSet<&str> = r.invocations.iter().map(|i| i.commit.as_str()).collect();
         let dates: BTreeSet<&str> = r.invocations.iter().map(|i| i.date.get(..10).unwrap_or(&i.date)).collect();
         let opt = |v: Option<u32>| v.map(|v| v.to_string()).unwrap_or_else(|| "?".into());
-        let peak = fp32_peak(&r.device).map(|p| format!("{} TFLOP/s", p.fp32_tflops)).unwrap_or_else(|| "?".into());
+        let peak =
+            fp32_peak(&r.device).map(|p| format!("{} TFLOP/s", p.fp32_vector_tflops)).unwrap_or_else(|| "?".into());
         let _ = writeln!(
             md,
             "| {} | `{}` | {} | {}, {} | {} | {} | {} | {} | {} | {} |",
@@ -693,7 +687,7 @@ fn runs_section(md: &mut String, runs: &[Run]) {
     let peaks: BTreeSet<String> = runs
         .iter()
         .filter_map(|r| fp32_peak(&r.device))
-        .map(|p| format!("{} {} TFLOP/s ({})", p.name, p.fp32_tflops, p.source))
+        .map(|p| format!("{} {} TFLOP/s ({})", p.name, p.fp32_vector_tflops, p.source))
         .collect();
     if !peaks.is_empty() || !unknown.is_empty() {
         let _ = writeln!(md);
@@ -1110,7 +1104,7 @@ impl Comparison for MatmulComparison {
                 let mut row = vec![shape_name(*s)];
                 for (v, peak) in vendors.iter().zip(&peaks) {
                     row.push(v.get(s).map_or_else(dash, |g| match peak {
-                        Some(p) => format!("{} ({:.0}%)", fmt_num(*g), g / (p.fp32_tflops * 1e3) * 100.0),
+                        Some(p) => format!("{} ({:.0}%)", fmt_num(*g), g / (p.fp32_vector_tflops * 1e3) * 100.0),
                         None => fmt_num(*g),
                     }));
                 }
@@ -1205,7 +1199,7 @@ impl Comparison for MatmulComparison {
                 sorted_points(v.iter().filter(|(s, _)| square(s)).map(|(s, g)| (s.0 as f64, *g)).collect()),
             ));
             match peak {
-                Some(p) => match peak_lines.iter_mut().find(|(q, _)| q.fp32_tflops == p.fp32_tflops) {
+                Some(p) => match peak_lines.iter_mut().find(|(q, _)| q.fp32_vector_tflops == p.fp32_vector_tflops) {
                     Some((_, owners)) => owners.push(r.index.to_string()),
                     None => peak_lines.push((p, vec![r.index.to_string()])),
                 },
@@ -1213,8 +1207,8 @@ impl Comparison for MatmulComparison {
             }
         }
         for (p, owners) in peak_lines {
-            let label = format!("FP32 peak {} TFLOP/s, {} (run {})", p.fp32_tflops, p.name, owners.join(", "));
-            vendor_series.extend(level(&label, p.fp32_tflops * 1e3, &xs));
+            let label = format!("FP32 peak {} TFLOP/s, {} (run {})", p.fp32_vector_tflops, p.name, owners.join(", "));
+            vendor_series.extend(level(&label, p.fp32_vector_tflops * 1e3, &xs));
         }
         let mut plots = Vec::new();
         let title = format!("matmul: vendor BLAS SGEMM per run ({})", devices_in_title(runs));
@@ -1632,7 +1626,8 @@ mod tests {
     use super::*;
 
     const CTX: &str = "experiment,platform,device,arch,wave_size";
-    const MEAS: &str = "reps,launches_per_rep,timing,l2_resident,time_ms_median,time_ms_min,time_ms_max";
+    const MEAS: &str =
+        "reps,launches_per_rep,timing,l2_resident,flop_count,byte_count,time_ms_median,time_ms_min,time_ms_max";
 
     /// A run.json of this suite's schema for a device.
     fn run_json(platform: &str, name: &str, arch: &str, wave: u32, cus: u32) -> String {
@@ -1661,7 +1656,7 @@ mod tests {
         for (k, n, g) in rows {
             let _ = writeln!(
                 s,
-                "{ctx},{k},,{n},{n},{n},,,gpu_f64,20,8,graph,true,1,1,1,{g},0,1,ok,,\"{k}/m={n},n={n},k={n}\""
+                "{ctx},{k},,{n},{n},{n},,,gpu_f64,20,8,graph,true,,,1,1,1,{g},0,1,ok,,\"{k}/m={n},n={n},k={n}\""
             );
         }
         s
@@ -1672,11 +1667,12 @@ mod tests {
             "{CTX},sweep,config,kernel,group_size,groups,dynamic_lds_bytes,registers_per_item,elements,bytes,groups_per_cu,\
              waves_per_cu,occupancy_pct,limiter,rounds,{MEAS},gbps,max_rel_err,tolerance,status,message,key\n"
         );
-        let _ = writeln!(s, "{ctx},copy,,device_copy,,,0,,64,512,,,,,,20,6,graph,false,1,1,1,{copy},0,0,ok,,copy/n=64");
+        let _ =
+            writeln!(s, "{ctx},copy,,device_copy,,,0,,64,512,,,,,,20,6,graph,false,,,1,1,1,{copy},0,0,ok,,copy/n=64");
         for (g, occ, gbps) in groups {
             let _ = writeln!(
                 s,
-                "{ctx},group_size,,occupancy_vector_add,{g},9,0,12,64,768,4,32,{occ},waves,1.5,20,6,graph,false,1,1,1,{gbps},0,0,ok,,\"group_size/g={g},n=64\""
+                "{ctx},group_size,,occupancy_vector_add,{g},9,0,12,64,768,4,32,{occ},waves,1.5,20,6,graph,false,,,1,1,1,{gbps},0,0,ok,,\"group_size/g={g},n=64\""
             );
         }
         s
@@ -1901,7 +1897,7 @@ mod tests {
         let values = MatmulComparison.values("matmul", &run).unwrap();
         assert_eq!(values.by_key.len(), 1);
         assert!((values.by_key["naive/m=256,n=256,k=256"] - 88.0 / 1631.0 * 100.0).abs() < 1e-9);
-        assert_eq!(fp32_peak(&run.device).map(|p| p.fp32_tflops), Some(66.9));
+        assert_eq!(fp32_peak(&run.device).map(|p| p.fp32_vector_tflops), Some(66.9));
         assert_eq!(run.invocations[0].placement, "not recorded");
     }
 
@@ -1945,7 +1941,7 @@ mod tests {
         let smoke = |gbps: f64| {
             format!(
                 "{CTX},kernel,n,group_size,bytes,{MEAS},gbps,max_rel_err,tolerance,status,message,key\n\
-                 smoke,amd,X,gfx90a,64,triad,1024,256,12288,20,9,graph,true,1,1,1,{gbps},0,1,ok,,\"triad/n=1024,group=256\"\n"
+                 smoke,amd,X,gfx90a,64,triad,1024,256,12288,20,9,graph,true,,,1,1,1,{gbps},0,1,ok,,\"triad/n=1024,group=256\"\n"
             )
         };
         write_run(&a, Some("{}"), &[("smoke.csv", smoke(1000.0))]);
@@ -1969,7 +1965,7 @@ mod tests {
         let csv = |speedup: f64| {
             format!(
                 "{CTX},variant,{MEAS},speedup,max_rel_err,tolerance,status,message,key\n\
-                 future,nvidia,X,sm_90,32,pt,20,1,host,,1,1,1,{speedup},0,0,ok,,pt/1\n"
+                 future,nvidia,X,sm_90,32,pt,20,1,host,,,,1,1,1,{speedup},0,0,ok,,pt/1\n"
             )
         };
         write_run(&a, Some("{}"), &[("future.csv", csv(2.0))]);
@@ -1989,7 +1985,7 @@ mod tests {
         let csv = |vendor_ms: f64| {
             let row = |variant: &str, measure: &str, ms: f64| {
                 format!(
-                    "fusion,nvidia,X,sm_90,32,dot,{variant},1024,{measure},20,1,graph,true,{ms},{ms},{ms},1,0,0,ok,,\
+                    "fusion,nvidia,X,sm_90,32,dot,{variant},1024,{measure},20,1,graph,true,,,{ms},{ms},{ms},1,0,0,ok,,\
                      dot/{variant}/n=1024/{measure}\n"
                 )
             };
@@ -2035,7 +2031,7 @@ mod tests {
             "matmul,amd,NVIDIA H200,sm_90,32",
             &[("rocblas", 512, 40400.0), ("tiled_m16", 512, 7900.0), ("tiled_m16", 1024, 9100.0)],
         )
-        .replace(",graph,true,1,1,1,9100,", ",stream,true,1,1,1,9100,");
+        .replace(",graph,true,,,1,1,1,9100,", ",stream,true,,,1,1,1,9100,");
         write_run(&hip, Some(&json.to_string()), &[("matmul.csv", csv)]);
         (cuda, hip)
     }

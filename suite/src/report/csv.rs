@@ -16,11 +16,13 @@ use super::{Error, Result};
 pub const CONTEXT_COLUMNS: [&str; 5] = ["experiment", "platform", "device", "arch", "wave_size"];
 
 /// Columns every row ends with; `{metric}` is replaced by the experiment's rate column (`gbps`, `gflops`).
-pub const MEASUREMENT_COLUMNS: [&str; 13] = [
+pub const MEASUREMENT_COLUMNS: [&str; 15] = [
     "reps",
     "launches_per_rep",
     "timing",
     "l2_resident",
+    "flop_count",
+    "byte_count",
     "time_ms_median",
     "time_ms_min",
     "time_ms_max",
@@ -93,6 +95,12 @@ pub struct Row {
     /// Whether the point's data fits in the device's L2, so back-to-back launches find it there (absent when the
     /// footprint or the L2 size is unknown).
     pub l2_resident: Option<bool>,
+    /// FLOP one launch does, as the experiment counts them (matmul 2·M·N·K); absent where the count is only a bound
+    /// or the point did not run.
+    pub flop_count: Option<f64>,
+    /// Bytes one launch moves through device memory at the least (each input read once, each output written once);
+    /// absent like `flop_count`. The roofline places a row at `flop_count / byte_count`.
+    pub byte_count: Option<f64>,
     /// Median, min and max time in ms (absent when not timed).
     pub time_ms: Option<(f64, f64, f64)>,
     /// The rate at the median time (GB/s or GFLOP/s).
@@ -240,6 +248,8 @@ impl CsvLog {
             row.launches_per_rep.to_string(),
             row.timing.clone(),
             row.l2_resident.map(|r| r.to_string()).unwrap_or_default(),
+            opt(row.flop_count),
+            opt(row.byte_count),
             opt(median),
             opt(min),
             opt(max),
@@ -319,6 +329,8 @@ mod tests {
             launches_per_rep: 40,
             timing: "graph".into(),
             l2_resident: Some(true),
+            flop_count: Some(2.0),
+            byte_count: Some(12.0),
             time_ms: Some((1.5, 1.0, 2.0)),
             rate: Some(8.0),
             max_rel_err: Some(0.0),
@@ -336,7 +348,7 @@ mod tests {
         assert_eq!(&h[5..7], &["n", "group_size"]);
         assert_eq!(
             h[7..].join(","),
-            "reps,launches_per_rep,timing,l2_resident,time_ms_median,time_ms_min,time_ms_max,gbps,max_rel_err,tolerance,\
+            "reps,launches_per_rep,timing,l2_resident,flop_count,byte_count,time_ms_median,time_ms_min,time_ms_max,gbps,max_rel_err,tolerance,\
              status,message,key"
         );
     }
@@ -346,7 +358,7 @@ mod tests {
     }
 
     const HEADER_LINE: &str = "experiment,platform,device,arch,wave_size,n,group_size,reps,launches_per_rep,timing,\
-                               l2_resident,time_ms_median,time_ms_min,time_ms_max,gbps,max_rel_err,tolerance,status,message,key\n";
+                               l2_resident,flop_count,byte_count,time_ms_median,time_ms_min,time_ms_max,gbps,max_rel_err,tolerance,status,message,key\n";
 
     #[test]
     fn rows_are_flushed_as_written_and_a_file_is_never_overwritten() {
@@ -362,8 +374,8 @@ mod tests {
         log.append(&failed).unwrap();
         // Each append is on disk already, before the log is dropped; fields with a comma are quoted.
         let expected = HEADER_LINE.to_string()
-            + "smoke,nvidia,\"Test GPU, with a comma\",sm_90,32,1024,256,3,40,graph,true,1.5,1,2,8,0,0.000001,ok,,a\n"
-            + "smoke,nvidia,\"Test GPU, with a comma\",sm_90,32,1024,256,3,40,graph,true,,,,,0,0.000001,fail,\"3 of 1024 differ, first at 7: 2.5 vs 2\",b\n";
+            + "smoke,nvidia,\"Test GPU, with a comma\",sm_90,32,1024,256,3,40,graph,true,2,12,1.5,1,2,8,0,0.000001,ok,,a\n"
+            + "smoke,nvidia,\"Test GPU, with a comma\",sm_90,32,1024,256,3,40,graph,true,2,12,,,,,0,0.000001,fail,\"3 of 1024 differ, first at 7: 2.5 vs 2\",b\n";
         assert_eq!(read(&path), expected);
         drop(log);
         assert!(matches!(CsvLog::open(&path, context(), &h, false), Err(Error::Exists { .. })));

@@ -4,6 +4,7 @@ pub mod compare;
 pub mod csv;
 pub mod merge;
 pub mod plot;
+pub mod roofline;
 pub mod run_json;
 pub mod summary;
 

@@ -116,8 +116,11 @@ pub enum Error {
 /// How a series is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SeriesKind {
-    /// A measured series: solid line in the next palette colour, points marked with small circles.
+    /// A measured series: solid line in the next palette colour, its points marked (see [`Marker`]).
     Line,
+    /// Measured points with no line between them (e.g. kernels on a roofline): markers only, taking the palette
+    /// colours and marker shapes in turn with the lines.
+    Points,
     /// A reference to compare against (the vendor BLAS, a hardware peak): dashed, thicker, in black or grey,
     /// drawn on top of the measured lines.
     Reference,
@@ -148,6 +151,11 @@ impl Series {
     /// A reference series ([`SeriesKind::Reference`]).
     pub fn reference(label: impl Into<String>, points: Vec<(f64, f64)>) -> Self {
         Self { label: label.into(), points, kind: SeriesKind::Reference }
+    }
+
+    /// Points without a line ([`SeriesKind::Points`]).
+    pub fn points(label: impl Into<String>, points: Vec<(f64, f64)>) -> Self {
+        Self { label: label.into(), points, kind: SeriesKind::Points }
     }
 
     /// The series the plot is about ([`SeriesKind::Focus`]).
@@ -228,6 +236,67 @@ const PALETTE: [RGBColor; 16] = [
     RGBColor(0xCC, 0x66, 0x77), // rose
     RGBColor(0x66, 0x33, 0x00), // brown
 ];
+/// The shape of a series' markers. Measured series (lines and points) take colour `i % 16` and shape
+/// `(i + i / 16) % 4` for the `i`-th of them, so no two of the first 64 share both colour and shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Marker {
+    /// A filled circle.
+    Circle,
+    /// A filled square.
+    Square,
+    /// A filled triangle, point up.
+    Triangle,
+    /// A filled diamond.
+    Diamond,
+}
+
+/// Marker shapes, in the order measured series take them.
+pub const MARKERS: [Marker; 4] = [Marker::Circle, Marker::Square, Marker::Triangle, Marker::Diamond];
+
+/// The colour and marker of the `i`-th measured series.
+pub fn measured_style(i: usize) -> (RGBColor, Marker) {
+    (PALETTE[i % PALETTE.len()], MARKERS[(i + i / PALETTE.len()) % MARKERS.len()])
+}
+
+/// The corners of a marker of `shape` and radius `r` around `c`, as a closed polygon (a circle is drawn by plotters
+/// itself and has none).
+fn marker_polygon(shape: Marker, (x, y): (i32, i32), r: i32) -> Vec<(i32, i32)> {
+    match shape {
+        Marker::Circle => Vec::new(),
+        // A square of the circle's area looks the same size: side sqrt(pi) r.
+        Marker::Square => {
+            let h = (0.886 * f64::from(r)).round() as i32;
+            vec![(x - h, y - h), (x + h, y - h), (x + h, y + h), (x - h, y + h)]
+        }
+        Marker::Triangle => {
+            let (up, down, half) = (
+                (1.35 * f64::from(r)).round() as i32,
+                (0.68 * f64::from(r)).round() as i32,
+                (1.17 * f64::from(r)).round() as i32,
+            );
+            vec![(x, y - up), (x + half, y + down), (x - half, y + down)]
+        }
+        Marker::Diamond => {
+            let d = (1.25 * f64::from(r)).round() as i32;
+            vec![(x, y - d), (x + d, y), (x, y + d), (x - d, y)]
+        }
+    }
+}
+
+/// Draws a marker of `shape` at pixel `c` on `root`.
+fn draw_marker<DB: DrawingBackend>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    shape: Marker,
+    c: (i32, i32),
+    r: i32,
+    color: RGBColor,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    match shape {
+        Marker::Circle => root.draw(&Circle::new(c, r, color.filled())),
+        _ => root.draw(&Polygon::new(marker_polygon(shape, c, r), color.filled())),
+    }
+}
+
 /// Reference colours, in order: black, then greys that stay distinct from it.
 const REFERENCE_PALETTE: [RGBColor; 3] =
     [RGBColor(0x00, 0x00, 0x00), RGBColor(0x6E, 0x6E, 0x6E), RGBColor(0xA0, 0xA0, 0xA0)];
@@ -285,6 +354,7 @@ struct Prepared<'a> {
     label: &'a str,
     kind: SeriesKind,
     color: RGBColor,
+    marker: Marker,
     points: Vec<(f64, f64)>,
 }
 
@@ -315,18 +385,18 @@ fn prepare<'a>(plot: &'a LinePlot, path: &Path) -> Result<Vec<Prepared<'a>>, Err
         }
         // A sweep may list its points in any order; a line must go left to right.
         points.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let color = match s.kind {
-            SeriesKind::Line => {
+        let (color, marker) = match s.kind {
+            SeriesKind::Line | SeriesKind::Points => {
                 lines += 1;
-                PALETTE[(lines - 1) % PALETTE.len()]
+                measured_style(lines - 1)
             }
             SeriesKind::Reference => {
                 refs += 1;
-                REFERENCE_PALETTE[(refs - 1) % REFERENCE_PALETTE.len()]
+                (REFERENCE_PALETTE[(refs - 1) % REFERENCE_PALETTE.len()], Marker::Circle)
             }
-            SeriesKind::Focus => FOCUS,
+            SeriesKind::Focus => (FOCUS, Marker::Circle),
         };
-        out.push(Prepared { label: &s.label, kind: s.kind, color, points });
+        out.push(Prepared { label: &s.label, kind: s.kind, color, marker, points });
     }
     Ok(out)
 }
@@ -947,9 +1017,14 @@ fn draw_shapes(
     let mut chart = ChartBuilder::on(&area).build_cartesian_2d(&l.x, &l.y).map_err(err("chart"))?;
     let line_w = |w: f64| (w * k).round().max(1.0) as u32;
     let of_kind = |kind| series.iter().filter(move |p| p.kind == kind);
-    for p in of_kind(SeriesKind::Line).chain(of_kind(SeriesKind::Reference)).chain(of_kind(SeriesKind::Focus)) {
+    let drawn_order = of_kind(SeriesKind::Line)
+        .chain(of_kind(SeriesKind::Points))
+        .chain(of_kind(SeriesKind::Reference))
+        .chain(of_kind(SeriesKind::Focus));
+    for p in drawn_order {
         let pts = p.points.iter().copied();
         match p.kind {
+            SeriesKind::Points => {}
             SeriesKind::Line => {
                 let style = p.color.stroke_width(line_w(m.line_w));
                 chart.draw_series(LineSeries::new(pts, style)).map_err(err("series"))?;
@@ -969,14 +1044,19 @@ fn draw_shapes(
         // Markers with a thin white ring, so crossing lines do not blur into them; smaller where points crowd.
         let spread = l.x.to_px(p.points[p.points.len() - 1].0, left, right) - l.x.to_px(p.points[0].0, left, right);
         let spacing = if p.points.len() > 1 { spread / (p.points.len() - 1) as f64 } else { f64::INFINITY };
-        let marker_r = if p.kind == SeriesKind::Focus { 1.4 * m.marker_r } else { m.marker_r };
-        let marker_r = s(marker_r.min(0.3 * spacing).max(1.5));
-        chart
-            .draw_series(p.points.iter().map(|&q| Circle::new(q, marker_r + ss, WHITE.filled())))
-            .map_err(err("series"))?;
-        chart
-            .draw_series(p.points.iter().map(|&q| Circle::new(q, marker_r, p.color.filled())))
-            .map_err(err("series"))?;
+        let marker_r = match p.kind {
+            SeriesKind::Focus => 1.4 * m.marker_r,
+            // Scattered points are what the plot shows: larger, and never shrunk for crowding.
+            SeriesKind::Points => 1.6 * m.marker_r,
+            _ => m.marker_r.min(0.3 * spacing),
+        };
+        let marker_r = s(marker_r.max(1.5));
+        // Markers at absolute pixels on the whole image (points lie inside the plotting area).
+        for &q in &p.points {
+            let c = chart.plotting_area().map_coordinate(&q);
+            draw_marker(&root, p.marker, c, marker_r + ss, WHITE).map_err(err("series"))?;
+            draw_marker(&root, p.marker, c, marker_r, p.color).map_err(err("series"))?;
+        }
     }
 
     // Legend box and its samples; the labels come with the text.
@@ -995,6 +1075,7 @@ fn draw_shapes(
         let (x, y) = legend_entry(l, i);
         let (xa, xb, yc) = (s(x), s(x + lg.sample_w), s(y));
         match p.kind {
+            SeriesKind::Points => {}
             SeriesKind::Line => {
                 let style = p.color.stroke_width(line_w(m.line_w * scale));
                 root.draw(&PathElement::new(vec![(xa, yc), (xb, yc)], style)).map_err(err("legend"))?;
@@ -1008,8 +1089,8 @@ fn draw_shapes(
                 root.draw(&PathElement::new(vec![(xb - third, yc), (xb, yc)], style)).map_err(err("legend"))?;
             }
         }
-        let r = s(m.marker_r * scale);
-        root.draw(&Circle::new(((xa + xb) / 2, yc), r, p.color.filled())).map_err(err("legend"))?;
+        let r = s(m.marker_r * scale * if p.kind == SeriesKind::Points { 1.6 } else { 1.0 });
+        draw_marker(&root, p.marker, ((xa + xb) / 2, yc), r, p.color).map_err(err("legend"))?;
     }
     root.present().map_err(err("image"))
 }

@@ -1,0 +1,476 @@
+//! A roofline of a run: every kernel it measured, placed by its arithmetic intensity (the FLOP it counts over the
+//! bytes it must move) against the FLOP rate it reached, under the run's ceilings: the copy bandwidth measured in
+//! the same run and the device's FP32 peaks ([`crate::peaks`]). A point near a ceiling is as fast as the hardware
+//! allows; a point far under the roof left speed on the table.
+//!
+//! Read from a results folder (`run.json` and the experiments' CSVs, their `flop_count` and `byte_count` columns),
+//! written as `roofline.csv` (one row per kernel point) and `roofline.png`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::csv::read_rows;
+use super::plot::{render_png, Axis, LinePlot, Series, DEFAULT_SIZE};
+use super::{Error, Result};
+use crate::peaks::Ceilings;
+
+/// The file names a roofline is written to.
+pub const CSV: &str = "roofline.csv";
+/// The plot.
+pub const PNG: &str = "roofline.png";
+
+/// One measured kernel point on the roofline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Placed {
+    /// The experiment, e.g. `matmul`.
+    pub experiment: String,
+    /// The kernel family the point is drawn with, e.g. `double_buffer`, `group_size_x4`, `fused_staged`.
+    pub family: String,
+    /// The row's key.
+    pub key: String,
+    /// FLOP of one launch.
+    pub flops: f64,
+    /// Bytes of one launch.
+    pub bytes: f64,
+    /// Median time of one launch, ms.
+    pub time_ms: f64,
+}
+
+impl Placed {
+    /// FLOP per byte.
+    pub fn intensity(&self) -> f64 {
+        self.flops / self.bytes
+    }
+
+    /// GFLOP/s at the median time.
+    pub fn gflops(&self) -> f64 {
+        self.flops / (self.time_ms * 1e6)
+    }
+}
+
+/// The ceilings of a run, in the roofline's units.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Roof {
+    /// Memory bandwidth, GB/s.
+    pub memory_gbps: f64,
+    /// Where it comes from (measured in the run, or the datasheet's where the run measured no copy).
+    pub memory_source: String,
+    /// FP32 compute ceilings, (label, GFLOP/s), lowest first.
+    pub compute: Vec<(String, f64)>,
+    /// Where they come from.
+    pub compute_source: String,
+}
+
+impl Roof {
+    /// The rate a kernel of intensity `i` can reach under the lowest compute ceiling, GFLOP/s.
+    pub fn attainable(&self, i: f64) -> f64 {
+        let compute = self.compute.first().map_or(f64::INFINITY, |c| c.1);
+        (self.memory_gbps * i).min(compute)
+    }
+}
+
+/// A run's roofline: its device, ceilings and points, and what was left out.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Roofline {
+    /// The device, e.g. `NVIDIA H200 (sm_90, warp32)`.
+    pub device: String,
+    /// The ceilings.
+    pub roof: Roof,
+    /// The points, in CSV order.
+    pub points: Vec<Placed>,
+    /// What was left out and why.
+    pub left_out: Vec<String>,
+}
+
+/// Experiments whose rows are not one kernel's rate and stay off the roofline, with the reason.
+const NOT_KERNELS: &[(&str, &str)] =
+    &[("pt", "persistent threads' rows time sequences with host steps and device waits, not one kernel's FLOP rate")];
+
+/// The family a matmul kernel belongs to: its name up to its shape suffix (`double_buffer_64x128x8_t128` →
+/// `double_buffer`, `tiled_m16` → `tiled`, `splitk_atomic_64x128x16_t128` → `splitk_atomic`).
+fn kernel_family(kernel: &str) -> String {
+    let parts: Vec<&str> = kernel.split('_').collect();
+    let shape = |p: &str| {
+        (p.contains('x') && p.chars().all(|c| c.is_ascii_digit() || c == 'x'))
+            || (p.len() > 1 && p.starts_with(['m', 't']) && p[1..].chars().all(|c| c.is_ascii_digit()))
+            || p == "unaligned"
+    };
+    let end = parts.iter().position(|p| shape(p)).unwrap_or(parts.len()).max(1);
+    parts[..end].join("_")
+}
+
+/// The family a row is drawn with.
+fn family(experiment: &str, row: &BTreeMap<String, String>) -> String {
+    let get = |c: &str| row.get(c).cloned().unwrap_or_default();
+    match experiment {
+        "matmul" => kernel_family(&get("kernel")),
+        "occupancy" => get("sweep"),
+        "fusion" => get("variant"),
+        "smoke" => "triad".into(),
+        _ => get("key").split('/').next().unwrap_or_default().to_string(),
+    }
+}
+
+/// The copy bandwidth a run measured, GB/s, and where: the fastest driver copy (occupancy's `copy` sweep, fusion's
+/// copy rows), counting the bytes read and written.
+fn measured_copy(tables: &[(String, Vec<BTreeMap<String, String>>)]) -> Option<(f64, String)> {
+    let mut best: Option<(f64, String)> = None;
+    for (experiment, rows) in tables {
+        for r in rows.iter().filter(|r| r.get("status").is_some_and(|s| s == "ok")) {
+            let is_copy = match experiment.as_str() {
+                "occupancy" => r.get("sweep").is_some_and(|s| s == "copy"),
+                "fusion" => r.get("op").is_some_and(|s| s == "copy"),
+                _ => false,
+            };
+            let gbps = r.get("gbps").and_then(|v| v.parse::<f64>().ok());
+            if let (true, Some(gbps)) = (is_copy, gbps) {
+                if best.as_ref().is_none_or(|(b, _)| gbps > *b) {
+                    best = Some((gbps, format!("{experiment} {}", r.get("key").cloned().unwrap_or_default())));
+                }
+            }
+        }
+    }
+    best
+}
+
+/// The roof of a run: the copy it measured (else the datasheet's bandwidth, said so), and the device's FP32 peaks.
+fn roof(ceilings: &Ceilings, copy: Option<(f64, String)>) -> Roof {
+    let (memory_gbps, memory_source) = match (copy, ceilings.memory_gbps) {
+        (Some((gbps, key)), _) => (gbps, format!("the device copy measured in this run ({key}), bytes read + written")),
+        (None, Some(gbps)) => (gbps, format!("{}'s datasheet: this run measured no copy", ceilings.part)),
+        (None, None) => (0.0, "unknown: no copy measured and no datasheet figure".into()),
+    };
+    let mut compute = vec![("FP32 vector".to_string(), ceilings.fp32_vector_tflops * 1e3)];
+    match (ceilings.fp32_packed_tflops, ceilings.fp32_matrix_tflops) {
+        (Some(p), Some(m)) if p == m => compute.push(("FP32 packed and matrix".into(), p * 1e3)),
+        (p, m) => {
+            compute.extend(p.map(|p| ("FP32 packed".to_string(), p * 1e3)));
+            compute.extend(m.map(|m| ("FP32 matrix".to_string(), m * 1e3)));
+        }
+    }
+    Roof { memory_gbps, memory_source, compute, compute_source: ceilings.source.clone() }
+}
+
+/// The roofline of the results folder `dir`; `None` when it has no run.json or no row to place.
+pub fn of_run(dir: &Path) -> Result<Option<Roofline>> {
+    let Some(run) = super::run_json::read(dir)? else { return Ok(None) };
+    let mut tables = Vec::new();
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|source| Error::Io { action: "cannot read", path: dir.to_path_buf(), source })?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "csv") && !p.to_string_lossy().contains(".shard-"))
+        .collect();
+    entries.sort();
+    for path in entries {
+        let rows = read_rows(&path)?;
+        // The experiments' own CSVs: a context column names the experiment (derived tables have none).
+        let Some(experiment) = rows.first().and_then(|r| r.get("experiment")).cloned() else { continue };
+        if path.file_stem().is_some_and(|s| s.to_string_lossy() == experiment) {
+            tables.push((experiment, rows));
+        }
+    }
+    let mut points = Vec::new();
+    let mut left_out: Vec<String> = Vec::new();
+    let mut host_timed = 0;
+    let mut no_count = 0;
+    for (experiment, rows) in &tables {
+        if let Some((_, why)) = NOT_KERNELS.iter().find(|(e, _)| e == experiment) {
+            left_out.push(format!("{experiment}: {why}"));
+            continue;
+        }
+        for r in rows.iter().filter(|r| r.get("status").is_some_and(|s| s == "ok")) {
+            let num = |c: &str| r.get(c).and_then(|v| v.parse::<f64>().ok());
+            if r.get("timing").is_some_and(|t| t == "host") {
+                host_timed += 1;
+                continue;
+            }
+            let (Some(flops), Some(bytes), Some(time_ms)) =
+                (num("flop_count"), num("byte_count"), num("time_ms_median"))
+            else {
+                no_count += 1;
+                continue;
+            };
+            if flops > 0.0 && bytes > 0.0 && time_ms > 0.0 {
+                let key = r.get("key").cloned().unwrap_or_default();
+                points.push(Placed {
+                    experiment: experiment.clone(),
+                    family: family(experiment, r),
+                    key,
+                    flops,
+                    bytes,
+                    time_ms,
+                });
+            }
+        }
+    }
+    if host_timed > 0 {
+        left_out.push(format!("{host_timed} rows timed by the host clock (end-to-end sequences, not one kernel)"));
+    }
+    if no_count > 0 {
+        left_out
+            .push(format!("{no_count} rows without flop_count and byte_count (a CSV from before they were recorded)"));
+    }
+    left_out.push("copies: they do no FLOP; the fastest is the memory ceiling".into());
+    if points.is_empty() {
+        return Ok(None);
+    }
+    let props = &run.device;
+    let wave = if props.platform == crate::device::Platform::Nvidia { "warp" } else { "wave" };
+    let device = format!("{} ({}, {wave}{})", props.name, props.arch, props.wave_size.0);
+    let roof = roof(&crate::peaks::ceilings(props), measured_copy(&tables));
+    Ok(Some(Roofline { device, roof, points, left_out }))
+}
+
+/// The roofline's rows as CSV text.
+pub fn csv_text(r: &Roofline) -> String {
+    let mut out = String::from(
+        "experiment,family,key,flop_count,byte_count,intensity_flop_per_byte,time_ms_median,gflops,\
+         attainable_gflops,share_of_attainable,bound,memory_ceiling_gbps,fp32_ceiling_gflops\n",
+    );
+    let compute = r.roof.compute.first().map_or(0.0, |c| c.1);
+    for p in &r.points {
+        let i = p.intensity();
+        let attainable = r.roof.attainable(i);
+        let bound = if r.roof.memory_gbps * i < compute { "memory" } else { "compute" };
+        let key =
+            if p.key.contains([',', '"']) { format!("\"{}\"", p.key.replace('"', "\"\"")) } else { p.key.clone() };
+        out.push_str(&format!(
+            "{},{},{key},{},{},{:.6},{},{:.3},{:.3},{:.4},{bound},{:.1},{:.1}\n",
+            p.experiment,
+            p.family,
+            p.flops,
+            p.bytes,
+            i,
+            p.time_ms,
+            p.gflops(),
+            attainable,
+            p.gflops() / attainable,
+            r.roof.memory_gbps,
+            compute
+        ));
+    }
+    out
+}
+
+/// The roofline plot of one or more runs (labelled `run N` when several): one point series per experiment and
+/// family (per run when several), the memory roof and the FP32 ceilings as reference lines.
+pub fn plot(runs: &[(String, &Roofline)]) -> LinePlot {
+    let several = runs.len() > 1;
+    let all = runs.iter().flat_map(|(_, r)| r.points.iter());
+    let (lo, hi) = all.fold((f64::INFINITY, 0.0f64), |(lo, hi), p| (lo.min(p.intensity()), hi.max(p.intensity())));
+    let (x_lo, x_hi) = (lo / 2.0, hi * 2.0);
+    let mut series = Vec::new();
+    for (label, r) in runs {
+        let prefix = if several { format!("{label}: ") } else { String::new() };
+        let mut families: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+        for p in &r.points {
+            // Several runs: one series per run and experiment, so the legend stays short.
+            let name = if several { p.experiment.clone() } else { format!("{}: {}", p.experiment, p.family) };
+            match families.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, pts)) => pts.push((p.intensity(), p.gflops())),
+                None => families.push((name, vec![(p.intensity(), p.gflops())])),
+            }
+        }
+        series.extend(families.into_iter().map(|(name, pts)| Series::points(format!("{prefix}{name}"), pts)));
+    }
+    for (label, r) in runs {
+        let prefix = if several { format!("{label}: ") } else { String::new() };
+        let top = r.roof.compute.last().map_or(f64::INFINITY, |c| c.1);
+        // The memory roof rises until the highest compute ceiling; each compute ceiling is flat from its ridge.
+        let ridge = top / r.roof.memory_gbps;
+        series.push(Series::reference(
+            format!("{prefix}memory {:.0} GB/s x FLOP/B", r.roof.memory_gbps),
+            vec![(x_lo, r.roof.memory_gbps * x_lo), (ridge.min(x_hi), r.roof.memory_gbps * ridge.min(x_hi))],
+        ));
+        for (name, gflops) in &r.roof.compute {
+            let from = (gflops / r.roof.memory_gbps).max(x_lo);
+            series.push(Series::reference(
+                format!("{prefix}{name} peak {:.1} TFLOP/s", gflops / 1e3),
+                vec![(from, *gflops), (x_hi, *gflops)],
+            ));
+        }
+    }
+    let first = runs.first().map(|(_, r)| r);
+    let title = match (several, first) {
+        (false, Some(r)) => format!("Roofline of every kernel measured on {}", r.device),
+        _ => format!(
+            "Rooflines of {} runs: {}",
+            runs.len(),
+            runs.iter().map(|(l, r)| format!("{l} {}", r.device)).collect::<Vec<_>>().join(" vs ")
+        ),
+    };
+    let mut note = String::from(
+        "x = flop_count / byte_count of one launch (FLOP as each experiment counts them; bytes: each input read \
+         once, each output written once); y = flop_count / median time. ",
+    );
+    for (label, r) in runs {
+        let prefix = if several { format!("{label}: ") } else { String::new() };
+        note.push_str(&format!(
+            "{prefix}memory ceiling: {}; FP32 ceilings: {}. Left out: {}. ",
+            r.roof.memory_source,
+            r.roof.compute_source,
+            r.left_out.join("; ")
+        ));
+    }
+    LinePlot {
+        title,
+        subtitle: Some(
+            "a point under its roof left speed on the table; at the roof it runs as fast as the hardware allows".into(),
+        ),
+        x_label: "arithmetic intensity, FLOP per byte (log scale)".into(),
+        y_label: "GFLOP/s (log scale)".into(),
+        x_axis: Axis::Log10,
+        y_axis: Axis::Log10,
+        series,
+        y_max: None,
+        note: Some(note.trim_end().to_string()),
+    }
+}
+
+/// Writes `roofline.csv` and `roofline.png` of the results folder `dir`; the files written, none when the folder
+/// has nothing to place.
+pub fn write(dir: &Path) -> Result<Vec<PathBuf>> {
+    let Some(r) = of_run(dir)? else { return Ok(Vec::new()) };
+    let csv = dir.join(CSV);
+    std::fs::write(&csv, csv_text(&r)).map_err(|source| Error::Io {
+        action: "cannot write",
+        path: csv.clone(),
+        source,
+    })?;
+    let png = dir.join(PNG);
+    render_png(&plot(&[(String::new(), &r)]), &png, DEFAULT_SIZE.0, DEFAULT_SIZE.1).map_err(|e| Error::Io {
+        action: "cannot draw",
+        path: png.clone(),
+        source: std::io::Error::other(e.to_string()),
+    })?;
+    Ok(vec![csv, png])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_families_drop_the_shape() {
+        let cases = [
+            ("double_buffer_64x128x8_t128", "double_buffer"),
+            ("double_buffer", "double_buffer"),
+            ("tiled_m16", "tiled"),
+            ("splitk_atomic_64x128x16_t128", "splitk_atomic"),
+            ("streamk_128x128x8_t128_unaligned", "streamk"),
+            ("cublas", "cublas"),
+            ("autotune", "autotune"),
+            ("blocktile_2d", "blocktile_2d"),
+        ];
+        for (kernel, want) in cases {
+            assert_eq!(kernel_family(kernel), want, "{kernel}");
+        }
+    }
+
+    fn h200() -> Ceilings {
+        Ceilings {
+            part: "H200 SXM (132 SMs)".into(),
+            fp32_vector_tflops: 66.9,
+            fp32_packed_tflops: None,
+            fp32_matrix_tflops: None,
+            memory_gbps: Some(4800.0),
+            vendor_sgemm_units: "",
+            source: "datasheet".into(),
+        }
+    }
+
+    #[test]
+    fn the_measured_copy_is_the_memory_roof_and_attainable_rates_follow_it() {
+        let row = |key: &str, sweep: &str, gbps: f64| {
+            BTreeMap::from([
+                ("status".to_string(), "ok".to_string()),
+                ("sweep".into(), sweep.into()),
+                ("key".into(), key.into()),
+                ("gbps".into(), gbps.to_string()),
+            ])
+        };
+        let tables = vec![(
+            "occupancy".to_string(),
+            vec![row("copy/n=1", "copy", 4000.0), row("copy/n=2", "copy", 4200.0), row("add", "group_size", 4300.0)],
+        )];
+        let r = roof(&h200(), measured_copy(&tables));
+        assert_eq!(r.memory_gbps, 4200.0);
+        assert!(r.memory_source.contains("measured in this run (occupancy copy/n=2)"), "{}", r.memory_source);
+        // Ridge at 66900 / 4200 = 15.9 FLOP/B.
+        assert!((r.attainable(1.0) - 4200.0).abs() < 1e-9);
+        assert!((r.attainable(100.0) - 66900.0).abs() < 1e-9);
+        let none = roof(&h200(), None);
+        assert!(none.memory_source.contains("datasheet: this run measured no copy"), "{}", none.memory_source);
+        let gcd = Ceilings {
+            fp32_vector_tflops: 23.9,
+            fp32_packed_tflops: Some(47.9),
+            fp32_matrix_tflops: Some(47.9),
+            ..h200()
+        };
+        let labels: Vec<String> = roof(&gcd, None).compute.into_iter().map(|c| c.0).collect();
+        assert_eq!(labels, ["FP32 vector", "FP32 packed and matrix"]);
+    }
+
+    fn h100() -> crate::device::Props {
+        use crate::device::{Arch, Platform, Props, WaveSize};
+        Props {
+            platform: Platform::Nvidia,
+            ordinal: 0,
+            name: "NVIDIA H100 80GB HBM3".into(),
+            arch: Arch::parse("sm_90").unwrap(),
+            arch_full: "sm_90".into(),
+            wave_size: WaveSize(32),
+            cu_count: 132,
+            max_items_per_cu: 2048,
+            max_group_size: 1024,
+            max_groups_per_cu: Some(32),
+            lds_bytes_per_cu: 233472,
+            lds_bytes_per_group: 49152,
+            lds_bytes_per_group_optin: 232448,
+            registers_per_cu: 65536,
+            clock_mhz: Some(1980),
+            memory_clock_mhz: Some(2619),
+            memory_bus_bits: Some(5120),
+            l2_bytes: Some(50 << 20),
+            memory_bytes: 80 << 30,
+            runtime_version: "CUDA 13.0".into(),
+            driver_version: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_run_folder_gives_its_csv_and_plot() {
+        let dir = tempfile::tempdir().unwrap();
+        let props = h100();
+        let invocation = super::super::run_json::Invocation::now(serde_json::json!({}), None);
+        super::super::run_json::record(dir.path(), &props, invocation).unwrap();
+        let ctx = "matmul,nvidia,NVIDIA H100 80GB HBM3,sm_90,32";
+        let head = "experiment,platform,device,arch,wave_size,kernel,m,timing,flop_count,byte_count,time_ms_median,gflops,status,key";
+        // 4096^3: 1.374e11 FLOP over 3 x 64 MiB; in 3 ms, 45.8 TFLOP/s.
+        let f = 2.0 * 4096f64.powi(3);
+        let b = 12.0 * 4096f64.powi(2);
+        let csv = format!(
+            "{head}\n{ctx},double_buffer_64x128x8_t128,4096,graph,{f},{b},3,45800,ok,k1\n\
+             {ctx},cublas,4096,graph,{f},{b},2.7,50000,ok,k2\n{ctx},naive,4096,graph,{f},{b},,,invalid,k3\n\
+             {ctx},naive,512,host,1,1,1,1,ok,k4\n"
+        );
+        std::fs::write(dir.path().join("matmul.csv"), csv).unwrap();
+        std::fs::write(dir.path().join("pt.csv"), "experiment,status,key\npt,ok,x\n").unwrap();
+        let written = write(dir.path()).unwrap();
+        assert_eq!(written.len(), 2);
+        let text = std::fs::read_to_string(dir.path().join(CSV)).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        assert!(lines[1].starts_with("matmul,double_buffer,k1,"), "{text}");
+        // Intensity 2*4096/12 = 682.7 FLOP/B: compute-bound under the H100's 66.9 TFLOP/s.
+        assert!(lines[1].contains(",682.666667,3,45.8") || lines[1].contains(",682.666667,3,"), "{text}");
+        assert!(lines[1].contains(",compute,"), "{text}");
+        let r = of_run(dir.path()).unwrap().unwrap();
+        assert!(r.left_out.iter().any(|l| l.starts_with("pt:")), "{:?}", r.left_out);
+        assert!(r.left_out.iter().any(|l| l.starts_with("1 rows timed by the host")), "{:?}", r.left_out);
+        assert!(r.roof.memory_source.contains("datasheet"), "{}", r.roof.memory_source);
+        let p = plot(&[(String::new(), &r)]);
+        assert!(p.title.contains("H100"), "{}", p.title);
+        assert_eq!(p.series.iter().filter(|s| s.kind == super::super::plot::SeriesKind::Points).count(), 2);
+    }
+}
