@@ -407,18 +407,20 @@ GPU_KERNEL void pt_jacobi_coop(float* a, float* b, unsigned n, unsigned steps) {
 
 // A software grid barrier. Each group arrives by one release atomic add on one of `counters` arrival counters
 // (group g on counter g % counters, each counter on its own 128-byte line) and waits until every counter has
-// counted all of its groups for this barrier: the waiters poll the counters themselves, so the last arrival's add
-// is the release, with no flag written after it (a flag costs one more trip from L2 to the SM and back: 0.5 µs per
-// barrier on an H200). The counters only grow during a launch (the host zeroes them before it): barrier `epoch`
-// (1, 2, ...) is complete when counter c reaches epoch x (its groups), compared with wrapping arithmetic, so no
-// reset and no generation word are needed. A group cannot arrive at barrier epoch + 1 before barrier epoch is
-// complete, so a counter never runs more than one barrier ahead of a waiter.
+// counted all of its groups for this barrier: the waiters poll the counters themselves, one load per spin, so the
+// last arrival's add is the release, with no flag written after it. The counters only grow during a launch (the
+// host zeroes them before it): barrier `epoch` (1, 2, ...) is complete when counter c reaches epoch x (its groups),
+// compared with wrapping arithmetic, so no reset, no sense word and no generation word are needed. A group cannot
+// arrive at barrier epoch + 1 before barrier epoch is complete, so a counter never runs more than one barrier
+// ahead of a waiter.
 //
-// Why several counters: every waiter polls and every group adds, so with one counter at the maximal launch (1056
-// groups on an H200) that one L2 line queues about a thousand requests per round and the barrier costs twice what
-// it costs at 264 groups. With `counters` lines, a group polls its own counter until it is complete (a share of the
-// groups on each line), then reads the others, all at once, until they are too. The host picks counters =
-// ceil(groups / PT_BARRIER_GROUPS_PER_COUNTER), at most PT_BARRIER_MAX_COUNTERS.
+// A group starts polling only once its add has returned (and not at all when its add completed its counter): in a
+// standalone bench during development, at the maximal launch of an H200 (1056 groups, one counter), polling at once
+// made the barrier 1.5x slower (3.3 vs 2.2 us): the polls queue on the counter's line ahead of the other groups'
+// adds. A flag written by the last arrival would cost one more trip to L2 and back (0.5 us at 132 groups in that
+// bench). Spreading the adds over `counters` lines (1 to PT_BARRIER_MAX_COUNTERS, the host's choice) shortens each
+// line's queue: a group polls its own counter, then all the others at once. Measured by `suite run pt` on an H200
+// (barrier alone, 100 steps): one counter 1.19 us at 132 groups and 3.08 us at 1056; eight counters 1.53 and 2.44.
 //
 // Memory order: __syncthreads() gathers the group's writes behind item 0, whose add releases them at device scope;
 // its relaxed polls read the adds' values and one acquire fence after the wait makes every group's released writes
@@ -460,9 +462,10 @@ __device__ __forceinline__ bool pt_grid_barrier(unsigned* bar, unsigned counters
         unsigned* own = &bar[mine * PT_BARRIER_LINE_WORDS];
         const unsigned own_target = epoch * pt_counter_groups(groups, counters, mine);
         unsigned idle = 0, good = 1;
-        gpu_atomic_add_release(own, 1u);
-        while (good && !pt_reached(gpu_atomic_load_relaxed(own), own_target))
-            good = pt_poll_again(&idle, spin_limit, status);
+        // The old value is used, so the first poll waits for the add to come back (see above).
+        if (!pt_reached(gpu_atomic_add_release(own, 1u) + 1u, own_target))
+            while (good && !pt_reached(gpu_atomic_load_relaxed(own), own_target))
+                good = pt_poll_again(&idle, spin_limit, status);
         // The other counters: each pass issues the loads of all that are still short before it looks at any.
         unsigned pending = good ? (((1u << counters) - 1u) & ~(1u << mine)) : 0u;
         while (pending != 0) {

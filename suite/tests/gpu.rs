@@ -576,12 +576,12 @@ fn every_fusion_variant_verifies_at_odd_and_non_power_of_two_sizes() {
 }
 
 /// A small PT sweep over every use case at odd sizes: every point verifies (no fail or error rows). The global
-/// synchronisation points run at 1 and 3 groups per CU and the maximal launch, with a software barrier of one
-/// arrival counter per 100 groups (2 to 8 counters, uneven shares).
+/// synchronisation points run at 1 and 3 groups per CU and the maximal launch, with a software barrier of five
+/// arrival counters (uneven shares where the grid is not a multiple of five).
 #[test]
 #[ignore = "needs a GPU"]
 fn pt_every_use_case_verifies_at_odd_sizes() {
-    use suite::experiments::pt::{PerCu, PtSweep};
+    use suite::experiments::pt::{BarrierCounters, PerCu, PtSweep};
     let gpu = gpu();
     let dir = tempfile::tempdir().unwrap();
     let sweep = PtSweep {
@@ -596,7 +596,7 @@ fn pt_every_use_case_verifies_at_odd_sizes() {
         queue_fmas: vec![4],
         chunks: vec![3],
         groups_per_cu: vec![PerCu::Groups(1), PerCu::Groups(3), PerCu::Max],
-        barrier_groups_per_counter: 100,
+        barrier_counters: BarrierCounters::Fixed(5),
         ..PtSweep::default()
     };
     let summary = experiments::run(&gpu, &sweep, &quick_run(dir.path(), false, 0.2)).unwrap();
@@ -649,29 +649,31 @@ fn pt_maximal_launch_agrees_with_the_calculator() {
 #[test]
 #[ignore = "needs a GPU"]
 fn pt_barrier_timeouts_are_errors_and_oversized_grids_are_refused() {
-    use suite::experiments::pt::{maximal_launch, BarrierCase, JacobiCase, SoftBarrier, Variant, SOURCE};
+    use suite::experiments::pt::{
+        maximal_launch, BarrierCase, BarrierCounters, JacobiCase, SoftBarrier, Variant, SOURCE,
+    };
     use suite::experiments::Clock;
     let gpu = gpu();
-    let short = |groups_per_counter| SoftBarrier { spin_limit: 1 << 16, groups_per_counter };
-    for groups_per_counter in [u32::MAX, 64] {
+    let short = |k| SoftBarrier { spin_limit: 1 << 16, counters: BarrierCounters::Fixed(k) };
+    for counters in [1, 8] {
         let started = std::time::Instant::now();
         let mut case =
-            JacobiCase::new(&gpu, Variant::PtSoft, 10_000, 5, None, short(groups_per_counter), 0, Clock::Host).unwrap();
+            JacobiCase::new(&gpu, Variant::PtSoft, 10_000, 5, None, short(counters), 0, Clock::Host).unwrap();
         case.launch().unwrap();
         gpu.device.synchronize().unwrap();
         let err = case.verify().map(|v| v.summary()).unwrap_err().to_string();
-        assert!(err.contains("timed out"), "{groups_per_counter}: {err}");
+        assert!(err.contains("timed out"), "{counters}: {err}");
         assert!(started.elapsed().as_secs() < 60, "the timeout took {:?}", started.elapsed());
     }
     // The device is still usable: the same case without the missing group verifies.
-    let barrier = SoftBarrier { spin_limit: 1 << 22, groups_per_counter: 64 };
+    let barrier = SoftBarrier { spin_limit: 1 << 22, counters: BarrierCounters::Fixed(8) };
     let mut good = JacobiCase::new(&gpu, Variant::PtSoft, 10_000, 5, None, barrier, u32::MAX, Clock::Host).unwrap();
     good.launch().unwrap();
     gpu.device.synchronize().unwrap();
     assert!(good.verify().unwrap().passed());
     for (variant, name) in [(Variant::PtSoft, "pt_jacobi_soft"), (Variant::PtCoop, "pt_jacobi_coop")] {
         let (max, _) = maximal_launch(&gpu, &gpu.kernel(SOURCE, name).unwrap()).unwrap();
-        let err = JacobiCase::new(&gpu, variant, 10_000, 5, Some(max + 1), short(256), u32::MAX, Clock::Host)
+        let err = JacobiCase::new(&gpu, variant, 10_000, 5, Some(max + 1), short(1), u32::MAX, Clock::Host)
             .map(|_| ())
             .unwrap_err()
             .to_string();
@@ -679,7 +681,7 @@ fn pt_barrier_timeouts_are_errors_and_oversized_grids_are_refused() {
     }
     for (variant, name) in [(Variant::PtSoft, "pt_barrier_soft"), (Variant::PtCoop, "pt_barrier_coop")] {
         let (max, _) = maximal_launch(&gpu, &gpu.kernel(SOURCE, name).unwrap()).unwrap();
-        let err = BarrierCase::new(&gpu, variant, 5, Some(max + 1), short(256)).map(|_| ()).unwrap_err().to_string();
+        let err = BarrierCase::new(&gpu, variant, 5, Some(max + 1), short(1)).map(|_| ()).unwrap_err().to_string();
         assert!(err.contains("resident at once"), "{err}");
     }
 }

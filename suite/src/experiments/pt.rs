@@ -143,20 +143,44 @@ impl PerCu {
     }
 }
 
+/// How many arrival counters the software grid barrier spreads the groups' adds over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum BarrierCounters {
+    /// As many as the grid has groups per CU (1 to [`MAX_BARRIER_COUNTERS`]): on an H200 one counter was the
+    /// fastest at 1 group per SM (1.19 µs per barrier alone, 8 counters 1.53) and 8 at the maximal launch of 8
+    /// per SM (2.44 µs, one counter 3.08); `suite run pt`, 100 steps, device clock.
+    PerGroupPerCu,
+    /// This many (1 to [`MAX_BARRIER_COUNTERS`], never more than the grid's groups).
+    Fixed(u32),
+}
+
+impl BarrierCounters {
+    /// Parses `auto` (one per group per CU) or a count from 1 to [`MAX_BARRIER_COUNTERS`].
+    pub fn parse(text: &str) -> Option<BarrierCounters> {
+        match text.trim() {
+            "auto" => Some(BarrierCounters::PerGroupPerCu),
+            t => t.parse().ok().filter(|k| (1..=MAX_BARRIER_COUNTERS).contains(k)).map(BarrierCounters::Fixed),
+        }
+    }
+}
+
 /// The software grid barrier's settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SoftBarrier {
     /// Idle polls a wait may spin before it reports a timeout.
     pub spin_limit: u32,
-    /// Groups per arrival counter: the barrier of a grid of G groups uses ceil(G / this) counters (1 to
-    /// [`MAX_BARRIER_COUNTERS`]).
-    pub groups_per_counter: u32,
+    /// Arrival counters the groups' adds are spread over.
+    pub counters: BarrierCounters,
 }
 
 impl SoftBarrier {
-    /// Arrival counters for a grid of `groups`.
-    pub fn counters(&self, groups: u32) -> u32 {
-        groups.div_ceil(self.groups_per_counter.max(1)).clamp(1, MAX_BARRIER_COUNTERS)
+    /// Arrival counters for a grid of `groups` on `cus` CUs: 1 to [`MAX_BARRIER_COUNTERS`], at most one per group.
+    pub fn counters(&self, groups: u32, cus: u32) -> u32 {
+        let k = match self.counters {
+            BarrierCounters::PerGroupPerCu => groups / cus.max(1),
+            BarrierCounters::Fixed(k) => k,
+        };
+        k.min(groups).clamp(1, MAX_BARRIER_COUNTERS)
     }
 }
 
@@ -637,8 +661,8 @@ pub struct PtSweep {
     pub chunks: Vec<u32>,
     /// Groups per CU of the PT global-synchronisation points (`jacobi`, `barrier`): the maximal launch and fewer.
     pub groups_per_cu: Vec<PerCu>,
-    /// Groups per arrival counter of the software grid barrier (see [`SoftBarrier`]).
-    pub barrier_groups_per_counter: u32,
+    /// Arrival counters of the software grid barrier (see [`BarrierCounters`]).
+    pub barrier_counters: BarrierCounters,
     /// Idle iterations a device wait loop may spin before it reports a timeout.
     pub spin_limit: u32,
 }
@@ -646,9 +670,8 @@ pub struct PtSweep {
 impl Default for PtSweep {
     /// Sizes from far below one wave of groups (2^10 items = 4 groups) to far above the maximal launch (2^22), the
     /// paper's FMA range, forests from 1 to 1024 trees and 4 to 12 levels, vectors of 2^12 to 2^24 elements, 10 to
-    /// 1000 barrier steps at 1, 2, 4 groups per CU and the maximal launch, and at most 256 groups per arrival
-    /// counter of the software barrier (on an H200 one counter polled by 264 groups costs what it costs at 132, and
-    /// 1.3x that at 528: `docs/pt.md`).
+    /// 1000 barrier steps at 1, 2, 4 groups per CU and the maximal launch, and a software barrier of one arrival
+    /// counter per group per CU (see [`BarrierCounters::PerGroupPerCu`]).
     fn default() -> Self {
         PtSweep {
             use_cases: USE_CASES.iter().map(|s| s.to_string()).collect(),
@@ -664,7 +687,7 @@ impl Default for PtSweep {
             queue_fmas: vec![1, 16],
             chunks: vec![4, 16],
             groups_per_cu: vec![PerCu::Groups(1), PerCu::Groups(2), PerCu::Groups(4), PerCu::Max],
-            barrier_groups_per_counter: 256,
+            barrier_counters: BarrierCounters::PerGroupPerCu,
             spin_limit: 1 << 22,
         }
     }
@@ -677,7 +700,7 @@ impl PtSweep {
 
     /// The software barrier's settings.
     pub fn soft_barrier(&self) -> SoftBarrier {
-        SoftBarrier { spin_limit: self.spin_limit, groups_per_counter: self.barrier_groups_per_counter }
+        SoftBarrier { spin_limit: self.spin_limit, counters: self.barrier_counters }
     }
 
     /// Every point, in a fixed order.
@@ -859,7 +882,7 @@ impl Experiment for PtSweep {
                 let groups_per_cu = grid.map(|g| (g / props.cu_count.max(1)).to_string()).unwrap_or_default();
                 let soft = self.soft_barrier();
                 let barrier_counters = match (spec.variant(), grid) {
-                    (Variant::PtSoft, Some(g)) => soft.counters(g).to_string(),
+                    (Variant::PtSoft, Some(g)) => soft.counters(g, props.cu_count).to_string(),
                     _ => String::new(),
                 };
                 let (queue, flavour, items, fmas, levels, steps) = match spec {
@@ -1065,7 +1088,7 @@ fn barrier_plots(costs: &[StepCost], device: &str) -> Vec<(String, LinePlot)> {
                 series,
                 y_max: None,
                 note: Some(
-                    "software barrier: release atomic adds on ceil(groups / 256) arrival counters, polled; grid \
+                    "software barrier: release atomic adds on the run's arrival counters (barrier_counters), polled; grid \
                      barrier: the platform's cooperative grid sync; relaunch: one launch per step, replayed as a graph"
                         .into(),
                 ),
@@ -1911,7 +1934,7 @@ impl Case for JacobiCase<'_> {
                     n,
                     Arg::U32(self.steps),
                     self.bar.arg(),
-                    Arg::U32(self.barrier.counters(self.groups)),
+                    Arg::U32(self.barrier.counters(self.groups, self.gpu.device.props().cu_count)),
                     Arg::U32(self.barrier.spin_limit),
                     self.status.arg(),
                     Arg::U32(self.skip_group),
@@ -2023,7 +2046,7 @@ impl Case for BarrierCase<'_> {
                 let args = [
                     Arg::U32(self.steps),
                     self.bar.arg(),
-                    Arg::U32(self.barrier.counters(self.groups)),
+                    Arg::U32(self.barrier.counters(self.groups, self.gpu.device.props().cu_count)),
                     Arg::U32(self.barrier.spin_limit),
                     self.status.arg(),
                     self.slots.arg(),
@@ -2733,12 +2756,19 @@ mod tests {
     }
 
     #[test]
-    fn the_software_barrier_takes_one_counter_per_256_groups_up_to_eight() {
+    fn the_software_barrier_has_one_counter_per_group_per_cu_by_default_and_never_more_than_groups_or_eight() {
         let b = PtSweep::default().soft_barrier();
-        assert_eq!(b.groups_per_counter, 256);
-        assert_eq!([1, 132, 256, 257, 528, 880, 1056, 2048, 5000].map(|g| b.counters(g)), [1, 1, 1, 2, 3, 4, 5, 8, 8]);
-        let one = SoftBarrier { groups_per_counter: u32::MAX, ..b };
-        assert_eq!(one.counters(1056), 1);
+        assert_eq!(b.counters, BarrierCounters::PerGroupPerCu);
+        // An H200 (132 SMs) at 1, 2, 4, 8 groups per SM; a grid below one group per CU; 16 per CU.
+        assert_eq!([132, 264, 528, 1056, 100, 2112].map(|g| b.counters(g, 132)), [1, 2, 4, 8, 1, 8]);
+        assert_eq!(b.counters(1056, 0), 8, "0 CUs (an unknown count) must not divide by zero");
+        let five = SoftBarrier { counters: BarrierCounters::Fixed(5), ..b };
+        assert_eq!([1, 3, 5, 132, 1056].map(|g| five.counters(g, 132)), [1, 3, 5, 5, 5]);
+        assert_eq!(BarrierCounters::parse("auto"), Some(BarrierCounters::PerGroupPerCu));
+        assert_eq!(BarrierCounters::parse(" 8"), Some(BarrierCounters::Fixed(8)));
+        for bad in ["0", "9", "eight", ""] {
+            assert_eq!(BarrierCounters::parse(bad), None, "{bad}");
+        }
     }
 
     fn sync_row_at(use_case: &str, variant: &str, n: &str, per_cu: &str, groups: &str, ms: &str) -> CsvRow {

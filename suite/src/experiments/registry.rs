@@ -7,7 +7,7 @@ use clap::{ArgMatches, Args, FromArgMatches};
 use super::fusion::FusionSweep;
 use super::matmul::{self, MatmulSweep, Shape};
 use super::occupancy::{OccupancySweep, SWEEPS as OCCUPANCY_SWEEPS};
-use super::pt::{PerCu, PtSweep, USE_CASES as PT_USE_CASES};
+use super::pt::{BarrierCounters, PerCu, PtSweep, MAX_BARRIER_COUNTERS, USE_CASES as PT_USE_CASES};
 use super::smoke::SmokeSweep;
 use super::{Error, Experiment};
 use crate::options;
@@ -325,9 +325,10 @@ pub struct PtArgs {
     /// maximal launch's, and `max` (the maximal launch).
     #[arg(long, value_delimiter = ',')]
     pub groups_per_cu: Vec<String>,
-    /// Groups per arrival counter of the software grid barrier (it uses ceil(groups / this), 1 to 8, counters).
+    /// Arrival counters of the software grid barrier: `auto` (default: one per group per CU, 1 to 8) or 1 to 8;
+    /// each group adds to counter group % counters and waits for all of them.
     #[arg(long)]
-    pub barrier_groups_per_counter: Option<u32>,
+    pub barrier_counters: Option<String>,
     /// Idle iterations a device wait loop spins before it reports a timeout (an `error` row).
     #[arg(long)]
     pub spin_limit: Option<u32>,
@@ -378,9 +379,12 @@ fn pt_sweep(matches: &ArgMatches) -> Result<Box<dyn Experiment>, Error> {
             })
             .collect::<Result<_, _>>()?;
     }
-    exp.barrier_groups_per_counter = args.barrier_groups_per_counter.unwrap_or(exp.barrier_groups_per_counter);
-    if exp.barrier_groups_per_counter == 0 {
-        return Err(Error::Options("--barrier-groups-per-counter must be at least 1".into()));
+    if let Some(text) = &args.barrier_counters {
+        exp.barrier_counters = BarrierCounters::parse(text).ok_or_else(|| {
+            Error::Options(format!(
+                "--barrier-counters: `{text}` is neither `auto` nor a count from 1 to {MAX_BARRIER_COUNTERS}"
+            ))
+        })?;
     }
     exp.spin_limit = args.spin_limit.unwrap_or(exp.spin_limit);
     if exp.spin_limit == 0 {
@@ -427,13 +431,16 @@ mod tests {
             let matches = cmd.try_get_matches_from(std::iter::once("pt").chain(args.iter().copied())).unwrap();
             (entry.sweep)(&matches).map(|e| e.options())
         };
-        let options = build(&["--groups-per-cu", "1,max", "--barrier-groups-per-counter", "64"]).unwrap();
+        let options = build(&["--groups-per-cu", "1,max", "--barrier-counters", "8"]).unwrap();
         assert_eq!(options["groups_per_cu"], serde_json::json!([{"Groups": 1}, "Max"]));
-        assert_eq!(options["barrier_groups_per_counter"], 64);
+        assert_eq!(options["barrier_counters"], serde_json::json!({"Fixed": 8}));
+        let options = build(&["--barrier-counters", "auto"]).unwrap();
+        assert_eq!(options["barrier_counters"], "PerGroupPerCu");
         for (args, message) in [
             (["--groups-per-cu", "0"], "`0` is neither a positive count nor `max`"),
             (["--groups-per-cu", "all"], "`all` is neither"),
-            (["--barrier-groups-per-counter", "0"], "at least 1"),
+            (["--barrier-counters", "0"], "`0` is neither `auto` nor a count from 1 to 8"),
+            (["--barrier-counters", "9"], "`9` is neither"),
         ] {
             let err = build(&args).unwrap_err().to_string();
             assert!(err.contains(message), "{err}");
