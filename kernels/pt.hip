@@ -18,6 +18,7 @@
 // at most 1024) are assumed by the LDS trees below; the host launches nothing else.
 #include "gpu.h"
 #include "gpu_grid.h"
+#include "gpu_atomic.h"
 
 // The FMA chain x <- x * PT_A + b: with x and b in [0, 1), x stays in [0, 1 / (1 - PT_A)) = [0, 16) (CI, with
 // b = PT_B: in [0, 1)), so no step overflows and every rounding is of a value of order 1.
@@ -28,6 +29,8 @@
 // Status bits written by the kernels (the host reads them after a launch).
 #define PT_STATUS_TIMEOUT 1u
 #define PT_STATUS_OVERFLOW 2u
+// A barrier let a group through before every group had arrived (the barrier-alone kernels' check).
+#define PT_STATUS_ORDER 4u
 // Levels a forest may have (per-level counters live in LDS).
 #define PT_MAX_LEVELS 32
 // An empty forest queue slot (no node packs to all ones: its level is below PT_MAX_LEVELS).
@@ -402,36 +405,84 @@ GPU_KERNEL void pt_jacobi_coop(float* a, float* b, unsigned n, unsigned steps) {
     }
 }
 
-// A software grid barrier: bar[0] counts arrivals, bar[1] is the generation. Item 0 of each group reads the
-// generation, arrives, and waits for the generation to move; the last to arrive resets the count and moves it.
-// Legal only when every group is resident (the host launches at most the maximal launch). Returns false when the
-// wait timed out or another group reported a timeout (then every group leaves the kernel).
-__device__ __forceinline__ bool pt_grid_barrier(unsigned* bar, unsigned spin_limit, unsigned* status) {
+// A software grid barrier. Each group arrives by one release atomic add on one of `counters` arrival counters
+// (group g on counter g % counters, each counter on its own 128-byte line) and waits until every counter has
+// counted all of its groups for this barrier: the waiters poll the counters themselves, one load per spin, so the
+// last arrival's add is the release, with no flag written after it. The counters only grow during a launch (the
+// host zeroes them before it): barrier `epoch` (1, 2, ...) is complete when counter c reaches epoch x (its groups),
+// compared with wrapping arithmetic, so no reset, no sense word and no generation word are needed. A group cannot
+// arrive at barrier epoch + 1 before barrier epoch is complete, so a counter never runs more than one barrier
+// ahead of a waiter.
+//
+// A group starts polling only once its add has returned (and not at all when its add completed its counter): in a
+// standalone bench during development, at the maximal launch of an H200 (1056 groups, one counter), polling at once
+// made the barrier 1.5x slower (3.3 vs 2.2 us): the polls queue on the counter's line ahead of the other groups'
+// adds. A flag written by the last arrival would cost one more trip to L2 and back (0.5 us at 132 groups in that
+// bench). Spreading the adds over `counters` lines (1 to PT_BARRIER_MAX_COUNTERS, the host's choice) shortens each
+// line's queue: a group polls its own counter, then all the others at once. Measured by `suite run pt` on an H200
+// (barrier alone, 100 steps): one counter 1.19 us at 132 groups and 3.08 us at 1056; eight counters 1.53 and 2.44.
+//
+// Memory order: __syncthreads() gathers the group's writes behind item 0, whose add releases them at device scope;
+// its relaxed polls read the adds' values and one acquire fence after the wait makes every group's released writes
+// visible to this group's later loads (after the closing __syncthreads()). Item 0 alone talks to the other groups,
+// so nothing here depends on the wave size.
+//
+// Legal only when every group is resident (the host launches at most the maximal launch). Every wait is bounded:
+// after `spin_limit` idle polls (checked every PT_POLL_CHECK of them, with a look at `status`, so that one group's
+// timeout releases the others at once) it sets PT_STATUS_TIMEOUT and returns false, and every group leaves the
+// kernel.
+#define PT_BARRIER_LINE_WORDS 32u
+#define PT_BARRIER_MAX_COUNTERS 8u
+#define PT_POLL_CHECK 1024u
+
+// Groups of a grid of `groups` on counter c of `counters` (groups g with g % counters == c).
+__device__ __forceinline__ unsigned pt_counter_groups(unsigned groups, unsigned counters, unsigned c) {
+    return (groups - c + counters - 1) / counters;
+}
+
+// Whether a counter that only grows (modulo 2^32) has reached `target`.
+__device__ __forceinline__ bool pt_reached(unsigned value, unsigned target) { return (int)(value - target) >= 0; }
+
+// One idle poll: false once the wait has gone on too long or another group reported a timeout.
+__device__ __forceinline__ bool pt_poll_again(unsigned* idle, unsigned spin_limit, unsigned* status) {
+    if ((++*idle % PT_POLL_CHECK) == 0 && (*idle > spin_limit || gpu_atomic_load_relaxed(status) != 0)) {
+        atomicOr(status, PT_STATUS_TIMEOUT);
+        return false;
+    }
+    return true;
+}
+
+__device__ __forceinline__ bool pt_grid_barrier(unsigned* bar, unsigned counters, unsigned epoch, unsigned spin_limit,
+                                                unsigned* status) {
     __shared__ unsigned ok;
     __syncthreads();
     if (threadIdx.x == 0) {
-        volatile unsigned* v = bar;
-        volatile unsigned* vstatus = status;
-        const unsigned gen = v[1];
-        // This group's writes before the barrier must be visible before it counts as arrived.
-        __threadfence();
-        unsigned good = 1;
-        if (atomicAdd(&bar[0], 1u) == gridDim.x - 1) {
-            atomicExch(&bar[0], 0u);
-            __threadfence();
-            atomicAdd(&bar[1], 1u);
-        } else {
-            unsigned it = 0;
-            while (v[1] == gen) {
-                if (++it > spin_limit || *vstatus != 0) {
-                    atomicOr(status, PT_STATUS_TIMEOUT);
-                    good = 0;
-                    break;
-                }
+        const unsigned groups = gridDim.x;
+        const unsigned mine = blockIdx.x % counters;
+        unsigned* own = &bar[mine * PT_BARRIER_LINE_WORDS];
+        const unsigned own_target = epoch * pt_counter_groups(groups, counters, mine);
+        unsigned idle = 0, good = 1;
+        // The old value is used, so the first poll waits for the add to come back (see above).
+        if (!pt_reached(gpu_atomic_add_release(own, 1u) + 1u, own_target))
+            while (good && !pt_reached(gpu_atomic_load_relaxed(own), own_target))
+                good = pt_poll_again(&idle, spin_limit, status);
+        // The other counters: each pass issues the loads of all that are still short before it looks at any.
+        unsigned pending = good ? (((1u << counters) - 1u) & ~(1u << mine)) : 0u;
+        while (pending != 0) {
+            unsigned seen[PT_BARRIER_MAX_COUNTERS];
+#pragma unroll
+            for (unsigned c = 0; c < PT_BARRIER_MAX_COUNTERS; ++c)
+                seen[c] = (pending >> c & 1u) ? gpu_atomic_load_relaxed(&bar[c * PT_BARRIER_LINE_WORDS]) : 0u;
+#pragma unroll
+            for (unsigned c = 0; c < PT_BARRIER_MAX_COUNTERS; ++c)
+                if ((pending >> c & 1u) && pt_reached(seen[c], epoch * pt_counter_groups(groups, counters, c)))
+                    pending &= ~(1u << c);
+            if (pending != 0 && !pt_poll_again(&idle, spin_limit, status)) {
+                good = 0;
+                pending = 0;
             }
         }
-        // Acquire: the other groups' writes are read after this (it also drops stale L1 lines).
-        __threadfence();
+        gpu_fence_acquire();
         ok = good;
     }
     __syncthreads();
@@ -440,16 +491,58 @@ __device__ __forceinline__ bool pt_grid_barrier(unsigned* bar, unsigned spin_lim
 
 // PT with the software barrier. `skip_group` < gridDim.x makes that group leave at once, never arriving: the
 // timeout path's test (pass 0xffffffff otherwise).
-GPU_KERNEL void pt_jacobi_soft(float* a, float* b, unsigned n, unsigned steps, unsigned* bar, unsigned spin_limit,
-                               unsigned* status, unsigned skip_group) {
+GPU_KERNEL void pt_jacobi_soft(float* a, float* b, unsigned n, unsigned steps, unsigned* bar, unsigned counters,
+                               unsigned spin_limit, unsigned* status, unsigned skip_group) {
     if (blockIdx.x == skip_group) return;
     const unsigned stride = gridDim.x * blockDim.x;
     for (unsigned s = 0; s < steps; ++s) {
         const float* src = (s & 1) ? b : a;
         float* dst = (s & 1) ? a : b;
         for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) dst[i] = pt_jacobi_at(src, i, n);
-        if (!pt_grid_barrier(bar, spin_limit, status)) return;
+        if (!pt_grid_barrier(bar, counters, s + 1, spin_limit, status)) return;
     }
+}
+
+// ---- The barrier alone ---------------------------------------------------------------------------------------
+// `steps` barriers with no work between them: the software barrier, the platform's grid barrier, and the relaunch
+// equivalent (one launch of an otherwise empty kernel per step). With `check` set (the verified launch, never a
+// timed one), item 0 of every group marks slots[group] = step + 1 before barrier `step` and then reads its
+// neighbour's slot, which must be at least step + 1 (the neighbour may already have marked the next step): a smaller
+// value means the barrier let a group through early, PT_STATUS_ORDER. After the launch every slot holds `steps`.
+__device__ __forceinline__ void pt_mark(unsigned* slots, unsigned step, unsigned check) {
+    if (check && threadIdx.x == 0) gpu_atomic_store_relaxed(&slots[blockIdx.x], step + 1);
+}
+
+__device__ __forceinline__ void pt_check_neighbour(unsigned* slots, unsigned at_least, unsigned check, unsigned* status) {
+    if (check && threadIdx.x == 0) {
+        const unsigned next = blockIdx.x + 1 == gridDim.x ? 0 : blockIdx.x + 1;
+        if (!pt_reached(gpu_atomic_load_relaxed(&slots[next]), at_least)) atomicOr(status, PT_STATUS_ORDER);
+    }
+}
+
+GPU_KERNEL void pt_barrier_soft(unsigned steps, unsigned* bar, unsigned counters, unsigned spin_limit,
+                                unsigned* status, unsigned* slots, unsigned check) {
+    for (unsigned s = 0; s < steps; ++s) {
+        pt_mark(slots, s, check);
+        if (!pt_grid_barrier(bar, counters, s + 1, spin_limit, status)) return;
+        pt_check_neighbour(slots, s + 1, check, status);
+    }
+}
+
+// Launched cooperatively, like pt_jacobi_coop.
+GPU_KERNEL void pt_barrier_coop(unsigned steps, unsigned* status, unsigned* slots, unsigned check) {
+    for (unsigned s = 0; s < steps; ++s) {
+        pt_mark(slots, s, check);
+        gpu_grid_sync();
+        pt_check_neighbour(slots, s + 1, check, status);
+    }
+}
+
+// Step `step` of the relaunch equivalent: the launch boundary is the barrier. The neighbour marked step - 1 in the
+// launch before (or already `step` in this one).
+GPU_KERNEL void pt_barrier_relaunch(unsigned step, unsigned* status, unsigned* slots, unsigned check) {
+    pt_check_neighbour(slots, step, check, status);
+    pt_mark(slots, step, check);
 }
 
 // ---- One wrapper per FMA count -----------------------------------------------------------------------------------

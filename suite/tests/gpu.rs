@@ -575,11 +575,13 @@ fn every_fusion_variant_verifies_at_odd_and_non_power_of_two_sizes() {
     assert!(dir.path().join(RATIOS_CSV).is_file());
 }
 
-/// A small PT sweep over every use case at odd sizes: every point verifies (no fail or error rows).
+/// A small PT sweep over every use case at odd sizes: every point verifies (no fail or error rows). The global
+/// synchronisation points run at 1 and 3 groups per CU and the maximal launch, with a software barrier of five
+/// arrival counters (uneven shares where the grid is not a multiple of five).
 #[test]
 #[ignore = "needs a GPU"]
 fn pt_every_use_case_verifies_at_odd_sizes() {
-    use suite::experiments::pt::PtSweep;
+    use suite::experiments::pt::{BarrierCounters, PerCu, PtSweep};
     let gpu = gpu();
     let dir = tempfile::tempdir().unwrap();
     let sweep = PtSweep {
@@ -593,6 +595,8 @@ fn pt_every_use_case_verifies_at_odd_sizes() {
         queue_items: vec![5_003],
         queue_fmas: vec![4],
         chunks: vec![3],
+        groups_per_cu: vec![PerCu::Groups(1), PerCu::Groups(3), PerCu::Max],
+        barrier_counters: BarrierCounters::Fixed(5),
         ..PtSweep::default()
     };
     let summary = experiments::run(&gpu, &sweep, &quick_run(dir.path(), false, 0.2)).unwrap();
@@ -607,6 +611,10 @@ fn pt_every_use_case_verifies_at_odd_sizes() {
     assert!(summary.ok > 100, "{summary:?}");
     assert!(rows.iter().all(|r| r["wave_size"] == gpu.device.props().wave_size.0.to_string()));
     assert!(dir.path().join("pt-speedup.csv").exists() && dir.path().join("pt-sync-ci.png").exists());
+    assert!(rows
+        .iter()
+        .any(|r| r["use_case"] == "barrier" && r["barrier_counters"].parse::<u32>().is_ok_and(|c| c > 1)));
+    assert!(dir.path().join("pt-barrier-n1001.png").exists());
 }
 
 /// The maximal launch from the runtime's occupancy query equals the suite's calculator on NVIDIA, for every PT
@@ -618,7 +626,9 @@ fn pt_maximal_launch_agrees_with_the_calculator() {
     let gpu = gpu();
     let props = gpu.device.props();
     let mut names: Vec<String> =
-        ["pt_reduce_pt", "pt_chain_pt", "pt_jacobi_coop", "pt_jacobi_soft"].map(String::from).to_vec();
+        ["pt_reduce_pt", "pt_chain_pt", "pt_jacobi_coop", "pt_jacobi_soft", "pt_barrier_coop", "pt_barrier_soft"]
+            .map(String::from)
+            .to_vec();
     for f in [1, 4, 16, 64, 256] {
         names.extend([format!("pt_sync_pt_ci_f{f}"), format!("pt_sync_pt_cmi_f{f}"), format!("pt_forest_pt_f{f}")]);
     }
@@ -633,32 +643,45 @@ fn pt_maximal_launch_agrees_with_the_calculator() {
     }
 }
 
-/// A software grid barrier that one group never reaches times out on the device and becomes an error, not a hang;
-/// a grid larger than the co-resident one is refused before any launch, for both barriers.
+/// A software grid barrier that one group never reaches times out on the device and becomes an error, not a hang,
+/// with one arrival counter and with eight (the missing group's counter never completes); a grid larger than the
+/// co-resident one is refused before any launch, for both barriers, with work and alone.
 #[test]
 #[ignore = "needs a GPU"]
 fn pt_barrier_timeouts_are_errors_and_oversized_grids_are_refused() {
-    use suite::experiments::pt::{maximal_launch, JacobiCase, Variant, SOURCE};
+    use suite::experiments::pt::{
+        maximal_launch, BarrierCase, BarrierCounters, JacobiCase, SoftBarrier, Variant, SOURCE,
+    };
     use suite::experiments::Clock;
     let gpu = gpu();
-    let started = std::time::Instant::now();
-    let mut case = JacobiCase::new(&gpu, Variant::PtSoft, 10_000, 5, None, 1 << 16, 0, Clock::Host).unwrap();
-    case.launch().unwrap();
-    gpu.device.synchronize().unwrap();
-    let err = case.verify().map(|v| v.summary()).unwrap_err().to_string();
-    assert!(err.contains("timed out"), "{err}");
-    assert!(started.elapsed().as_secs() < 60, "the timeout took {:?}", started.elapsed());
+    let short = |k| SoftBarrier { spin_limit: 1 << 16, counters: BarrierCounters::Fixed(k) };
+    for counters in [1, 8] {
+        let started = std::time::Instant::now();
+        let mut case =
+            JacobiCase::new(&gpu, Variant::PtSoft, 10_000, 5, None, short(counters), 0, Clock::Host).unwrap();
+        case.launch().unwrap();
+        gpu.device.synchronize().unwrap();
+        let err = case.verify().map(|v| v.summary()).unwrap_err().to_string();
+        assert!(err.contains("timed out"), "{counters}: {err}");
+        assert!(started.elapsed().as_secs() < 60, "the timeout took {:?}", started.elapsed());
+    }
     // The device is still usable: the same case without the missing group verifies.
-    let mut good = JacobiCase::new(&gpu, Variant::PtSoft, 10_000, 5, None, 1 << 22, u32::MAX, Clock::Host).unwrap();
+    let barrier = SoftBarrier { spin_limit: 1 << 22, counters: BarrierCounters::Fixed(8) };
+    let mut good = JacobiCase::new(&gpu, Variant::PtSoft, 10_000, 5, None, barrier, u32::MAX, Clock::Host).unwrap();
     good.launch().unwrap();
     gpu.device.synchronize().unwrap();
     assert!(good.verify().unwrap().passed());
     for (variant, name) in [(Variant::PtSoft, "pt_jacobi_soft"), (Variant::PtCoop, "pt_jacobi_coop")] {
         let (max, _) = maximal_launch(&gpu, &gpu.kernel(SOURCE, name).unwrap()).unwrap();
-        let err = JacobiCase::new(&gpu, variant, 10_000, 5, Some(max + 1), 1 << 16, u32::MAX, Clock::Host)
+        let err = JacobiCase::new(&gpu, variant, 10_000, 5, Some(max + 1), short(1), u32::MAX, Clock::Host)
             .map(|_| ())
             .unwrap_err()
             .to_string();
+        assert!(err.contains("resident at once"), "{err}");
+    }
+    for (variant, name) in [(Variant::PtSoft, "pt_barrier_soft"), (Variant::PtCoop, "pt_barrier_coop")] {
+        let (max, _) = maximal_launch(&gpu, &gpu.kernel(SOURCE, name).unwrap()).unwrap();
+        let err = BarrierCase::new(&gpu, variant, 5, Some(max + 1), short(1)).map(|_| ()).unwrap_err().to_string();
         assert!(err.contains("resident at once"), "{err}");
     }
 }

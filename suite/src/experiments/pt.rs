@@ -11,7 +11,10 @@
 //!   vs one group per tile and a second pass (non-PT); a two-stage chain handing data through LDS (PT) vs global
 //!   memory (non-PT).
 //! - `jacobi` (global synchronisation): `steps` Jacobi steps, one launch per step (non-PT), or one kernel with the
-//!   platform's cooperative grid barrier (`pt_coop`) or a software barrier (`pt_soft`).
+//!   platform's cooperative grid barrier (`pt_coop`) or a software barrier (`pt_soft`), at the maximal launch and
+//!   at fewer groups per CU (`--groups-per-cu`).
+//! - `barrier`: the barrier alone, `steps` of them with no work between: software, cooperative, and the relaunch
+//!   equivalent (one otherwise empty launch per step, replayed as a graph), at each groups-per-CU setting.
 //! - `queue`: the PT consumer's queue granularity: one atomic pop per item, per wave, per group, per chunk of K
 //!   groups' worth of items, and a static schedule with no atomics.
 //!
@@ -42,7 +45,7 @@ pub const GROUP: u32 = 256;
 /// FMA counts per item with a compiled wrapper (`pt_*_f<N>` in `kernels/pt.hip`).
 pub const FMAS: [i64; 5] = [1, 4, 16, 64, 256];
 /// Use cases `--use-cases` accepts.
-pub const USE_CASES: [&str; 7] = ["sync", "roundtrip", "forest", "reduce", "chain", "jacobi", "queue"];
+pub const USE_CASES: [&str; 8] = ["sync", "roundtrip", "forest", "reduce", "chain", "jacobi", "barrier", "queue"];
 /// Elements of the CMI table (64 MiB of FP32: larger than any current L2, so the strided reads reach memory).
 pub const CMI_TABLE: usize = 1 << 24;
 /// Largest forest the sweep traverses, in nodes (a 256 MiB queue of 8-byte nodes).
@@ -52,6 +55,11 @@ pub const MAX_LEVELS: u32 = 32;
 /// Status bits the kernels set (`PT_STATUS_*`).
 const STATUS_TIMEOUT: u32 = 1;
 const STATUS_OVERFLOW: u32 = 2;
+const STATUS_ORDER: u32 = 4;
+/// The software barrier's arrival counters: at most this many (`PT_BARRIER_MAX_COUNTERS`), each on its own line of
+/// this many 32-bit words (`PT_BARRIER_LINE_WORDS`: 128 bytes).
+pub const MAX_BARRIER_COUNTERS: u32 = 8;
+const BARRIER_LINE_WORDS: usize = 32;
 /// Queue granularity codes of `pt_sync_pt_*` (`PT_QUEUE_*`).
 const QUEUE_ITEM: u32 = 0;
 const QUEUE_WAVE: u32 = 1;
@@ -76,7 +84,7 @@ pub enum Variant {
     Pt,
     /// Persistent threads with the platform's cooperative launch and grid barrier.
     PtCoop,
-    /// Persistent threads with a software grid barrier (atomic counter and generation).
+    /// Persistent threads with a software grid barrier (release atomic adds on 1 to 8 arrival counters, polled).
     PtSoft,
 }
 
@@ -89,6 +97,90 @@ impl Variant {
             Variant::PtCoop => "pt_coop",
             Variant::PtSoft => "pt_soft",
         }
+    }
+}
+
+/// Groups per CU of a PT grid: the maximal launch, or fewer (where the barrier's cost comes from).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum PerCu {
+    /// The maximal launch: as many groups per CU as the occupancy query says are resident at once.
+    Max,
+    /// This many groups per CU (fewer than the maximal launch's).
+    Groups(u32),
+}
+
+impl PerCu {
+    /// Parses `max` or a positive count.
+    pub fn parse(text: &str) -> Option<PerCu> {
+        match text.trim() {
+            "max" => Some(PerCu::Max),
+            t => t.parse().ok().filter(|&k| k > 0).map(PerCu::Groups),
+        }
+    }
+
+    /// What the point's key adds: nothing at the maximal launch (so those keys are the ones earlier runs wrote).
+    fn key_suffix(self) -> String {
+        match self {
+            PerCu::Max => String::new(),
+            PerCu::Groups(k) => format!(",per_cu={k}"),
+        }
+    }
+
+    /// The grid on `cus` CUs whose maximal launch is `maximal` groups, or why there is none.
+    pub fn grid(self, cus: u32, maximal: u32) -> Result<u32, String> {
+        let per_cu_max = maximal / cus.max(1);
+        match self {
+            PerCu::Max => Ok(maximal),
+            PerCu::Groups(k) if k < per_cu_max => Ok(k * cus),
+            PerCu::Groups(k) if k == per_cu_max => Err(format!(
+                "{k} groups per CU is the maximal launch here ({maximal} groups): the `max` row measures it"
+            )),
+            PerCu::Groups(k) => Err(format!(
+                "{k} groups per CU is more than the {per_cu_max} per CU that can be resident at once (maximal \
+                 launch {maximal}): a grid barrier would wait forever"
+            )),
+        }
+    }
+}
+
+/// How many arrival counters the software grid barrier spreads the groups' adds over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum BarrierCounters {
+    /// As many as the grid has groups per CU (1 to [`MAX_BARRIER_COUNTERS`]): on an H200 one counter was the
+    /// fastest at 1 group per SM (1.19 µs per barrier alone, 8 counters 1.53) and 8 at the maximal launch of 8
+    /// per SM (2.44 µs, one counter 3.08); `suite run pt`, 100 steps, device clock.
+    PerGroupPerCu,
+    /// This many (1 to [`MAX_BARRIER_COUNTERS`], never more than the grid's groups).
+    Fixed(u32),
+}
+
+impl BarrierCounters {
+    /// Parses `auto` (one per group per CU) or a count from 1 to [`MAX_BARRIER_COUNTERS`].
+    pub fn parse(text: &str) -> Option<BarrierCounters> {
+        match text.trim() {
+            "auto" => Some(BarrierCounters::PerGroupPerCu),
+            t => t.parse().ok().filter(|k| (1..=MAX_BARRIER_COUNTERS).contains(k)).map(BarrierCounters::Fixed),
+        }
+    }
+}
+
+/// The software grid barrier's settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SoftBarrier {
+    /// Idle polls a wait may spin before it reports a timeout.
+    pub spin_limit: u32,
+    /// Arrival counters the groups' adds are spread over.
+    pub counters: BarrierCounters,
+}
+
+impl SoftBarrier {
+    /// Arrival counters for a grid of `groups` on `cus` CUs: 1 to [`MAX_BARRIER_COUNTERS`], at most one per group.
+    pub fn counters(&self, groups: u32, cus: u32) -> u32 {
+        let k = match self.counters {
+            BarrierCounters::PerGroupPerCu => groups / cus.max(1),
+            BarrierCounters::Fixed(k) => k,
+        };
+        k.min(groups).clamp(1, MAX_BARRIER_COUNTERS)
     }
 }
 
@@ -214,8 +306,10 @@ pub enum Spec {
     Reduce { variant: Variant, n: u64, clock: ClockKind },
     /// Two-stage chain over `n` elements.
     Chain { variant: Variant, n: u64, clock: ClockKind },
-    /// `steps` Jacobi steps over `n` elements.
-    Jacobi { variant: Variant, n: u64, steps: u32, clock: ClockKind },
+    /// `steps` Jacobi steps over `n` elements (PT variants at `per_cu` groups per CU; non-PT: one group per tile).
+    Jacobi { variant: Variant, n: u64, steps: u32, clock: ClockKind, per_cu: PerCu },
+    /// `steps` barriers alone (no work), at `per_cu` groups per CU; device clock.
+    Barrier { variant: Variant, steps: u32, per_cu: PerCu },
 }
 
 impl Spec {
@@ -230,6 +324,7 @@ impl Spec {
             Spec::Reduce { .. } => "reduce",
             Spec::Chain { .. } => "chain",
             Spec::Jacobi { .. } => "jacobi",
+            Spec::Barrier { .. } => "barrier",
         }
     }
 
@@ -239,7 +334,8 @@ impl Spec {
             | Spec::Forest { variant, .. }
             | Spec::Reduce { variant, .. }
             | Spec::Chain { variant, .. }
-            | Spec::Jacobi { variant, .. } => variant,
+            | Spec::Jacobi { variant, .. }
+            | Spec::Barrier { variant, .. } => variant,
             Spec::RoundTrip { .. } => Variant::NonPt,
         }
     }
@@ -252,6 +348,16 @@ impl Spec {
             | Spec::Chain { clock, .. }
             | Spec::Jacobi { clock, .. } => clock,
             Spec::RoundTrip { .. } => ClockKind::Host,
+            Spec::Barrier { .. } => ClockKind::Device,
+        }
+    }
+
+    /// Groups per CU of a PT global-synchronisation point (`None` for every other point).
+    pub fn per_cu(&self) -> Option<PerCu> {
+        match *self {
+            Spec::Jacobi { variant: Variant::NonPt, .. } => None,
+            Spec::Jacobi { per_cu, .. } | Spec::Barrier { per_cu, .. } => Some(per_cu),
+            _ => None,
         }
     }
 
@@ -264,6 +370,9 @@ impl Spec {
             Spec::Chain { .. } => Some("pt_chain_pt".into()),
             Spec::Jacobi { variant: Variant::PtCoop, .. } => Some("pt_jacobi_coop".into()),
             Spec::Jacobi { .. } => Some("pt_jacobi_soft".into()),
+            Spec::Barrier { variant: Variant::PtCoop, .. } => Some("pt_barrier_coop".into()),
+            // The relaunch equivalent runs at the software barrier's grid, so that the three compare at one grid.
+            Spec::Barrier { .. } => Some("pt_barrier_soft".into()),
             Spec::RoundTrip { .. } => None,
         }
     }
@@ -310,11 +419,20 @@ impl Spec {
                 })
             }
             Spec::Reduce { n, .. } | Spec::Chain { n, .. } => n_ok(n, "n").or_else(|| fits(12 * n, 16 * n)),
-            Spec::Jacobi { n, steps, .. } => {
+            Spec::Jacobi { n, steps, per_cu, .. } => {
                 if steps == 0 {
                     return Some("0 steps".into());
                 }
+                if per_cu == PerCu::Groups(0) {
+                    return Some("0 groups per CU".into());
+                }
                 n_ok(n, "n").or_else(|| (n < 3).then(|| "n must be at least 3".into())).or_else(|| fits(12 * n, 16 * n))
+            }
+            Spec::Barrier { steps, per_cu, .. } => {
+                if steps == 0 {
+                    return Some("0 steps".into());
+                }
+                (per_cu == PerCu::Groups(0)).then(|| "0 groups per CU".into())
             }
         }
     }
@@ -332,7 +450,10 @@ impl Spec {
                 format!("{}/{v}/levels={levels},inputs={inputs},fmas={fmas}/{c}", self.use_case())
             }
             Spec::Reduce { n, .. } | Spec::Chain { n, .. } => format!("{}/{v}/n={n}/{c}", self.use_case()),
-            Spec::Jacobi { n, steps, .. } => format!("jacobi/{v}/n={n},steps={steps}/{c}"),
+            Spec::Jacobi { n, steps, per_cu, .. } => {
+                format!("jacobi/{v}/n={n},steps={steps}{}/{c}", per_cu.key_suffix())
+            }
+            Spec::Barrier { steps, per_cu, .. } => format!("barrier/{v}/steps={steps}{}/{c}", per_cu.key_suffix()),
         }
     }
 }
@@ -484,6 +605,14 @@ pub fn check_coresident(kernel: &str, groups: u32, maximal: u32) -> Result<(), E
     Ok(())
 }
 
+/// Refuses an empty grid (0 groups per CU), which no launch accepts.
+fn check_nonempty(kernel: &str, groups: u32) -> Result<(), Error> {
+    if groups == 0 {
+        return Err(Error::Unsupported(format!("{kernel}: a grid of 0 groups: ask for at least 1 group per CU")));
+    }
+    Ok(())
+}
+
 /// The maximal launch of `kernel` at groups of [`GROUP`]: CUs × the runtime's resident groups per CU, and the
 /// suite's calculator's value (`None` where it cannot tell).
 pub fn maximal_launch(gpu: &Gpu, kernel: &Kernel) -> Result<(u32, Option<u32>), Error> {
@@ -530,14 +659,19 @@ pub struct PtSweep {
     pub queue_fmas: Vec<i64>,
     /// Chunk sizes K (groups' worth of items per pop) of the queue-granularity study.
     pub chunks: Vec<u32>,
+    /// Groups per CU of the PT global-synchronisation points (`jacobi`, `barrier`): the maximal launch and fewer.
+    pub groups_per_cu: Vec<PerCu>,
+    /// Arrival counters of the software grid barrier (see [`BarrierCounters`]).
+    pub barrier_counters: BarrierCounters,
     /// Idle iterations a device wait loop may spin before it reports a timeout.
     pub spin_limit: u32,
 }
 
 impl Default for PtSweep {
     /// Sizes from far below one wave of groups (2^10 items = 4 groups) to far above the maximal launch (2^22), the
-    /// paper's FMA range, forests from 1 to 1024 trees and 4 to 12 levels, vectors of 2^12 to 2^24 elements, and 10
-    /// to 1000 barrier steps.
+    /// paper's FMA range, forests from 1 to 1024 trees and 4 to 12 levels, vectors of 2^12 to 2^24 elements, 10 to
+    /// 1000 barrier steps at 1, 2, 4 groups per CU and the maximal launch, and a software barrier of one arrival
+    /// counter per group per CU (see [`BarrierCounters::PerGroupPerCu`]).
     fn default() -> Self {
         PtSweep {
             use_cases: USE_CASES.iter().map(|s| s.to_string()).collect(),
@@ -552,6 +686,8 @@ impl Default for PtSweep {
             queue_items: vec![1 << 16, 1 << 22],
             queue_fmas: vec![1, 16],
             chunks: vec![4, 16],
+            groups_per_cu: vec![PerCu::Groups(1), PerCu::Groups(2), PerCu::Groups(4), PerCu::Max],
+            barrier_counters: BarrierCounters::PerGroupPerCu,
             spin_limit: 1 << 22,
         }
     }
@@ -560,6 +696,11 @@ impl Default for PtSweep {
 impl PtSweep {
     fn wants(&self, use_case: &str) -> bool {
         self.use_cases.iter().any(|u| u == use_case)
+    }
+
+    /// The software barrier's settings.
+    pub fn soft_barrier(&self) -> SoftBarrier {
+        SoftBarrier { spin_limit: self.spin_limit, counters: self.barrier_counters }
     }
 
     /// Every point, in a fixed order.
@@ -629,10 +770,26 @@ impl PtSweep {
         if self.wants("jacobi") {
             for &n in &self.jacobi_sizes {
                 for &steps in &self.steps {
+                    // Non-PT and the PT variants at the maximal launch on both clocks (their speedup pairs); fewer
+                    // groups per CU on the device clock only, where the barrier's own cost shows.
                     for clock in [Host, Device] {
                         for variant in [Variant::NonPt, Variant::PtCoop, Variant::PtSoft] {
-                            out.push(Spec::Jacobi { variant, n, steps, clock });
+                            out.push(Spec::Jacobi { variant, n, steps, clock, per_cu: PerCu::Max });
                         }
+                    }
+                    for &per_cu in self.groups_per_cu.iter().filter(|&&p| p != PerCu::Max) {
+                        for variant in [Variant::PtCoop, Variant::PtSoft] {
+                            out.push(Spec::Jacobi { variant, n, steps, clock: Device, per_cu });
+                        }
+                    }
+                }
+            }
+        }
+        if self.wants("barrier") {
+            for &steps in &self.steps {
+                for &per_cu in &self.groups_per_cu {
+                    for variant in [Variant::NonPt, Variant::PtCoop, Variant::PtSoft] {
+                        out.push(Spec::Barrier { variant, steps, per_cu });
                     }
                 }
             }
@@ -642,7 +799,7 @@ impl PtSweep {
 }
 
 /// Parameter columns (see the README's CSV section).
-const COLUMNS: [&str; 13] = [
+const COLUMNS: [&str; 15] = [
     "use_case",
     "variant",
     "queue",
@@ -655,6 +812,8 @@ const COLUMNS: [&str; 13] = [
     "groups",
     "max_groups",
     "calc_groups",
+    "groups_per_cu",
+    "barrier_counters",
     "clock",
 ];
 
@@ -671,7 +830,7 @@ impl Experiment for PtSweep {
         Metric {
             column: "gitems_per_s",
             formula: "G items/s = items processed by one sequence (produced items, forest nodes, elements, or \
-                      elements x steps; 1 for a round-trip part) / median time / 1e9",
+                      elements x steps; 1 for a round-trip part; steps for the barrier alone) / median time / 1e9",
         }
     }
 
@@ -711,7 +870,21 @@ impl Experiment for PtSweep {
                         Err(e) => invalid = Some(format!("maximal launch of {name}: {e}")),
                     }
                 }
-                let (launches, groups) = launches_and_groups(&spec, max_groups.parse().ok());
+                // The grid of the global-synchronisation points, from their groups per CU.
+                let mut grid = None;
+                if let (None, Some(per_cu), Ok(max)) = (&invalid, spec.per_cu(), max_groups.parse::<u32>()) {
+                    match per_cu.grid(props.cu_count, max) {
+                        Ok(g) => grid = Some(g),
+                        Err(e) => invalid = Some(e),
+                    }
+                }
+                let (launches, groups) = launches_and_groups(&spec, max_groups.parse().ok(), grid);
+                let groups_per_cu = grid.map(|g| (g / props.cu_count.max(1)).to_string()).unwrap_or_default();
+                let soft = self.soft_barrier();
+                let barrier_counters = match (spec.variant(), grid) {
+                    (Variant::PtSoft, Some(g)) => soft.counters(g, props.cu_count).to_string(),
+                    _ => String::new(),
+                };
                 let (queue, flavour, items, fmas, levels, steps) = match spec {
                     Spec::Sync { queue, flavour, items, fmas, variant, .. } => (
                         if variant == Variant::NonPt { String::new() } else { queue.name() },
@@ -741,6 +914,9 @@ impl Experiment for PtSweep {
                     Spec::Jacobi { n, steps, .. } => {
                         (String::new(), String::new(), n.to_string(), "0".into(), "".into(), steps.to_string())
                     }
+                    Spec::Barrier { steps, .. } => {
+                        (String::new(), String::new(), "0".into(), "0".into(), "".into(), steps.to_string())
+                    }
                 };
                 Point {
                     index,
@@ -758,6 +934,8 @@ impl Experiment for PtSweep {
                         groups,
                         max_groups,
                         calc_groups,
+                        groups_per_cu,
+                        barrier_counters,
                         spec.clock().name().into(),
                     ],
                     invalid,
@@ -769,7 +947,7 @@ impl Experiment for PtSweep {
 
     fn prepare<'g>(&self, gpu: &'g Gpu, point: &Point) -> Result<Box<dyn Case + 'g>, Error> {
         let spec = self.specs()[point.index];
-        prepare_spec(gpu, spec, self.spin_limit)
+        prepare_spec(gpu, spec, self.soft_barrier())
     }
 
     fn plots(&self, rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, LinePlot)> {
@@ -806,12 +984,220 @@ fn headlines(rows: &[CsvRow]) -> Vec<String> {
             "{use_case}, {variant} vs non_pt ({clock} clock): speedup {lo:.2} to {hi:.2} over {n} points"
         ));
     }
+    out.extend(barrier_headlines(&step_costs(rows)));
+    out
+}
+
+/// One verified device-clock row of global synchronisation, as a cost per step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepCost {
+    /// `jacobi` or `barrier` (the barrier alone).
+    pub use_case: String,
+    /// `pt_soft`, `pt_coop` or `non_pt` (a launch per step).
+    pub variant: String,
+    /// Jacobi elements (0 for the barrier alone).
+    pub n: u64,
+    /// Steps of the sequence.
+    pub steps: u32,
+    /// Groups per CU of the PT grid (`None` for Jacobi's non-PT rows: one group per tile).
+    pub per_cu: Option<u32>,
+    /// Whether the grid is the maximal launch.
+    pub maximal: bool,
+    /// Median time of the sequence / steps, µs: the barrier (and the step's work) plus the sequence's launch and
+    /// resets spread over its steps.
+    pub us: f64,
+}
+
+/// The device-clock `jacobi` and `barrier` rows as costs per step (host-clock rows add the host's launch costs and
+/// noise: the speedup pairs show them).
+pub fn step_costs(rows: &[CsvRow]) -> Vec<StepCost> {
+    let get = |r: &CsvRow, c: &str| r.get(c).cloned().unwrap_or_default();
+    super::ok_rows(rows)
+        .filter(|r| ["jacobi", "barrier"].contains(&get(r, "use_case").as_str()) && get(r, "clock") == "device")
+        .filter_map(|r| {
+            let steps: u32 = get(r, "steps").parse().ok().filter(|&s| s > 0)?;
+            let per_cu = get(r, "groups_per_cu").parse().ok();
+            Some(StepCost {
+                use_case: get(r, "use_case"),
+                variant: get(r, "variant"),
+                n: get(r, "items").parse().unwrap_or(0),
+                steps,
+                per_cu,
+                maximal: per_cu.is_some() && get(r, "groups") == get(r, "max_groups"),
+                us: super::num(r, "time_ms_median")? * 1e3 / f64::from(steps),
+            })
+        })
+        .collect()
+}
+
+/// What a variant is in the global-synchronisation lines.
+fn sync_label(variant: &str) -> &'static str {
+    match variant {
+        "pt_soft" => "software barrier",
+        "pt_coop" => "grid barrier (cooperative)",
+        _ => "relaunch (graph)",
+    }
+}
+
+/// The variants of the global-synchronisation lines, in order.
+const SYNC_VARIANTS: [&str; 3] = ["pt_soft", "pt_coop", "non_pt"];
+
+/// The longest sequence of `use_case` at `n` (the one whose launch is spread thinnest over its steps).
+fn longest(costs: &[StepCost], use_case: &str, n: u64) -> Option<u32> {
+    costs.iter().filter(|c| c.use_case == use_case && c.n == n).map(|c| c.steps).max()
+}
+
+/// µs per step against groups per CU: the barrier alone (software, cooperative, relaunch) and, one plot per Jacobi
+/// size, the Jacobi steps with each barrier, with Jacobi's own relaunch (one group per tile) as a reference.
+fn barrier_plots(costs: &[StepCost], device: &str) -> Vec<(String, LinePlot)> {
+    let points = |use_case: &str, n: u64, steps: u32, variant: &str| -> Vec<(f64, f64)> {
+        let mut pts: Vec<(f64, f64)> = costs
+            .iter()
+            .filter(|c| c.use_case == use_case && c.n == n && c.steps == steps && c.variant == variant)
+            .filter_map(|c| Some((f64::from(c.per_cu?), c.us)))
+            .collect();
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        pts
+    };
+    let alone_steps = longest(costs, "barrier", 0);
+    let alone: Vec<Series> = alone_steps
+        .map(|steps| {
+            SYNC_VARIANTS
+                .iter()
+                .map(|&v| Series::line(format!("{}, barrier alone", sync_label(v)), points("barrier", 0, steps, v)))
+                .filter(|s| !s.points.is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut sizes: Vec<u64> = costs.iter().filter(|c| c.use_case == "jacobi").map(|c| c.n).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let plot = |name: String, series: Vec<Series>, what: String| {
+        (
+            name,
+            LinePlot {
+                title: format!("Global synchronisation on {device}: cost per step by groups per CU"),
+                subtitle: Some(format!(
+                    "device clock; µs per step = median sequence time / steps (the sequence's one launch and \
+                     counter resets spread over them); {what}"
+                )),
+                x_label: "groups per CU (the last point of each line: the maximal launch)".into(),
+                y_label: "µs per step".into(),
+                x_axis: Axis::Log2,
+                y_axis: Axis::Linear,
+                series,
+                y_max: None,
+                note: Some(
+                    "software barrier: release atomic adds on the run's arrival counters (barrier_counters), polled; grid \
+                     barrier: the platform's cooperative grid sync; relaunch: one launch per step, replayed as a graph"
+                        .into(),
+                ),
+            },
+        )
+    };
+    let mut out = Vec::new();
+    let alone_text = alone_steps.map(|s| format!("barrier alone: {s} barriers, no work")).unwrap_or_default();
+    for &n in &sizes {
+        let Some(steps) = longest(costs, "jacobi", n) else { continue };
+        let mut series = alone.clone();
+        for v in ["pt_soft", "pt_coop"] {
+            let pts = points("jacobi", n, steps, v);
+            if !pts.is_empty() {
+                series.push(Series::line(format!("{}, Jacobi step", sync_label(v)), pts));
+            }
+        }
+        let relaunch =
+            costs.iter().find(|c| c.use_case == "jacobi" && c.n == n && c.steps == steps && c.variant == "non_pt");
+        let xs: Vec<f64> = series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).collect();
+        let (lo, hi) = (xs.iter().copied().fold(f64::INFINITY, f64::min), xs.iter().copied().fold(0.0, f64::max));
+        if let (Some(r), true) = (relaunch, lo.is_finite()) {
+            series.push(Series::reference(
+                format!("Jacobi relaunched per step (one group per tile, graph): {:.2} µs", r.us),
+                vec![(lo, r.us), (hi, r.us)],
+            ));
+        }
+        if series.iter().any(|s| s.kind == crate::report::plot::SeriesKind::Line) {
+            let what = format!("Jacobi n = {n}, {steps} steps: the step's work plus its barrier; {alone_text}");
+            out.push(plot(format!("pt-barrier-n{n}.png"), series, what));
+        }
+    }
+    if sizes.is_empty() && !alone.is_empty() {
+        out.push(plot("pt-barrier.png".into(), alone, alone_text));
+    }
+    out
+}
+
+/// Headlines of global synchronisation: at the maximal launch, µs per step of each Jacobi size and of the barrier
+/// alone; then the barrier alone and each Jacobi size by groups per CU.
+fn barrier_headlines(costs: &[StepCost]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut sizes: Vec<u64> = costs.iter().filter(|c| c.use_case == "jacobi").map(|c| c.n).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let cases: Vec<(&str, u64)> = std::iter::once(("barrier", 0)).chain(sizes.iter().map(|&n| ("jacobi", n))).collect();
+    let what = |use_case: &str, n: u64, steps: u32| {
+        if use_case == "barrier" {
+            format!("barrier alone ({steps} steps)")
+        } else {
+            format!("Jacobi n = {n} ({steps} steps)")
+        }
+    };
+    for &(use_case, n) in &cases {
+        let Some(steps) = longest(costs, use_case, n) else { continue };
+        let of = |c: &&StepCost| c.use_case == use_case && c.n == n && c.steps == steps;
+        // At the maximal launch; Jacobi's relaunch is its one group per tile.
+        let at_max: Vec<String> = SYNC_VARIANTS
+            .iter()
+            .filter_map(|&v| {
+                let c = costs.iter().filter(of).find(|c| {
+                    c.variant == v && (c.maximal || (use_case == "jacobi" && v == "non_pt" && c.per_cu.is_none()))
+                })?;
+                Some(format!("{} {:.2}", sync_label(v), c.us))
+            })
+            .collect();
+        if !at_max.is_empty() {
+            out.push(format!(
+                "{}, µs per step at the maximal launch (device clock): {}",
+                what(use_case, n, steps),
+                at_max.join(", ")
+            ));
+        }
+        // By groups per CU.
+        let mut per_cu: Vec<u32> = costs.iter().filter(of).filter_map(|c| c.per_cu).collect();
+        per_cu.sort_unstable();
+        per_cu.dedup();
+        if per_cu.len() > 1 {
+            let by: Vec<String> = SYNC_VARIANTS
+                .iter()
+                .filter_map(|&v| {
+                    let vals: Vec<String> = per_cu
+                        .iter()
+                        .map(|&k| {
+                            costs
+                                .iter()
+                                .filter(of)
+                                .find(|c| c.variant == v && c.per_cu == Some(k))
+                                .map_or("-".to_string(), |c| format!("{:.2}", c.us))
+                        })
+                        .collect();
+                    vals.iter().any(|v| v != "-").then(|| format!("{} {}", sync_label(v), vals.join("/")))
+                })
+                .collect();
+            let ks: Vec<String> = per_cu.iter().map(u32::to_string).collect();
+            out.push(format!(
+                "{}, µs per step at {} groups per CU: {}",
+                what(use_case, n, steps),
+                ks.join("/"),
+                by.join("; ")
+            ));
+        }
+    }
     out
 }
 
 /// Kernel launches per sequence and groups per launch, as far as they are known before the run ("" where they
 /// vary with the data: the forest's levels).
-fn launches_and_groups(spec: &Spec, maximal: Option<u32>) -> (String, String) {
+fn launches_and_groups(spec: &Spec, maximal: Option<u32>, grid: Option<u32>) -> (String, String) {
     let tiles = |n: u64| n.div_ceil(u64::from(GROUP)).to_string();
     let max = maximal.map(|m| m.to_string()).unwrap_or_default();
     match *spec {
@@ -827,7 +1213,10 @@ fn launches_and_groups(spec: &Spec, maximal: Option<u32>) -> (String, String) {
         }
         Spec::Reduce { .. } | Spec::Chain { .. } => ("1".into(), max),
         Spec::Jacobi { variant: Variant::NonPt, n, steps, .. } => (steps.to_string(), tiles(n)),
-        Spec::Jacobi { .. } => ("1".into(), max),
+        Spec::Barrier { variant: Variant::NonPt, steps, .. } => {
+            (steps.to_string(), grid.map(|g| g.to_string()).unwrap_or_default())
+        }
+        Spec::Jacobi { .. } | Spec::Barrier { .. } => ("1".into(), grid.map(|g| g.to_string()).unwrap_or_default()),
     }
 }
 
@@ -858,11 +1247,19 @@ fn point_work(spec: &Spec) -> Work {
             let steps = f64::from(steps);
             Work::kernel(3.0 * f(n) * steps, 12.0 * f(n) * steps, 0.2).at_least(steps * LAUNCH_S)
         }
+        // No work: a barrier (a few µs at most, measured 1 to 4 µs on an H200) or a graph-replayed launch per step.
+        Spec::Barrier { steps, .. } => Work::fixed(f64::from(steps) * LAUNCH_S),
     }
 }
 
 /// Builds the case of one point.
-pub fn prepare_spec<'g>(gpu: &'g Gpu, spec: Spec, spin_limit: u32) -> Result<Box<dyn Case + 'g>, Error> {
+pub fn prepare_spec<'g>(gpu: &'g Gpu, spec: Spec, barrier: SoftBarrier) -> Result<Box<dyn Case + 'g>, Error> {
+    let spin_limit = barrier.spin_limit;
+    let cus = gpu.device.props().cu_count;
+    let grid = |per_cu: PerCu| match per_cu {
+        PerCu::Max => None,
+        PerCu::Groups(k) => Some(k.saturating_mul(cus)),
+    };
     let clock = match spec.clock() {
         ClockKind::Host => Clock::Host,
         ClockKind::Device => Clock::Device,
@@ -877,8 +1274,11 @@ pub fn prepare_spec<'g>(gpu: &'g Gpu, spec: Spec, spin_limit: u32) -> Result<Box
         }
         Spec::Reduce { variant, n, .. } => Box::new(ReduceCase::new(gpu, variant, n, clock)?),
         Spec::Chain { variant, n, .. } => Box::new(ChainCase::new(gpu, variant, n, clock)?),
-        Spec::Jacobi { variant, n, steps, .. } => {
-            Box::new(JacobiCase::new(gpu, variant, n, steps, None, spin_limit, SKIP_NONE, clock)?)
+        Spec::Jacobi { variant, n, steps, per_cu, .. } => {
+            Box::new(JacobiCase::new(gpu, variant, n, steps, grid(per_cu), barrier, SKIP_NONE, clock)?)
+        }
+        Spec::Barrier { variant, steps, per_cu } => {
+            Box::new(BarrierCase::new(gpu, variant, steps, grid(per_cu), barrier)?)
         }
     })
 }
@@ -1448,7 +1848,7 @@ pub struct JacobiCase<'g> {
     n: u32,
     steps: u32,
     groups: u32,
-    spin_limit: u32,
+    barrier: SoftBarrier,
     skip_group: u32,
     host: Vec<f32>,
 }
@@ -1464,7 +1864,7 @@ impl<'g> JacobiCase<'g> {
         n: u64,
         steps: u32,
         groups: Option<u32>,
-        spin_limit: u32,
+        barrier: SoftBarrier,
         skip_group: u32,
         clock: Clock,
     ) -> Result<Self, Error> {
@@ -1482,6 +1882,7 @@ impl<'g> JacobiCase<'g> {
             let (max, _) = maximal_launch(gpu, &kernel)?;
             let groups = groups.unwrap_or(max);
             check_coresident(name, groups, max)?;
+            check_nonempty(name, groups)?;
             groups
         };
         let host = random_unit(n as usize);
@@ -1494,12 +1895,12 @@ impl<'g> JacobiCase<'g> {
             a: dev.alloc_buffer::<f32>(n as usize)?,
             b: dev.upload(&host)?,
             x0,
-            bar: dev.alloc_buffer::<u32>(2)?,
+            bar: dev.alloc_buffer::<u32>(MAX_BARRIER_COUNTERS as usize * BARRIER_LINE_WORDS)?,
             status: dev.alloc_buffer::<u32>(1)?,
             n: n32,
             steps,
             groups,
-            spin_limit,
+            barrier,
             skip_group,
             host,
         })
@@ -1533,7 +1934,8 @@ impl Case for JacobiCase<'_> {
                     n,
                     Arg::U32(self.steps),
                     self.bar.arg(),
-                    Arg::U32(self.spin_limit),
+                    Arg::U32(self.barrier.counters(self.groups, self.gpu.device.props().cu_count)),
+                    Arg::U32(self.barrier.spin_limit),
                     self.status.arg(),
                     Arg::U32(self.skip_group),
                 ];
@@ -1559,6 +1961,119 @@ impl Case for JacobiCase<'_> {
 
     fn clock(&self) -> Clock {
         self.clock
+    }
+}
+
+/// The barrier alone: `steps` software barriers, grid barriers, or relaunches of an otherwise empty kernel, with no
+/// work between them. The first launch (the verified one) runs the kernels' check: every group marks its step in a
+/// slot before each barrier and reads its neighbour's after it, so a barrier that lets a group through early sets
+/// a status bit, and every slot ends at `steps`. The timed launches skip the check (one store and one load per
+/// group and step, a round trip to L2 that would be counted as barrier), so they time the barrier alone.
+pub struct BarrierCase<'g> {
+    gpu: &'g Gpu,
+    variant: Variant,
+    kernel: Kernel,
+    bar: Buffer<u32>,
+    status: Buffer<u32>,
+    slots: Buffer<u32>,
+    steps: u32,
+    groups: u32,
+    barrier: SoftBarrier,
+    launches: u64,
+}
+
+impl<'g> BarrierCase<'g> {
+    /// Prepares `steps` barriers at `groups` groups (default: the maximal launch of the barrier kernel; the
+    /// relaunch equivalent takes the software barrier's). A grid that is not co-resident is refused.
+    pub fn new(
+        gpu: &'g Gpu,
+        variant: Variant,
+        steps: u32,
+        groups: Option<u32>,
+        barrier: SoftBarrier,
+    ) -> Result<Self, Error> {
+        let dev = gpu.device.as_ref();
+        let (name, pt_name) = match variant {
+            Variant::NonPt => ("pt_barrier_relaunch", "pt_barrier_soft"),
+            Variant::PtCoop => ("pt_barrier_coop", "pt_barrier_coop"),
+            Variant::PtSoft | Variant::Pt => ("pt_barrier_soft", "pt_barrier_soft"),
+        };
+        let kernel = gpu.kernel(SOURCE, name)?;
+        let (max, _) = maximal_launch(gpu, &gpu.kernel(SOURCE, pt_name)?)?;
+        let groups = groups.unwrap_or(max);
+        check_coresident(pt_name, groups, max)?;
+        check_nonempty(name, groups)?;
+        let slots = dev.alloc_buffer::<u32>(groups as usize)?;
+        dev.fill_bytes(slots.raw(), 0)?;
+        let status = dev.alloc_buffer::<u32>(1)?;
+        dev.fill_bytes(status.raw(), 0)?;
+        Ok(BarrierCase {
+            gpu,
+            variant,
+            kernel,
+            bar: dev.alloc_buffer::<u32>(MAX_BARRIER_COUNTERS as usize * BARRIER_LINE_WORDS)?,
+            status,
+            slots,
+            steps,
+            groups,
+            barrier,
+            launches: 0,
+        })
+    }
+}
+
+impl Case for BarrierCase<'_> {
+    fn launch(&mut self) -> device::Result<()> {
+        let dev = self.gpu.device.as_ref();
+        let check = Arg::U32(u32::from(self.launches == 0));
+        self.launches += 1;
+        let grid = LaunchConfig::linear(self.groups, GROUP);
+        match self.variant {
+            Variant::NonPt => {
+                for step in 0..self.steps {
+                    dev.launch(&self.kernel, &grid, &[Arg::U32(step), self.status.arg(), self.slots.arg(), check])?;
+                }
+                Ok(())
+            }
+            Variant::PtCoop => dev.launch_cooperative(
+                &self.kernel,
+                &grid,
+                &[Arg::U32(self.steps), self.status.arg(), self.slots.arg(), check],
+            ),
+            Variant::PtSoft | Variant::Pt => {
+                dev.fill_bytes(self.bar.raw(), 0)?;
+                dev.fill_bytes(self.status.raw(), 0)?;
+                let args = [
+                    Arg::U32(self.steps),
+                    self.bar.arg(),
+                    Arg::U32(self.barrier.counters(self.groups, self.gpu.device.props().cu_count)),
+                    Arg::U32(self.barrier.spin_limit),
+                    self.status.arg(),
+                    self.slots.arg(),
+                    check,
+                ];
+                dev.launch(&self.kernel, &grid, &args)
+            }
+        }
+    }
+
+    fn verify(&mut self) -> Result<Verification, Error> {
+        check_status(self.gpu, &self.status, "the barrier alone")?;
+        let status = self.gpu.device.download(&self.status)?[0];
+        // Every slot at `steps`, and one more element: the early-release bit, which must be 0.
+        let mut got = self.gpu.device.download(&self.slots)?;
+        got.push(status & STATUS_ORDER);
+        let mut want = vec![self.steps; self.groups as usize];
+        want.push(0);
+        Ok(verify::compare(&got, &want, 1.0, 0.0))
+    }
+
+    fn work(&self) -> f64 {
+        f64::from(self.steps)
+    }
+
+    fn footprint_bytes(&self) -> Option<u64> {
+        Some((self.bar.bytes() + self.slots.bytes() + self.status.bytes()) as u64)
     }
 }
 
@@ -1597,8 +2112,9 @@ impl Pair {
     }
 }
 
-/// Pairs every verified non-PT row with the PT rows of the same use case, flavour, sizes and clock (the queue
-/// study's rows have no non-PT partner). Rows may come from different shards or resumed runs: only the CSV counts.
+/// Pairs every verified non-PT row with the PT rows of the same use case, flavour, sizes and clock, at the maximal
+/// launch (the queue study's and the barrier-alone rows have no non-PT partner; PT rows at fewer groups per CU are
+/// read in [`step_costs`]). Rows may come from different shards or resumed runs: only the CSV counts.
 pub fn pairs(rows: &[CsvRow]) -> Vec<Pair> {
     let get = |r: &CsvRow, c: &str| r.get(c).cloned().unwrap_or_default();
     let num = |r: &CsvRow, c: &str| super::num(r, c).unwrap_or(0.0);
@@ -1610,7 +2126,12 @@ pub fn pairs(rows: &[CsvRow]) -> Vec<Pair> {
         non_pt.insert(key(r), num(r, "time_ms_median"));
     }
     let mut out = Vec::new();
-    for r in ok.iter().filter(|r| get(r, "variant") != "non_pt" && get(r, "use_case") != "queue") {
+    // A PT row is at the maximal launch when its grid is the maximal launch (rows of runs before the groups-per-CU
+    // sweep have no groups_per_cu column and are all at the maximal launch).
+    let maximal = |r: &CsvRow| get(r, "groups_per_cu").is_empty() || get(r, "groups") == get(r, "max_groups");
+    for r in ok.iter().filter(|r| {
+        get(r, "variant") != "non_pt" && !["queue", "barrier"].contains(&get(r, "use_case").as_str()) && maximal(r)
+    }) {
         if let Some(&base) = non_pt.get(&key(r)) {
             out.push(Pair {
                 use_case: get(r, "use_case"),
@@ -1815,6 +2336,7 @@ pub fn plots(rows: &[CsvRow], dir: &Path) -> Vec<(String, LinePlot)> {
         p.subtitle = Some("speedup = non-PT median time / PT median time; above 1: PT wins".into());
         out.push(("pt-global-sync.png".into(), p));
     }
+    out.extend(barrier_plots(&step_costs(rows), &device));
     // Queue granularity: items per second vs items per pop.
     let num = super::num;
     let wave_size = first.get("wave_size").and_then(|w| w.parse::<u32>().ok()).unwrap_or(32);
@@ -2003,10 +2525,23 @@ mod tests {
         assert!(forest(33, 32).problem(&m).unwrap().contains("1 to 32 levels"));
         assert!(forest(8, 0).problem(&m).unwrap().contains("initial inputs"));
         assert!(forest(30, 1000).problem(&m).unwrap().contains("more than"));
-        let jacobi = |n, steps| Spec::Jacobi { variant: Variant::PtSoft, n, steps, clock: ClockKind::Host };
+        let jacobi =
+            |n, steps| Spec::Jacobi { variant: Variant::PtSoft, n, steps, clock: ClockKind::Host, per_cu: PerCu::Max };
         assert_eq!(jacobi(1000, 10).problem(&m), None);
         assert!(jacobi(1000, 0).problem(&m).unwrap().contains("0 steps"));
         assert!(jacobi(2, 10).problem(&m).unwrap().contains("at least 3"));
+        let none = Spec::Jacobi {
+            variant: Variant::PtCoop,
+            n: 1000,
+            steps: 10,
+            clock: ClockKind::Device,
+            per_cu: PerCu::Groups(0),
+        };
+        assert!(none.problem(&m).unwrap().contains("0 groups per CU"));
+        let barrier = |steps, per_cu| Spec::Barrier { variant: Variant::PtSoft, steps, per_cu };
+        assert_eq!(barrier(100, PerCu::Groups(2)).problem(&m), None);
+        assert!(barrier(0, PerCu::Max).problem(&m).unwrap().contains("0 steps"));
+        assert!(barrier(10, PerCu::Groups(0)).problem(&m).unwrap().contains("0 groups per CU"));
         assert!(Spec::Reduce { variant: Variant::Pt, n: 0, clock: ClockKind::Host }.problem(&m).is_some());
         let chunk0 = Spec::Sync {
             variant: Variant::Pt,
@@ -2042,15 +2577,19 @@ mod tests {
                         (Spec::Forest { levels: a, inputs: i, .. }, Spec::Forest { levels: b, inputs: j, .. }) => {
                             a == b && i == j
                         }
-                        (Spec::Jacobi { n: a, steps: x, .. }, Spec::Jacobi { n: b, steps: y, .. }) => a == b && x == y,
+                        (Spec::Jacobi { n: a, steps: x, .. }, Spec::Jacobi { n: b, steps: y, per_cu, .. }) => {
+                            a == b && x == y && *per_cu == PerCu::Max
+                        }
                         (Spec::Reduce { n: a, .. }, Spec::Reduce { n: b, .. })
                         | (Spec::Chain { n: a, .. }, Spec::Chain { n: b, .. }) => a == b,
                         _ => false,
                     }
             });
-            // Non-PT sync and forest sequences hold a host readback: they have no device-clock rows.
+            // Non-PT sync and forest sequences hold a host readback: they have no device-clock rows. The barrier
+            // alone and the PT rows at fewer groups per CU are read as costs per step, not as speedups.
             let readback = matches!(s, Spec::Sync { .. } | Spec::Forest { .. }) && s.clock() == ClockKind::Device;
-            assert_eq!(partner, !readback, "{}", s.key());
+            let unpaired = matches!(s, Spec::Barrier { .. } | Spec::Jacobi { per_cu: PerCu::Groups(_), .. });
+            assert_eq!(partner, !readback && !unpaired, "{}", s.key());
         }
         let only: PtSweep = PtSweep { use_cases: vec!["jacobi".into()], ..PtSweep::default() };
         assert!(only.specs().iter().all(|s| s.use_case() == "jacobi"));
@@ -2179,6 +2718,121 @@ mod tests {
         );
         for (name, plot) in &plots {
             crate::report::plot::render_png(plot, &dir.path().join(name), 800, 500).unwrap();
+        }
+    }
+
+    #[test]
+    fn groups_per_cu_give_grids_below_the_maximal_launch_and_keys_of_their_own() {
+        assert_eq!(PerCu::parse("max"), Some(PerCu::Max));
+        assert_eq!(PerCu::parse(" 4"), Some(PerCu::Groups(4)));
+        assert_eq!(PerCu::parse("0"), None);
+        assert_eq!(PerCu::parse("four"), None);
+        // An H200: 132 SMs, 8 groups of 256 per SM at the maximal launch.
+        assert_eq!(PerCu::Max.grid(132, 1056), Ok(1056));
+        assert_eq!(PerCu::Groups(1).grid(132, 1056), Ok(132));
+        assert_eq!(PerCu::Groups(4).grid(132, 1056), Ok(528));
+        assert!(PerCu::Groups(8).grid(132, 1056).unwrap_err().contains("the `max` row measures it"));
+        assert!(PerCu::Groups(9).grid(132, 1056).unwrap_err().contains("more than the 8 per CU"));
+        // The maximal launch keeps the key earlier runs wrote, so `suite compare` joins them.
+        let at =
+            |per_cu| Spec::Jacobi { variant: Variant::PtSoft, n: 65536, steps: 100, clock: ClockKind::Device, per_cu };
+        assert_eq!(at(PerCu::Max).key(), "jacobi/pt_soft/n=65536,steps=100/device");
+        assert_eq!(at(PerCu::Groups(2)).key(), "jacobi/pt_soft/n=65536,steps=100,per_cu=2/device");
+        let alone = Spec::Barrier { variant: Variant::NonPt, steps: 100, per_cu: PerCu::Groups(1) };
+        assert_eq!(alone.key(), "barrier/non_pt/steps=100,per_cu=1/device");
+        assert_eq!((alone.use_case(), alone.clock()), ("barrier", ClockKind::Device));
+        // The sweep: per size and steps, non-PT and both PT variants at the maximal launch on both clocks, the PT
+        // variants at each smaller count on the device clock; the barrier alone for all three at every count.
+        let sweep = PtSweep {
+            use_cases: vec!["jacobi".into(), "barrier".into()],
+            jacobi_sizes: vec![1 << 16],
+            steps: vec![100],
+            ..PtSweep::default()
+        };
+        let specs = sweep.specs();
+        assert_eq!(specs.iter().filter(|s| s.use_case() == "jacobi").count(), 6 + 2 * 3);
+        assert_eq!(specs.iter().filter(|s| s.use_case() == "barrier").count(), 3 * 4);
+        assert!(specs.iter().all(|s| s.per_cu().is_some() || s.variant() == Variant::NonPt));
+    }
+
+    #[test]
+    fn the_software_barrier_has_one_counter_per_group_per_cu_by_default_and_never_more_than_groups_or_eight() {
+        let b = PtSweep::default().soft_barrier();
+        assert_eq!(b.counters, BarrierCounters::PerGroupPerCu);
+        // An H200 (132 SMs) at 1, 2, 4, 8 groups per SM; a grid below one group per CU; 16 per CU.
+        assert_eq!([132, 264, 528, 1056, 100, 2112].map(|g| b.counters(g, 132)), [1, 2, 4, 8, 1, 8]);
+        assert_eq!(b.counters(1056, 0), 8, "0 CUs (an unknown count) must not divide by zero");
+        let five = SoftBarrier { counters: BarrierCounters::Fixed(5), ..b };
+        assert_eq!([1, 3, 5, 132, 1056].map(|g| five.counters(g, 132)), [1, 3, 5, 5, 5]);
+        assert_eq!(BarrierCounters::parse("auto"), Some(BarrierCounters::PerGroupPerCu));
+        assert_eq!(BarrierCounters::parse(" 8"), Some(BarrierCounters::Fixed(8)));
+        for bad in ["0", "9", "eight", ""] {
+            assert_eq!(BarrierCounters::parse(bad), None, "{bad}");
+        }
+    }
+
+    fn sync_row_at(use_case: &str, variant: &str, n: &str, per_cu: &str, groups: &str, ms: &str) -> CsvRow {
+        row(&[
+            ("device", "NVIDIA H200"),
+            ("arch", "sm_90"),
+            ("wave_size", "32"),
+            ("use_case", use_case),
+            ("variant", variant),
+            ("items", n),
+            ("steps", "100"),
+            ("groups", groups),
+            ("max_groups", "1056"),
+            ("groups_per_cu", per_cu),
+            ("clock", "device"),
+            ("time_ms_median", ms),
+            ("status", "ok"),
+        ])
+    }
+
+    #[test]
+    fn global_sync_rows_become_costs_per_step_headlines_and_a_plot_by_groups_per_cu() {
+        let mut rows = Vec::new();
+        for (k, groups, soft, coop, relaunch) in
+            [("1", "132", "0.100", "0.098", "0.054"), ("8", "1056", "0.150", "0.222", "0.110")]
+        {
+            rows.push(sync_row_at("barrier", "pt_soft", "0", k, groups, soft));
+            rows.push(sync_row_at("barrier", "pt_coop", "0", k, groups, coop));
+            rows.push(sync_row_at("barrier", "non_pt", "0", k, groups, relaunch));
+            rows.push(sync_row_at("jacobi", "pt_soft", "65536", k, groups, "0.200"));
+            rows.push(sync_row_at("jacobi", "pt_coop", "65536", k, groups, "0.270"));
+        }
+        rows.push(sync_row_at("jacobi", "non_pt", "65536", "", "256", "0.115"));
+        let costs = step_costs(&rows);
+        assert_eq!(costs.len(), 11);
+        let soft_max = costs.iter().find(|c| c.use_case == "barrier" && c.variant == "pt_soft" && c.maximal).unwrap();
+        assert_eq!((soft_max.per_cu, soft_max.steps), (Some(8), 100));
+        assert!((soft_max.us - 1.5).abs() < 1e-9);
+        assert_eq!(
+            barrier_headlines(&costs),
+            [
+                "barrier alone (100 steps), µs per step at the maximal launch (device clock): software barrier 1.50, \
+                 grid barrier (cooperative) 2.22, relaunch (graph) 1.10",
+                "barrier alone (100 steps), µs per step at 1/8 groups per CU: software barrier 1.00/1.50; grid \
+                 barrier (cooperative) 0.98/2.22; relaunch (graph) 0.54/1.10",
+                "Jacobi n = 65536 (100 steps), µs per step at the maximal launch (device clock): software barrier \
+                 2.00, grid barrier (cooperative) 2.70, relaunch (graph) 1.15",
+                "Jacobi n = 65536 (100 steps), µs per step at 1/8 groups per CU: software barrier 2.00/2.00; grid \
+                 barrier (cooperative) 2.70/2.70",
+            ]
+        );
+        // Only the maximal launch pairs with non-PT; the barrier alone pairs with nothing.
+        let p = pairs(&rows);
+        assert_eq!(p.len(), 2, "{p:?}");
+        let dir = tempfile::tempdir().unwrap();
+        let plots = plots(&rows, dir.path());
+        let (name, plot) = plots.iter().find(|(n, _)| n.starts_with("pt-barrier")).unwrap();
+        assert_eq!(name, "pt-barrier-n65536.png");
+        // Three barrier-alone lines, two Jacobi lines, Jacobi's relaunch as a reference.
+        assert_eq!(plot.series.len(), 6);
+        assert_eq!(plot.series[0].points, vec![(1.0, 1.0), (8.0, 1.5)]);
+        assert_eq!(plot.series[5].points, vec![(1.0, 1.15), (8.0, 1.15)]);
+        for (name, plot) in &plots {
+            crate::report::plot::render_png(plot, &dir.path().join(name), 1000, 600).unwrap();
         }
     }
 

@@ -5,7 +5,7 @@
 use clap::{ArgMatches, Args, FromArgMatches};
 
 pub use super::entry::Entry;
-use super::pt::{PtSweep, USE_CASES as PT_USE_CASES};
+use super::pt::{BarrierCounters, PerCu, PtSweep, MAX_BARRIER_COUNTERS, USE_CASES as PT_USE_CASES};
 use super::{fusion, matmul, occupancy, smoke};
 use super::{Error, Experiment};
 use crate::options;
@@ -76,7 +76,7 @@ pub(super) fn parsed<A: FromArgMatches>(matches: &ArgMatches) -> Result<A, Error
 /// `suite run pt` options (defaults in `PtSweep::default`).
 #[derive(Debug, Args)]
 pub struct PtArgs {
-    /// Use cases, comma-separated (default: all): sync, roundtrip, forest, reduce, chain, jacobi, queue.
+    /// Use cases, comma-separated (default: all): sync, roundtrip, forest, reduce, chain, jacobi, barrier, queue.
     #[arg(long, value_delimiter = ',')]
     pub use_cases: Vec<String>,
     /// Items the producer makes (sync), comma-separated (integers, or 2^N).
@@ -103,6 +103,14 @@ pub struct PtArgs {
     /// Chunk sizes K (groups' worth of items per atomic pop) of the queue study, comma-separated.
     #[arg(long, value_delimiter = ',')]
     pub chunks: Vec<u32>,
+    /// Groups per CU of the global-synchronisation points (jacobi, barrier), comma-separated: counts below the
+    /// maximal launch's, and `max` (the maximal launch).
+    #[arg(long, value_delimiter = ',')]
+    pub groups_per_cu: Vec<String>,
+    /// Arrival counters of the software grid barrier: `auto` (default: one per group per CU, 1 to 8) or 1 to 8;
+    /// each group adds to counter group % counters and waits for all of them.
+    #[arg(long)]
+    pub barrier_counters: Option<String>,
     /// Idle iterations a device wait loop spins before it reports a timeout (an `error` row).
     #[arg(long)]
     pub spin_limit: Option<u32>,
@@ -142,6 +150,24 @@ fn pt_sweep(matches: &ArgMatches) -> Result<Box<dyn Experiment>, Error> {
     if !args.chunks.is_empty() {
         exp.chunks = args.chunks;
     }
+    if !args.groups_per_cu.is_empty() {
+        exp.groups_per_cu = args
+            .groups_per_cu
+            .iter()
+            .map(|v| {
+                PerCu::parse(v).ok_or_else(|| {
+                    Error::Options(format!("--groups-per-cu: `{v}` is neither a positive count nor `max`"))
+                })
+            })
+            .collect::<Result<_, _>>()?;
+    }
+    if let Some(text) = &args.barrier_counters {
+        exp.barrier_counters = BarrierCounters::parse(text).ok_or_else(|| {
+            Error::Options(format!(
+                "--barrier-counters: `{text}` is neither `auto` nor a count from 1 to {MAX_BARRIER_COUNTERS}"
+            ))
+        })?;
+    }
     exp.spin_limit = args.spin_limit.unwrap_or(exp.spin_limit);
     if exp.spin_limit == 0 {
         return Err(Error::Options("--spin-limit must be at least 1".into()));
@@ -176,6 +202,30 @@ mod tests {
             let (quick, full) = ((entry.quick)(), (entry.default)());
             assert_eq!(quick.name(), entry.name);
             assert_ne!(quick.options(), full.options(), "{}: the quick preset is the full sweep", entry.name);
+        }
+    }
+
+    #[test]
+    fn pt_groups_per_cu_and_barrier_counters_are_parsed_and_checked() {
+        let entry = EXPERIMENTS.iter().find(|e| e.name == "pt").unwrap();
+        let build = |args: &[&str]| {
+            let cmd = (entry.flags)(clap::Command::new("pt"));
+            let matches = cmd.try_get_matches_from(std::iter::once("pt").chain(args.iter().copied())).unwrap();
+            (entry.sweep)(&matches).map(|e| e.options())
+        };
+        let options = build(&["--groups-per-cu", "1,max", "--barrier-counters", "8"]).unwrap();
+        assert_eq!(options["groups_per_cu"], serde_json::json!([{"Groups": 1}, "Max"]));
+        assert_eq!(options["barrier_counters"], serde_json::json!({"Fixed": 8}));
+        let options = build(&["--barrier-counters", "auto"]).unwrap();
+        assert_eq!(options["barrier_counters"], "PerGroupPerCu");
+        for (args, message) in [
+            (["--groups-per-cu", "0"], "`0` is neither a positive count nor `max`"),
+            (["--groups-per-cu", "all"], "`all` is neither"),
+            (["--barrier-counters", "0"], "`0` is neither `auto` nor a count from 1 to 8"),
+            (["--barrier-counters", "9"], "`9` is neither"),
+        ] {
+            let err = build(&args).unwrap_err().to_string();
+            assert!(err.contains(message), "{err}");
         }
     }
 
