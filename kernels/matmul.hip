@@ -1095,57 +1095,6 @@ STREAMK_KERNEL(matmul_streamk_64x64x16_t128, 64, 64, 16, 128, 16, )
 STREAMK_KERNEL(matmul_streamk_128x128x8_t512, 128, 128, 8, 512, 2, GPU_AMD_MIN_WAVES_PER_SIMD(4))
 
 // ---------------------------------------------------------------------------------------------------------------
-// 11. Padded copy (the `padded_*` rows): matmul_pad_ab, then an aligned kernel of 8-10, then matmul_unpad_c.
-//
-// Idea: where N or K is not a multiple of 4, the _unaligned twins load every float4 as four guarded 4-byte loads
-// and run about 15% slower than the aligned kernels (H200, 1023³ against 1024³). Instead copy A (M×K) into Ap
-// (M×Kp) and B (K×N) into Bp (Kp×Np), Kp and Np rounded up to multiples of 4, with zeros in A's extra columns
-// and B's extra rows and columns (the extra K terms are 0·0 = 0, the extra columns of C are never read); run the
-// aligned kernel on (M, Np, Kp) into Cp (M×Np); copy C's N valid columns of each row back. Every launch does all
-// three (the copies are timed with the product: issue 18 allows a padded copy "its cost counted in the time").
-// Expected limit: the aligned kernel's rate at (M, Np, Kp), plus moving A, B and C twice more (24 MB at 1023³, L2
-// resident on an H200, a few µs) and two more launches (about 1 µs each in a CUDA graph); a win where the
-// product takes long against that, i.e. from about 1000³ up. Measured: docs/matmul.md ("Padded copy").
-// Launch: matmul_pad_ab: group (256, 1, 1), grid (ceil(max(Kp, Np)/4 / 256), min(max(M, Kp), 65535), 2): z = 0
-// pads A, z = 1 pads B, grid-stride over rows in y and float4s of a row in x, any grid. matmul_unpad_c: group
-// (256, 1, 1), grid (ceil(N/256), min(M, 65535)), grid-stride likewise. Ap, Bp, Cp are 16-byte aligned
-// allocations. Any M, N, K. (The host launches the aligned kernel directly where N and K are multiples of 4.)
-// ---------------------------------------------------------------------------------------------------------------
-#define PAD_GROUP 256
-
-// dst (rows_p × cols_p, cols_p a multiple of 4) = src (rows × cols) with zeros past its rows and columns, one
-// float4 of dst per item per step: aligned 16-byte stores; the loads are 4-byte, src rows being unaligned.
-__device__ __forceinline__ void pad_rows(const float* __restrict__ src, int rows, int cols, float* __restrict__ dst,
-                                         int rows_p, int cols_p) {
-    const int quads = cols_p / 4;
-    for (int r = blockIdx.y; r < rows_p; r += gridDim.y) {
-        const float* s = src + (size_t)min(r, rows - 1) * cols;
-        const int valid = r < rows ? cols : 0;  // columns of src in this row: none past its last row
-        for (int q = blockIdx.x * blockDim.x + threadIdx.x; q < quads; q += gridDim.x * blockDim.x) {
-            const float4 v = load_first_or_zero(s + 4 * q, valid - 4 * q);
-            *reinterpret_cast<float4*>(&dst[(size_t)r * cols_p + 4 * q]) = v;
-        }
-    }
-}
-
-GPU_KERNEL __launch_bounds__(PAD_GROUP) void matmul_pad_ab(const float* __restrict__ A, const float* __restrict__ B,
-                                                           float* __restrict__ Ap, float* __restrict__ Bp, int M,
-                                                           int N, int K, int Np, int Kp) {
-    if (blockIdx.z == 0)
-        pad_rows(A, M, K, Ap, M, Kp);
-    else
-        pad_rows(B, K, N, Bp, Kp, Np);
-}
-
-// C (M×N) = the first N columns of Cp (M×Np): consecutive items on consecutive elements of a row.
-GPU_KERNEL __launch_bounds__(PAD_GROUP) void matmul_unpad_c(const float* __restrict__ Cp, float* __restrict__ C, int M,
-                                                            int N, int Np) {
-    for (int r = blockIdx.y; r < M; r += gridDim.y)
-        for (int c = blockIdx.x * blockDim.x + threadIdx.x; c < N; c += gridDim.x * blockDim.x)
-            C[(size_t)r * N + c] = Cp[(size_t)r * Np + c];
-}
-
-// ---------------------------------------------------------------------------------------------------------------
 // matmul_reference_f64 — not a rung of the ladder: the reference every kernel (and the vendor BLAS) is checked
 // against at every element.
 //

@@ -11,7 +11,6 @@
 //! why ([`Shape::problem`]).
 //!
 //! Beyond the ladder: split-K and stream-K kernels give small sizes enough groups for the device ([`Variant::plan`]),
-//! `padded_*` rows run an aligned kernel on zero-padded copies where rows are unaligned ([`PadPlan`], copies timed),
 //! and at every size an `autotune` row names the fastest kernel that verified, picked by measurement
 //! ([`autotune_candidates`], [`autotune_pick`]). docs/matmul.md has the method and the figures.
 
@@ -90,10 +89,6 @@ pub struct Variant {
     pub aligned_rows: bool,
     /// How the groups cover C and K.
     pub schedule: Schedule,
-    /// A padded-copy row (`padded_*`, kernel 11): `symbol` is an aligned kernel of 8-10, and where N or K is not a
-    /// multiple of 4 each launch pads A and B to rows of multiples of 4 (`matmul_pad_ab`), runs `symbol` on the
-    /// padded matrices and copies C back (`matmul_unpad_c`), all timed ([`PadPlan`]).
-    pub padded: bool,
 }
 
 impl Variant {
@@ -128,15 +123,8 @@ impl Variant {
 
     /// How this kernel runs at `shape` on a device with `cus` CUs where `groups_per_cu` of its groups fit at once:
     /// the split-K count (`split`, or [`split_k_for`] when `None`), the stream-K group count, the grid and the
-    /// workspace; for a padded row, the plan of its aligned kernel at the padded shape and the copies around it.
-    /// An error says why it cannot be launched so.
+    /// workspace. An error says why it cannot be launched so.
     pub fn plan(&self, shape: Shape, cus: u32, groups_per_cu: u32, split: Option<u32>) -> Result<Plan, String> {
-        if self.padded {
-            let inner = Variant { padded: false, ..*self };
-            let pad = PadPlan::new(shape);
-            let plan = inner.plan(pad.as_ref().map_or(shape, |p| p.padded), cus, groups_per_cu, split)?;
-            return Ok(Plan { pad, ..plan });
-        }
         let (tx, ty) = self.tiles(shape);
         let tiles = tx * ty;
         let slabs = shape.k.div_ceil(self.slab_k.max(1) as usize) as u64;
@@ -155,7 +143,6 @@ impl Variant {
             split_k,
             work_floats,
             counters,
-            pad: None,
         };
         match self.schedule {
             Schedule::Tiles => Ok(make(grid2(1)?, 1, 0, 0)),
@@ -197,52 +184,6 @@ pub struct Plan {
     pub work_floats: u64,
     /// Tile counters of the workspace (0: none).
     pub counters: u64,
-    /// A padded row's copies where N or K is not a multiple of 4 (`None`: the kernel runs on A, B, C directly).
-    pub pad: Option<PadPlan>,
-}
-
-/// The padded copy of a `padded_*` row at a shape whose rows are not 16-byte aligned (kernel 11 of
-/// `kernels/matmul.hip`): A to M×Kp and B to Kp×Np with zeros, the aligned kernel into C' (M×Np), C's N columns
-/// back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PadPlan {
-    /// (M, Np, Kp): the shape the aligned kernel computes.
-    pub padded: Shape,
-    /// Grid of `matmul_pad_ab` (groups of [`PAD_GROUP`] items; z = 0 pads A, 1 pads B).
-    pub pad_grid: [u32; 3],
-    /// Grid of `matmul_unpad_c` (groups of [`PAD_GROUP`] items).
-    pub unpad_grid: [u32; 3],
-}
-
-/// The kernel that pads A and B (kernel 11).
-pub const PAD_SYMBOL: &str = "matmul_pad_ab";
-/// The kernel that copies C's valid columns back (kernel 11).
-pub const UNPAD_SYMBOL: &str = "matmul_unpad_c";
-/// Items per group of both copy kernels.
-pub const PAD_GROUP: u32 = 256;
-
-impl PadPlan {
-    /// The copies at `shape`, `None` where its rows are aligned already. The grids stride over rows (y) and over
-    /// float4s or elements of a row (x), so any grid is right; these give every row a group, up to the y limit.
-    pub fn new(shape: Shape) -> Option<PadPlan> {
-        if shape.rows_aligned() {
-            return None;
-        }
-        let padded = shape.padded_rows();
-        let clamp = |n: usize| n.clamp(1, MAX_GROUPS_YZ as usize) as u32;
-        let quads = padded.k.max(padded.n) / 4;
-        Some(PadPlan {
-            padded,
-            pad_grid: [clamp(quads.div_ceil(PAD_GROUP as usize)), clamp(shape.m.max(padded.k)), 2],
-            unpad_grid: [clamp(shape.n.div_ceil(PAD_GROUP as usize)), clamp(shape.m), 1],
-        })
-    }
-
-    /// Floats of the padded A, B and C.
-    pub fn floats(&self) -> u64 {
-        let (m, n, k) = (self.padded.m as u64, self.padded.n as u64, self.padded.k as u64);
-        m * k + k * n + m * n
-    }
 }
 
 impl Plan {
@@ -251,9 +192,9 @@ impl Plan {
         self.grid.iter().map(|&g| u64::from(g)).product()
     }
 
-    /// Bytes of device memory the workspace takes, the padded copies included.
+    /// Bytes of device memory the workspace takes.
     pub fn workspace_bytes(&self) -> u64 {
-        (self.work_floats + self.counters + self.pad.map_or(0, |p| p.floats())) * 4
+        (self.work_floats + self.counters) * 4
     }
 }
 
@@ -378,10 +319,6 @@ pub const VARIANTS: &[Variant] = &[
     wave("streamk_64x128x8_t128", "streamk", "matmul_streamk_64x128x8_t128", 128, [128, 64, 8], Schedule::StreamK),
     wave("streamk_64x64x16_t128", "streamk", "matmul_streamk_64x64x16_t128", 128, [64, 64, 16], Schedule::StreamK),
     wave("streamk_128x128x8_t512", "streamk", "matmul_streamk_128x128x8_t512", 512, [128, 128, 8], Schedule::StreamK),
-    // Padded copy: the aligned kernel on A and B padded to rows of multiples of 4, copies timed, where N or K is
-    // not one (1023³ and the like); at other sizes the same as the aligned kernel.
-    padded("padded_splitk_64x128x16_t128", "matmul_splitk_64x128x16_t128", 128, [128, 64, 16], Schedule::SplitK),
-    padded("padded_streamk_128x128x8_t128", "matmul_streamk_128x128x8_t128", 128, [128, 128, 8], Schedule::StreamK),
 ];
 
 /// The default kernel set of the architectures whose names start with one of `arch_prefixes` (first match in
@@ -419,9 +356,9 @@ pub const ARCH_DEFAULTS: &[ArchKernels] = &[
     },
     ArchKernels {
         arch_prefixes: &["sm_"],
-        kernels: ladder!["double_buffer", "splitk", "splitk_atomic", "streamk", "padded"],
-        why: "NVIDIA (warp32, 255 registers per thread): every shape of double_buffer, splitk, splitk_atomic, \
-              streamk and padded",
+        kernels: ladder!["double_buffer", "splitk", "splitk_atomic", "streamk"],
+        why: "NVIDIA (warp32, 255 registers per thread): every shape of double_buffer, splitk, splitk_atomic and \
+              streamk",
     },
 ];
 
@@ -447,7 +384,6 @@ const fn simple(name: &'static str, symbol: &'static str, zero_c: bool) -> Varia
         multiples: ANY,
         aligned_rows: false,
         schedule: Schedule::Tiles,
-        padded: false,
     }
 }
 
@@ -464,7 +400,6 @@ const fn tiled(name: &'static str, symbol: &'static str, m: u32) -> Variant {
         multiples: ANY,
         aligned_rows: false,
         schedule: Schedule::Tiles,
-        padded: false,
     }
 }
 
@@ -491,7 +426,6 @@ const fn regblock(
         multiples: ANY,
         aligned_rows,
         schedule,
-        padded: false,
     }
 }
 
@@ -505,12 +439,6 @@ const fn wave(
     schedule: Schedule,
 ) -> Variant {
     regblock(name, family, symbol, items, tile, true, schedule)
-}
-
-/// A padded-copy row (kernel 11): the aligned wave-tiled kernel `symbol`, run on copies of A and B padded to rows of
-/// multiples of 4 where the size needs it.
-const fn padded(name: &'static str, symbol: &'static str, items: u32, tile: [u32; 3], schedule: Schedule) -> Variant {
-    Variant { padded: true, ..regblock(name, "padded", symbol, items, tile, false, schedule) }
 }
 
 /// A problem size: A is m×k, B is k×n, C is m×n.
@@ -539,11 +467,6 @@ impl Shape {
     /// multiples of 4. The 16-byte kernels need it; other sizes run their `_unaligned` twins.
     pub fn rows_aligned(&self) -> bool {
         self.n.is_multiple_of(4) && self.k.is_multiple_of(4)
-    }
-
-    /// This shape with N and K rounded up to multiples of 4: what a padded row's aligned kernel computes.
-    pub fn padded_rows(&self) -> Shape {
-        Shape { m: self.m, n: self.n.next_multiple_of(4), k: self.k.next_multiple_of(4) }
     }
 
     /// Parses `1024` (square) or `MxNxK`, e.g. `4096x1024x512`.
@@ -922,16 +845,14 @@ fn point_kernel(sweep: &MatmulSweep, index: usize) -> (Slot, Shape) {
 }
 
 /// The autotune step's candidates on `arch`: the kernels of its default set ([`ARCH_DEFAULTS`]) whose schedule is
-/// deterministic and whose family goes beyond the seed's ladder (double_buffer, splitk, streamk, and padded where N or
-/// K is not a multiple of 4), each split-K kernel (padded ones too) once per split count of [`AUTOTUNE_SPLITS`] that fits `shape` (a split count that gives more than
+/// deterministic and whose family goes beyond the seed's ladder (double_buffer, splitk, streamk), each split-K kernel
+/// once per split count of [`AUTOTUNE_SPLITS`] that fits `shape` (a split count that gives more than
 /// [`AUTOTUNE_MAX_GROUPS_PER_CU`] groups per CU, or ranges under 4 slabs, is left out). Whatever `--kernels` says:
 /// the step answers "how fast can a hand kernel of this suite be here", not "which of the kernels asked for".
 pub fn autotune_candidates(arch: &str, shape: Shape, cus: u32) -> Vec<(&'static Variant, Option<u32>)> {
     let kernels = default_kernels(arch, &[]).unwrap_or_else(|_| VARIANTS.iter().collect());
     let mut out = Vec::new();
-    // A padded row at aligned rows is its aligned kernel, already a candidate.
-    let needed = |v: &Variant| !v.padded || !shape.rows_aligned();
-    for v in kernels.into_iter().filter(|v| AUTOTUNE_FAMILIES.contains(&v.family) && needed(v)) {
+    for v in kernels.into_iter().filter(|v| AUTOTUNE_FAMILIES.contains(&v.family)) {
         match v.schedule {
             Schedule::SplitK => {
                 let (tx, ty) = v.tiles(shape);
@@ -953,7 +874,7 @@ pub fn autotune_candidates(arch: &str, shape: Shape, cus: u32) -> Vec<(&'static 
 }
 
 /// Families the autotune step picks from.
-const AUTOTUNE_FAMILIES: &[&str] = &["double_buffer", "splitk", "streamk", "padded"];
+const AUTOTUNE_FAMILIES: &[&str] = &["double_buffer", "splitk", "streamk"];
 
 /// Split counts the autotune step tries for each split-K kernel (1 is the double_buffer kernel of the same shape).
 pub const AUTOTUNE_SPLITS: &[u32] = &[2, 3, 4, 5, 6, 8];
@@ -1036,8 +957,6 @@ impl Experiment for MatmulSweep {
             "autotune_splits": AUTOTUNE_SPLITS,
             "split_k": "largest S with tiles*S <= CUs * groups per CU, S <= 16, >= 4 slabs of K per range",
             "streamk_groups": "CUs * groups per CU, at most one per slab",
-            "padded": "where N or K is not a multiple of 4: A, B padded to Kp, Np (multiples of 4) with zeros, the \
-                       aligned kernel, C copied back; all three launches timed",
             "reference": REFERENCE_SYMBOL,
             "tolerance": "2*sqrt(K)*eps_f32, relative to max(max |C|, sqrt(K)), every element",
         })
@@ -1339,43 +1258,7 @@ struct KernelCase<'g> {
     takes_work: bool,
     /// `matmul_zero_c` and its grid, launched before the kernel where it adds into C.
     zero: Option<(Kernel, LaunchConfig)>,
-    /// A padded row's copies where the rows are not aligned: the kernel then runs on them.
-    pad: Option<PadCase>,
     plan: Plan,
-}
-
-/// The padded copies of A, B and C and the two copy kernels around the aligned kernel (kernel 11).
-struct PadCase {
-    a: Buffer<f32>,
-    b: Buffer<f32>,
-    c: Buffer<f32>,
-    pad: (Kernel, LaunchConfig),
-    unpad: (Kernel, LaunchConfig),
-    /// M, Np, Kp as kernel arguments.
-    dims: [Arg; 3],
-}
-
-impl PadCase {
-    fn new(gpu: &Gpu, plan: &PadPlan) -> Result<PadCase, Error> {
-        let dev = gpu.device.as_ref();
-        let p = plan.padded;
-        let c = dev.alloc_buffer::<f32>(p.m * p.n)?;
-        // Poisoned like C: a column of C the aligned kernel does not write fails verification once copied back.
-        dev.fill_bytes(c.raw(), 0xff)?;
-        let config = |grid| LaunchConfig { grid, group: [PAD_GROUP, 1, 1], dynamic_lds_bytes: 0 };
-        Ok(PadCase {
-            a: dev.alloc_buffer::<f32>(p.m * p.k)?,
-            b: dev.alloc_buffer::<f32>(p.k * p.n)?,
-            c,
-            pad: (gpu.kernel("matmul", PAD_SYMBOL)?, config(plan.pad_grid)),
-            unpad: (gpu.kernel("matmul", UNPAD_SYMBOL)?, config(plan.unpad_grid)),
-            dims: dims(p)?,
-        })
-    }
-
-    fn bytes(&self) -> usize {
-        self.a.bytes() + self.b.bytes() + self.c.bytes()
-    }
 }
 
 /// The kernel that zeroes C before the atomic split-K kernel adds into it.
@@ -1408,8 +1291,7 @@ impl<'g> KernelCase<'g> {
             _ => None,
         };
         let takes_work = matches!(v.schedule, Schedule::SplitK | Schedule::StreamK);
-        let pad = plan.pad.as_ref().map(|p| PadCase::new(gpu, p)).transpose()?;
-        Ok(KernelCase { gpu, inputs, c, kernel, config, dims: dims(shape)?, work, takes_work, zero, pad, plan })
+        Ok(KernelCase { gpu, inputs, c, kernel, config, dims: dims(shape)?, work, takes_work, zero, plan })
     }
 }
 
@@ -1420,28 +1302,13 @@ impl Case for KernelCase<'_> {
         if let Some((zero, config)) = &self.zero {
             dev.launch(zero, config, &[self.c.arg(), m, n])?;
         }
-        let mut args = match &self.pad {
-            Some(p) => {
-                let [_, np, kp] = p.dims;
-                let (a, b) = (self.inputs.a.arg(), self.inputs.b.arg());
-                dev.launch(&p.pad.0, &p.pad.1, &[a, b, p.a.arg(), p.b.arg(), m, n, k, np, kp])?;
-                vec![p.a.arg(), p.b.arg(), p.c.arg(), m, np, kp]
-            }
-            None => vec![self.inputs.a.arg(), self.inputs.b.arg(), self.c.arg(), m, n, k],
-        };
+        let mut args = vec![self.inputs.a.arg(), self.inputs.b.arg(), self.c.arg(), m, n, k];
         if self.takes_work {
             // A split-K plan with S = 1 has no workspace: the kernel then writes C directly and never reads these.
             let (work, counters) = self.work.as_ref().map_or((Arg::Ptr(0), Arg::Ptr(0)), |(w, c)| (w.arg(), c.arg()));
             args.extend([work, counters]);
         }
-        dev.launch(&self.kernel, &self.config, &args)?;
-        match &self.pad {
-            Some(p) => {
-                let np = p.dims[1];
-                dev.launch(&p.unpad.0, &p.unpad.1, &[p.c.arg(), self.c.arg(), m, n, np])
-            }
-            None => Ok(()),
-        }
+        dev.launch(&self.kernel, &self.config, &args)
     }
 
     fn verify(&mut self) -> Result<Verification, Error> {
@@ -1455,8 +1322,7 @@ impl Case for KernelCase<'_> {
     }
 
     fn footprint_bytes(&self) -> Option<u64> {
-        let work =
-            self.work.as_ref().map_or(0, |(w, c)| w.bytes() + c.bytes()) + self.pad.as_ref().map_or(0, PadCase::bytes);
+        let work = self.work.as_ref().map_or(0, |(w, c)| w.bytes() + c.bytes());
         Some((self.inputs.a.bytes() + self.inputs.b.bytes() + self.c.bytes() + work) as u64)
     }
 }
@@ -1747,10 +1613,9 @@ fn matmul_sweep(matches: &ArgMatches) -> Result<Box<dyn Experiment>, Error> {
     Ok(Box::new(if args.kernels.is_empty() { sweep.with_arch_defaults(args.tiles) } else { sweep }))
 }
 
-/// Matmul's quick preset: one rung of each step of the ladder, the vendor BLAS and the autotune step at five sizes,
-/// from one too small to fill the device with large tiles (512, where split-K matters) through ones no tile divides
-/// (1000; 1023, whose rows are unaligned: the `_unaligned` twins against the padded copy) to one where the
-/// register-blocked kernels reach their plateau.
+/// Matmul's quick preset: one rung of each step of the ladder, the vendor BLAS and the autotune step at four sizes,
+/// from one too small to fill the device with large tiles (512, where split-K matters) through one no tile divides
+/// (1000) to one where the register-blocked kernels reach their plateau.
 fn quick_matmul() -> Box<dyn Experiment> {
     let names: Vec<String> = [
         "accumulator",
@@ -1761,13 +1626,12 @@ fn quick_matmul() -> Box<dyn Experiment> {
         "double_buffer",
         "splitk_128x64x16_t128",
         "streamk_128x128x8_t128",
-        "padded_splitk_64x128x16_t128",
     ]
     .iter()
     .map(|n| n.to_string())
     .collect();
     let kernels = select_kernels(&names, &[]).expect("the quick preset names kernels of the ladder");
-    let shapes = [512, 1000, 1023, 2048, 4096].into_iter().map(Shape::square).collect();
+    let shapes = [512, 1000, 2048, 4096].into_iter().map(Shape::square).collect();
     Box::new(MatmulSweep::new(shapes, kernels, true).with_autotune(true))
 }
 
@@ -1778,10 +1642,7 @@ mod tests {
     #[test]
     fn every_variant_has_a_symbol_named_after_it_and_a_sane_geometry() {
         for v in VARIANTS {
-            // A padded row runs the aligned kernel its name ends with.
-            assert_eq!(v.symbol, format!("matmul_{}", v.name.strip_prefix("padded_").unwrap_or(v.name)));
-            assert_eq!(v.padded, v.family == "padded", "{}", v.name);
-            assert!(!(v.padded && v.aligned_rows), "{}: a padded row launches no twin", v.name);
+            assert_eq!(v.symbol, format!("matmul_{}", v.name));
             let items = v.group[0] * v.group[1];
             assert!((1..=1024).contains(&items), "{}", v.name);
             // A group computes at least one element of C per item.
@@ -1789,8 +1650,8 @@ mod tests {
             assert!(v.slab_k >= 1, "{}", v.name);
             // Every rung takes any size; the 16-byte kernels through their `_unaligned` twins.
             assert_eq!(v.multiples, ANY, "{}", v.name);
-            // Only the wave-tiled kernels split K or stream, and they all have twins or a padded copy.
-            assert!(v.schedule == Schedule::Tiles || v.aligned_rows || v.padded, "{}", v.name);
+            // Only the wave-tiled kernels split K or stream, and they all have twins.
+            assert!(v.schedule == Schedule::Tiles || v.aligned_rows, "{}", v.name);
             // The shape in the name is the shape in the table: <BM>x<BN>x<BK>_t<items>.
             if let Some(dims) = v.name.split('_').find(|p| p.matches('x').count() == 2) {
                 let want = format!("{}x{}x{}", v.block[1], v.block[0], v.slab_k);
@@ -1906,14 +1767,7 @@ mod tests {
         let plan = variant("tiled_m16").plan(Shape { m: 33, n: 100, k: 7 }, 132, 8, None).unwrap();
         assert_eq!(
             plan,
-            Plan {
-                symbol: "matmul_tiled_m16".into(),
-                grid: [7, 3, 1],
-                split_k: 1,
-                work_floats: 0,
-                counters: 0,
-                pad: None
-            }
+            Plan { symbol: "matmul_tiled_m16".into(), grid: [7, 3, 1], split_k: 1, work_floats: 0, counters: 0 }
         );
         // 256×128 tiles of the default shape: ceil(1000/128) x ceil(1000/256).
         let plan = variant("double_buffer").plan(Shape::square(1000), 132, 1, None).unwrap();
@@ -1937,33 +1791,6 @@ mod tests {
             // The scalar kernels have no twin.
             assert_eq!(variant("blocktile_2d").symbol_for(shape), "matmul_blocktile_2d", "{shape}");
         }
-    }
-
-    #[test]
-    fn padded_rows_run_the_aligned_kernel_on_copies_only_where_rows_are_unaligned() {
-        let v = variant("padded_splitk_64x128x16_t128");
-        let inner = variant("splitk_64x128x16_t128");
-        // Aligned rows: exactly the aligned kernel's plan, no copies.
-        let at_1024 = v.plan(Shape::square(1024), 132, 3, Some(3)).unwrap();
-        assert_eq!(at_1024, inner.plan(Shape::square(1024), 132, 3, Some(3)).unwrap());
-        // 1023³: the aligned kernel (never the twin) at 1023×1024×1024 on copies, their bytes in the workspace.
-        let shape = Shape { m: 1023, n: 1001, k: 999 };
-        let plan = v.plan(shape, 132, 3, Some(3)).unwrap();
-        let pad = plan.pad.unwrap();
-        assert_eq!(pad.padded, Shape { m: 1023, n: 1004, k: 1000 });
-        assert_eq!(plan.symbol, "matmul_splitk_64x128x16_t128");
-        let want = inner.plan(pad.padded, 132, 3, Some(3)).unwrap();
-        assert_eq!((plan.grid, plan.work_floats, plan.counters), (want.grid, want.work_floats, want.counters));
-        let pad_floats = 1023 * 1000 + 1000 * 1004 + 1023 * 1004;
-        assert_eq!(plan.workspace_bytes(), want.workspace_bytes() + 4 * pad_floats);
-        // The copies' grids: every float4 of the longest padded row in x (1004 / 4 = 251 in one group of 256), a
-        // group per row of A (1023) or padded B (1000) in y, A and B in z; C's 1001 columns in 4 groups.
-        assert_eq!(pad.pad_grid, [1, 1023, 2]);
-        assert_eq!(pad.unpad_grid, [4, 1023, 1]);
-        // Rows past the grid's y limit are strided over, not dropped.
-        let tall = PadPlan::new(Shape { m: 1 << 20, n: 3, k: 5 }).unwrap();
-        assert_eq!((tall.pad_grid[1], tall.unpad_grid[1]), (MAX_GROUPS_YZ as u32, MAX_GROUPS_YZ as u32));
-        assert_eq!(PadPlan::new(Shape { m: 3, n: 8, k: 4 }), None);
     }
 
     #[test]
@@ -2031,11 +1858,6 @@ mod tests {
         // 512/16 = 32 slabs: at most 8 ranges of 4.
         assert!(small.contains(&"splitk_128x64x16_t128/8".to_string()), "{small:?}");
         assert!(!small.iter().any(|n| n.starts_with("splitk_atomic")), "{small:?}");
-        // Padded rows only where the rows are unaligned (elsewhere they are their aligned kernel).
-        assert!(!small.iter().any(|n| n.starts_with("padded_")), "{small:?}");
-        let odd = names("sm_90", Shape::square(1023));
-        assert!(odd.contains(&"padded_splitk_64x128x16_t128/3".to_string()), "{odd:?}");
-        assert!(odd.contains(&"padded_streamk_128x128x8_t128".to_string()), "{odd:?}");
         // 8192²: every split-K grid would exceed 4 groups per CU.
         let large = names("sm_90", Shape::square(8192));
         assert!(!large.iter().any(|n| n.starts_with("splitk")), "{large:?}");
