@@ -84,7 +84,7 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
                 scaled(series(&rows, x, &|r| num(r, "occupancy_pct"))),
             ),
             Series::line(
-                "occupied lanes (% of lane slots = wave slots x wave size: partial waves waste lanes)",
+                "occupied lanes (% of lane slots: partial waves waste lanes)",
                 scaled(series(&rows, x, &lanes)),
             ),
         ];
