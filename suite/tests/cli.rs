@@ -54,7 +54,12 @@ fn bad_values_name_the_flag() {
         .args(["run", "smoke", "--sizes", "12,abc"])
         .assert()
         .failure()
-        .stderr(predicate::str::contains("--sizes: `abc` is not a size"));
+        .stderr(predicate::str::contains("'abc' for '--sizes <SIZES>'").and(predicate::str::contains("is not a size")));
+    suite_without_gpu(cache.path())
+        .args(["run", "smoke", "--sizes", "0"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("--sizes").and(predicate::str::contains("sizes must be at least 1")));
     suite_without_gpu(cache.path())
         .args(["kernels", "build", "--arch", "gfx90a,cuda"])
         .assert()
