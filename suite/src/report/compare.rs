@@ -256,6 +256,12 @@ pub trait Comparison {
         let _ = (experiment, runs);
         Headline::default()
     }
+    /// Whether, when every run is of one device, the raw rate column is compared as well as [`Comparison::values`]
+    /// (yes by default). An experiment whose rate counts different things on different rows (pt's G items/s: 1
+    /// item per round trip) says no: its raw rate would read 0.000 against 0.000.
+    fn compares_raw_rate(&self) -> bool {
+        true
+    }
 }
 
 /// Compares the experiment's rate column as it is (the default for an experiment that defines no comparison).
@@ -281,19 +287,23 @@ pub fn metric_values(experiment: &str, run: &Run, column: Option<&str>) -> Resul
     Ok(Values { unit: column.to_string(), by_key })
 }
 
-fn is_ok(r: &Rec) -> bool {
+/// Whether a row is `ok`.
+pub fn is_ok(r: &Rec) -> bool {
     r.get("status").map(String::as_str) == Some("ok")
 }
 
-fn num(r: &Rec, column: &str) -> Option<f64> {
+/// A row's finite numeric column, when it has one.
+pub fn num(r: &Rec, column: &str) -> Option<f64> {
     r.get(column).and_then(|v| v.trim().parse::<f64>().ok()).filter(|v| v.is_finite())
 }
 
-fn key(r: &Rec) -> Option<String> {
+/// A row's point key, when it has a non-empty one.
+pub fn key(r: &Rec) -> Option<String> {
     r.get("key").filter(|k| !k.is_empty()).cloned()
 }
 
-fn text(r: &Rec, column: &str) -> String {
+/// A row's column as text (empty when absent).
+pub fn text(r: &Rec, column: &str) -> String {
     r.get(column).cloned().unwrap_or_default()
 }
 
@@ -778,7 +788,7 @@ fn joined_section(md: &mut String, experiment: &str, runs: &[&Run], comparison: 
     }
     // On one device the raw rate means the same in every run, so it is compared too (e.g. a change of method).
     let same_device = runs.iter().all(|r| r.device.name == runs[0].device.name && r.device.arch == runs[0].device.arch);
-    if normalised && same_device {
+    if normalised && same_device && comparison.compares_raw_rate() {
         if let Ok(raw) = runs.iter().map(|r| metric_values(experiment, r, None)).collect::<Result<Vec<_>, _>>() {
             differences(
                 md,
@@ -987,7 +997,7 @@ fn per_run_plot(
 }
 
 /// A Markdown table: `head` then rows.
-fn table(head: &[String], rows: &[Vec<String>]) -> String {
+pub fn table(head: &[String], rows: &[Vec<String>]) -> String {
     let mut out = format!("| {} |\n|", head.join(" | "));
     for (i, _) in head.iter().enumerate() {
         out.push_str(if i == 0 { "---|" } else { "---:|" });
