@@ -2,12 +2,16 @@
 //! [`crate::experiments::Experiment::derived_tables`] (after a run, by `suite plot` and by `suite merge`).
 
 use super::pairing::{pairs, CsvRow, Pair};
+use crate::experiments::ok_rows;
 
 /// The derived table's file name.
 pub const SPEEDUP_CSV: &str = "pt-speedup.csv";
 
-/// The derived tables of `rows`: (file name, CSV text).
+/// The derived tables of `rows`: (file name, CSV text); none when no row is verified (as there are no plots then).
 pub fn tables(rows: &[CsvRow]) -> Vec<(String, String)> {
+    if ok_rows(rows).next().is_none() {
+        return Vec::new();
+    }
     vec![(SPEEDUP_CSV.to_string(), speedup_csv(&pairs(rows)))]
 }
 

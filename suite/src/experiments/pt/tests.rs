@@ -132,6 +132,15 @@ fn plots_and_the_speedup_table_come_from_the_rows() {
     assert_eq!(tables[0].0, "pt-speedup.csv");
     assert_eq!(tables[0].1.lines().count(), 7);
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing written by plots or derived_tables");
+    let failed: Vec<CsvRow> = rows
+        .iter()
+        .cloned()
+        .map(|mut r| {
+            r.insert("status".into(), "fail".into());
+            r
+        })
+        .collect();
+    assert!(PtSweep::default().derived_tables(&failed, dir.path()).is_empty(), "no verified row: no table");
     assert_eq!(
         headlines(&rows),
         [
