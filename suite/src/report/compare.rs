@@ -256,6 +256,12 @@ pub trait Comparison {
         let _ = (experiment, runs);
         Headline::default()
     }
+    /// Whether, when every run is of one device, the raw rate column is compared as well as [`Comparison::values`]
+    /// (yes by default). An experiment whose rate counts different things on different rows (pt's G items/s: 1
+    /// item per round trip) says no: its raw rate would read 0.000 against 0.000.
+    fn compares_raw_rate(&self) -> bool {
+        true
+    }
 }
 
 /// Compares the experiment's rate column as it is (the default for an experiment that defines no comparison).
@@ -782,7 +788,7 @@ fn joined_section(md: &mut String, experiment: &str, runs: &[&Run], comparison: 
     }
     // On one device the raw rate means the same in every run, so it is compared too (e.g. a change of method).
     let same_device = runs.iter().all(|r| r.device.name == runs[0].device.name && r.device.arch == runs[0].device.arch);
-    if normalised && same_device {
+    if normalised && same_device && comparison.compares_raw_rate() {
         if let Ok(raw) = runs.iter().map(|r| metric_values(experiment, r, None)).collect::<Result<Vec<_>, _>>() {
             differences(
                 md,

@@ -1,0 +1,96 @@
+//! The shape of the code, checked (issue 19): layers point down, every experiment lives in its own folder and is
+//! registered by one line, and no hand-written file grows past what a person can hold. Each test reads the sources
+//! as text, so a change that breaks the shape fails here with the file and line to fix.
+
+use std::path::{Path, PathBuf};
+
+/// The crate's source folder.
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// Every `.rs` file under `dir`, sorted.
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display())) {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The lines of `text` that are code: comments (`//`, `//!`, `///`) dropped.
+fn code_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.lines().enumerate().map(|(i, l)| (i + 1, l)).filter(|(_, l)| !l.trim_start().starts_with("//"))
+}
+
+/// The layers below the experiments: the results and reports, the kernel store, the GPU wrapper and the devices.
+const BELOW_EXPERIMENTS: [&str; 4] = ["report", "kernels", "gpu.rs", "device"];
+
+#[test]
+fn report_kernels_gpu_and_device_import_nothing_from_the_experiments() {
+    let mut found = Vec::new();
+    for layer in BELOW_EXPERIMENTS {
+        let path = src().join(layer);
+        let files = if path.is_dir() { rust_files(&path) } else { vec![path] };
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            for (n, line) in code_lines(&text) {
+                if line.contains("experiments::") || line.contains("crate::experiments") || line.contains("app::") {
+                    found.push(format!("{}:{n}: {}", file.display(), line.trim()));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "a lower layer reaches up into experiments or the app:\n{}", found.join("\n"));
+}
+
+/// Hand-written files allowed past [`MAX_LINES`], each with why.
+const LONG_FILES: &[(&str, &str)] = &[(
+    "report/plot.rs",
+    "the PNG renderer: axes, ticks, text layout and drawing in one place, with its tests of each",
+)];
+
+/// About 900 lines: a file one person can read in a sitting.
+const MAX_LINES: usize = 950;
+
+#[test]
+fn no_hand_written_file_is_longer_than_a_person_can_hold() {
+    let mut long = Vec::new();
+    for file in rust_files(&src()) {
+        let rel = file.strip_prefix(src()).unwrap().to_string_lossy().replace('\\', "/");
+        let lines = std::fs::read_to_string(&file).unwrap().lines().count();
+        if lines > MAX_LINES && !LONG_FILES.iter().any(|(f, _)| *f == rel) {
+            long.push(format!("{rel}: {lines} lines"));
+        }
+    }
+    assert!(long.is_empty(), "split these files by concern (or list one in LONG_FILES with why):\n{}", long.join("\n"));
+}
+
+#[test]
+fn every_registered_experiment_is_one_registry_line_and_one_folder_exporting_its_entry() {
+    let registry = std::fs::read_to_string(src().join("experiments/registry.rs")).unwrap();
+    let start = registry.find("pub const EXPERIMENTS: &[Entry] = &[").expect("the registry's table");
+    let table = &registry[start..start + registry[start..].find("];").unwrap()];
+    let lines: Vec<&str> = table.lines().skip(1).map(str::trim).filter(|l| !l.is_empty()).collect();
+    let names: Vec<String> = suite::experiments::registry::names().map(str::to_string).collect();
+    assert_eq!(lines.len(), names.len(), "one line per experiment in the table:\n{table}");
+    for (line, name) in lines.iter().zip(&names) {
+        assert_eq!(*line, format!("{name}::ENTRY,"), "the table's line for {name}");
+        let module = src().join("experiments").join(name).join("mod.rs");
+        let text = std::fs::read_to_string(&module).unwrap_or_else(|e| panic!("{}: {e}", module.display()));
+        assert!(text.contains("pub const ENTRY: Entry = Entry::of::<"), "{} exports its entry", module.display());
+        assert!(
+            !src().join("experiments").join(format!("{name}.rs")).exists(),
+            "{name} lives in its folder, not in experiments/{name}.rs"
+        );
+    }
+}
