@@ -17,7 +17,7 @@ pub struct Section {
     pub seconds: Option<f64>,
     /// What became of its points (one line), or why it could not run.
     pub outcome: std::result::Result<String, String>,
-    /// Its headline figures, one line each.
+    /// Its headline figures, one line each: a bullet, or a row of a Markdown table when it starts with `|`.
     pub headlines: Vec<String>,
 }
 
@@ -54,8 +54,16 @@ pub fn markdown(device: &Props, preset: &str, sections: &[Section], total_s: Opt
         }
         if !s.headlines.is_empty() {
             text.push('\n');
+            // A line starting with `|` is a row of a Markdown table, written as it is; a blank line parts a table
+            // from the bullets around it.
+            let mut was_row = None;
             for line in &s.headlines {
-                text.push_str(&format!("- {line}\n"));
+                let row = line.starts_with('|');
+                if was_row.is_some_and(|was| was != row) {
+                    text.push('\n');
+                }
+                was_row = Some(row);
+                text.push_str(&format!("{}{line}\n", if row { "" } else { "- " }));
             }
         }
     }
@@ -97,5 +105,17 @@ mod tests {
         let merged = Section { seconds: None, ..sections[0].clone() };
         let text = markdown(&h100(), "merged shards", &[merged], None);
         assert!(text.contains("\n\nmerged shards, 1 experiments; ") && text.contains("\n## smoke\n\n"), "{text}");
+    }
+
+    /// Table rows (lines starting with `|`) are written as they are, set apart from the bullets by blank lines.
+    #[test]
+    fn headline_lines_of_a_table_are_written_as_a_table() {
+        let lines = ["caption", "| a | b |", "|---|---:|", "| x | 1 |", "after"].map(String::from).to_vec();
+        let section = Section { name: "fusion", seconds: None, outcome: Ok("1 ok".into()), headlines: lines };
+        let text = markdown(&h100(), "quick preset", &[section], None);
+        assert!(
+            text.ends_with("`fusion.csv`.\n\n- caption\n\n| a | b |\n|---|---:|\n| x | 1 |\n\n- after\n"),
+            "{text}"
+        );
     }
 }
