@@ -133,12 +133,7 @@ pub fn run(cli: &Cli) -> Result<ExitCode, Error> {
                     status("invalid"),
                     shards.len()
                 );
-                sections.push(Section {
-                    name: entry.name,
-                    seconds: None,
-                    outcome: Ok(points),
-                    headlines: exp.headlines(&rows),
-                });
+                sections.push(Section::new(entry.name, None, Ok(points), exp.headlines(&rows), &rows, dir));
             }
             for path in crate::report::roofline::write(dir)? {
                 outln!(text, "{}", path.display());
@@ -148,7 +143,8 @@ pub fn run(cli: &Cli) -> Result<ExitCode, Error> {
                 let path = dir.join(crate::report::summary::file_name(None));
                 crate::report::summary::write(
                     &path,
-                    &crate::report::summary::markdown(&run.device, "merged shards", &sections, None),
+                    &(crate::report::summary::markdown(&run.device, "merged shards", &sections, None)
+                        + &crate::report::summary::roofline_note(dir)),
                 )?;
                 outln!(text, "{}", path.display());
             }
@@ -288,26 +284,28 @@ fn run_all(cli: &Cli, full: bool, args: &RunArgs) -> Result<ExitCode, Error> {
                 success &= summary.success();
                 eprintln!("{}: {} in {seconds:.1} s", entry.name, summary_line(&summary));
                 // A shard's CSV holds only its points: its headlines wait for `suite merge`.
-                let headlines = match (opts.shard, crate::report::csv::read_rows(&csv)) {
-                    (None, Ok(rows)) => exp.headlines(&rows),
-                    (None, Err(e)) => vec![format!("cannot read {}: {e}", csv.display())],
-                    (Some(_), _) => Vec::new(),
+                let (headlines, rows) = match (opts.shard, crate::report::csv::read_rows(&csv)) {
+                    (None, Ok(rows)) => (exp.headlines(&rows), rows),
+                    (None, Err(e)) => (vec![format!("cannot read {}: {e}", csv.display())], Vec::new()),
+                    (Some(_), _) => (Vec::new(), Vec::new()),
                 };
-                Section { name: entry.name, seconds: Some(seconds), outcome: Ok(summary_line(&summary)), headlines }
+                let outcome = Ok(summary_line(&summary));
+                Section::new(entry.name, Some(seconds), outcome, headlines, &rows, &out_dir)
             }
             Err(e) => {
                 success = false;
                 let text =
                     error_text(std::iter::successors(Some(&e as &(dyn std::error::Error + 'static)), |e| e.source()));
                 eprintln!("{}: could not run: {text}", entry.name);
-                Section { name: entry.name, seconds: Some(seconds), outcome: Err(text), headlines: Vec::new() }
+                Section::new(entry.name, Some(seconds), Err(text), Vec::new(), &[], &out_dir)
             }
         };
         sections.push(section);
     }
     let total = started.elapsed().as_secs_f64();
     let summary_path = out_dir.join(crate::report::summary::file_name(opts.shard));
-    let text = crate::report::summary::markdown(props, preset, &sections, Some(total));
+    let text = crate::report::summary::markdown(props, preset, &sections, Some(total))
+        + &crate::report::summary::roofline_note(&out_dir);
     crate::report::summary::write(&summary_path, &text)?;
     eprintln!(
         "done in {total:.1} s (estimate {}); read {} first",

@@ -170,9 +170,9 @@ pub enum Axis {
     /// Linear. A linear y axis always includes 0.
     Linear,
     /// Base-2 logarithmic, for sizes that double; ticks at the powers of two in range, labelled as plain numbers
-    /// (256, 512, ..., 8192).
+    /// up to 8192 (256, 512, ..., 8192) and as 2^k on an axis that reaches 2^14 or more (2^15, ..., 2^25).
     Log2,
-    /// Base-10 logarithmic; ticks at the powers of ten in range (or 1-2-5 steps within one decade).
+    /// Base-10 logarithmic; ticks at every power of ten in range (or 1-2-5 steps within a few decades).
     Log10,
 }
 
@@ -541,10 +541,15 @@ fn log_axis(base: f64, lo: f64, hi: f64, max_labels: usize) -> AxisSpec {
     let powers: Vec<i32> = ((lo - 1e-9).ceil() as i32..=(hi + 1e-9).floor() as i32).collect();
     // Every stride-th power, aligned to multiples of the stride so the labels are regular; the skipped powers keep
     // a light grid line.
+    // Log10 axes are labelled at every decade (a skipped decade reads as a factor of 100 per step); base 2 thins.
+    let label_limit = if base == 10.0 { max_labels.max(12) } else { max_labels };
+    // Powers of two read as 2^k once the numbers get long (past 8192), on the whole axis alike.
+    let as_power = base == 2.0 && powers.last().is_some_and(|&k| k >= 14);
+    let power_label = |k: i32| if as_power { format!("2^{k}") } else { decade_label(base, 1, k) };
     let thinned = |powers: &[i32]| {
-        let stride = powers.len().div_ceil(max_labels) as i32;
+        let stride = powers.len().div_ceil(label_limit) as i32;
         let (kept, skipped): (Vec<i32>, Vec<i32>) = powers.iter().partition(|&&k| k.rem_euclid(stride) == 0);
-        let ticks = kept.iter().map(|&k| (f64::from(k), decade_label(base, 1, k))).collect::<Vec<_>>();
+        let ticks = kept.iter().map(|&k| (f64::from(k), power_label(k))).collect::<Vec<_>>();
         (ticks, skipped.iter().map(|&k| f64::from(k)).collect::<Vec<_>>(), stride)
     };
     // m x 10^k inside the range, for each m in `mults`, in increasing order.
@@ -1461,10 +1466,20 @@ mod tests {
         let spec = log_axis(2.0, 300f64.log2(), 5000f64.log2(), 12);
         let labels: Vec<&str> = spec.ticks.iter().map(|(_, l)| l.as_str()).collect();
         assert_eq!(labels, ["512", "1024", "2048", "4096"]);
-        // Too many powers for the room: every other one.
+        // Too many powers for the room: every other one; past 8192 the whole axis reads 2^k.
         let spec = log_axis(2.0, 0.0, 20.0, 11);
         assert!(spec.ticks.len() <= 11);
-        assert_eq!(spec.ticks[1].1, "4");
+        assert_eq!(spec.ticks[1].1, "2^2");
+        let spec = log_axis(2.0, 15.0, 25.0, 12);
+        let labels: Vec<&str> = spec.ticks.iter().map(|(_, l)| l.as_str()).collect();
+        assert_eq!(labels, ["2^15", "2^16", "2^17", "2^18", "2^19", "2^20", "2^21", "2^22", "2^23", "2^24", "2^25"]);
+    }
+
+    #[test]
+    fn log10_axes_label_every_decade_even_when_room_is_short() {
+        let spec = log_axis(10.0, -2.0, 6.0, 4);
+        let labels: Vec<&str> = spec.ticks.iter().map(|(_, l)| l.as_str()).collect();
+        assert_eq!(labels, ["0.01", "0.1", "1", "10", "100", "1000", "10000", "100000", "1000000"]);
     }
 
     #[test]

@@ -17,9 +17,45 @@ pub struct Section {
     pub seconds: Option<f64>,
     /// What became of its points (one line), or why it could not run.
     pub outcome: std::result::Result<String, String>,
-    /// Its headline figures, one line each: a bullet, or a row of a Markdown table when it starts with `|`.
+    /// Its headline figures, one line each; lines starting with `|` are a Markdown table, written as they are.
     pub headlines: Vec<String>,
+    /// Why its `invalid` rows could not run: each distinct reason with its count, most frequent first.
+    pub invalid: Vec<(String, usize)>,
+    /// Its plots, file names in the results folder.
+    pub plots: Vec<String>,
 }
+
+impl Section {
+    /// A section of `name` with what its CSV rows and its results folder `dir` say: the reasons of its invalid rows
+    /// and its plots (`<name>.png`, `<name>-*.png`).
+    pub fn new(
+        name: &'static str,
+        seconds: Option<f64>,
+        outcome: std::result::Result<String, String>,
+        headlines: Vec<String>,
+        rows: &[std::collections::BTreeMap<String, String>],
+        dir: &Path,
+    ) -> Section {
+        let mut reasons: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+        for row in rows.iter().filter(|r| r.get("status").is_some_and(|s| s == "invalid")) {
+            *reasons.entry(row.get("message").map_or("", String::as_str)).or_default() += 1;
+        }
+        let mut invalid: Vec<(String, usize)> = reasons.into_iter().map(|(m, n)| (m.to_string(), n)).collect();
+        invalid.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let mut plots: Vec<String> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|f| f.ends_with(".png") && (f == &format!("{name}.png") || f.starts_with(&format!("{name}-"))))
+            .collect();
+        plots.sort();
+        Section { name, seconds, outcome, headlines, invalid, plots }
+    }
+}
+
+/// Most distinct invalid reasons listed per experiment; the CSV's `message` column holds every one.
+const MAX_INVALID_REASONS: usize = 6;
 
 /// The summary's file name: `summary.md`, or one per shard (`summary.shard-<i>-of-<n>.md`), since shards of one
 /// run write into one folder at once.
@@ -33,9 +69,14 @@ pub fn file_name(shard: Option<Shard>) -> String {
 /// The summary's Markdown text; `total_s` is the whole run's time, where known.
 pub fn markdown(device: &Props, preset: &str, sections: &[Section], total_s: Option<f64>) -> String {
     let wave = if device.wave_size.0 == 64 { "wave64" } else { "warp32" };
+    // Each vendor's word for its compute units: streaming multiprocessors on NVIDIA, compute units on AMD.
+    let units = match device.platform {
+        crate::device::Platform::Nvidia => "SMs",
+        crate::device::Platform::Amd => "CUs",
+    };
     let took = |s: Option<f64>| s.map(|s| format!(" in {s:.1} s")).unwrap_or_default();
     let mut text = format!(
-        "# suite run: {} ({}, {wave}, {} CUs)\n\n{preset}, {} experiments{}; {}, driver {}.\n\
+        "# suite run: {} ({}, {wave}, {} {units})\n\n{preset}, {} experiments{}; {}, driver {}.\n\
          Every figure below was verified against a reference before it was timed; `run.json` holds the context.\n",
         device.name,
         device.arch,
@@ -54,20 +95,51 @@ pub fn markdown(device: &Props, preset: &str, sections: &[Section], total_s: Opt
         }
         if !s.headlines.is_empty() {
             text.push('\n');
-            // A line starting with `|` is a row of a Markdown table, written as it is; a blank line parts a table
-            // from the bullets around it.
-            let mut was_row = None;
+            let mut in_table = false;
             for line in &s.headlines {
-                let row = line.starts_with('|');
-                if was_row.is_some_and(|was| was != row) {
+                let is_table = line.starts_with('|');
+                if is_table != in_table && !text.ends_with("\n\n") {
                     text.push('\n');
                 }
-                was_row = Some(row);
-                text.push_str(&format!("{}{line}\n", if row { "" } else { "- " }));
+                in_table = is_table;
+                text.push_str(&if is_table { format!("{line}\n") } else { format!("- {line}\n") });
             }
+        }
+        if !s.invalid.is_empty() {
+            let total: usize = s.invalid.iter().map(|(_, n)| n).sum();
+            text.push_str(&format!(
+                "\n**{total} invalid** (points the sweep names but this device or these sizes cannot run; not \
+                 measured, so not a failure):\n"
+            ));
+            for (reason, n) in s.invalid.iter().take(MAX_INVALID_REASONS) {
+                text.push_str(&format!("- {n} x {reason}\n"));
+            }
+            if s.invalid.len() > MAX_INVALID_REASONS {
+                text.push_str(&format!(
+                    "- and {} other reasons: see the `message` column of `{}.csv`\n",
+                    s.invalid.len() - MAX_INVALID_REASONS,
+                    s.name
+                ));
+            }
+        }
+        if !s.plots.is_empty() {
+            let links: Vec<String> = s.plots.iter().map(|p| format!("[{p}]({p})")).collect();
+            text.push_str(&format!("\nPlots: {}\n", links.join(", ")));
         }
     }
     text
+}
+
+/// The closing lines for a results folder `dir` that holds a roofline of the run (see [`super::roofline`]).
+pub fn roofline_note(dir: &Path) -> String {
+    if dir.join("roofline.png").is_file() {
+        "\n## Roofline\n\nEvery measured kernel of the run by arithmetic intensity (counted FLOP / counted bytes) \
+         against its achieved rate, under the copy bandwidth measured in this run and the device's FP32 peak(s): \
+         [roofline.png](roofline.png), rows in `roofline.csv`.\n"
+            .to_string()
+    } else {
+        String::new()
+    }
 }
 
 /// Writes the summary to `path`.
@@ -88,11 +160,20 @@ mod tests {
                 seconds: Some(2.25),
                 outcome: Ok("2 ok, 0 failed verification".into()),
                 headlines: vec!["triad at n = 67108864: 2755 GB/s".into()],
+                invalid: vec![],
+                plots: vec![],
             },
-            Section { name: "matmul", seconds: Some(0.5), outcome: Err("nvcc not found".into()), headlines: vec![] },
+            Section {
+                name: "matmul",
+                seconds: Some(0.5),
+                outcome: Err("nvcc not found".into()),
+                headlines: vec![],
+                invalid: vec![],
+                plots: vec![],
+            },
         ];
         let text = markdown(&h100(), "quick preset", &sections, Some(2.75));
-        assert!(text.starts_with("# suite run: NVIDIA H100 80GB HBM3 (sm_90, warp32, 132 CUs)\n"), "{text}");
+        assert!(text.starts_with("# suite run: NVIDIA H100 80GB HBM3 (sm_90, warp32, 132 SMs)\n"), "{text}");
         assert!(text.contains("quick preset, 2 experiments in 2.8 s"), "{text}");
         assert!(text.contains("\n## smoke (2.2 s)\n\nPoints: 2 ok, 0 failed verification. Rows: `smoke.csv`.\n\n- triad at n = 67108864: 2755 GB/s\n"), "{text}");
         assert!(text.contains("\n## matmul (0.5 s)\n\n**Could not run**: nvcc not found\n"), "{text}");
@@ -107,14 +188,46 @@ mod tests {
         assert!(text.contains("\n\nmerged shards, 1 experiments; ") && text.contains("\n## smoke\n\n"), "{text}");
     }
 
-    /// Table rows (lines starting with `|`) are written as they are, set apart from the bullets by blank lines.
     #[test]
-    fn headline_lines_of_a_table_are_written_as_a_table() {
-        let lines = ["caption", "| a | b |", "|---|---:|", "| x | 1 |", "after"].map(String::from).to_vec();
-        let section = Section { name: "fusion", seconds: None, outcome: Ok("1 ok".into()), headlines: lines };
-        let text = markdown(&h100(), "quick preset", &[section], None);
+    fn a_section_explains_its_invalid_rows_links_its_plots_and_keeps_tables_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        for f in ["matmul-percent-of-vendor.png", "matmul.png", "smoke.png", "matmul.csv", "matmulx.png"] {
+            std::fs::write(dir.path().join(f), b"x").unwrap();
+        }
+        let row = |status: &str, message: &str| {
+            [("status", status), ("message", message)]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        let rows = vec![
+            row("ok", ""),
+            row("invalid", "needs 96 GiB, the device has 80"),
+            row("invalid", "tile 128 does not divide 1000"),
+            row("invalid", "needs 96 GiB, the device has 80"),
+        ];
+        let headlines =
+            vec!["best: 0.93x".to_string(), "| size | x |".into(), "|---|---|".into(), "| 512 | 1 |".into()];
+        let section = Section::new("matmul", Some(1.0), Ok("1 ok, 3 invalid".into()), headlines, &rows, dir.path());
+        assert_eq!(section.plots, ["matmul-percent-of-vendor.png", "matmul.png"]);
+        assert_eq!(
+            section.invalid,
+            [("needs 96 GiB, the device has 80".to_string(), 2), ("tile 128 does not divide 1000".to_string(), 1)]
+        );
+        let mut amd = h100();
+        amd.platform = crate::device::Platform::Amd;
+        let text = markdown(&amd, "quick preset", &[section], None);
+        assert!(text.contains(" CUs)\n"), "{text}");
+        assert!(text.contains("- best: 0.93x\n\n| size | x |\n|---|---|\n| 512 | 1 |\n"), "{text}");
+        assert!(text.contains("**3 invalid**"), "{text}");
         assert!(
-            text.ends_with("`fusion.csv`.\n\n- caption\n\n| a | b |\n|---|---:|\n| x | 1 |\n\n- after\n"),
+            text.contains("- 2 x needs 96 GiB, the device has 80\n- 1 x tile 128 does not divide 1000\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "Plots: [matmul-percent-of-vendor.png](matmul-percent-of-vendor.png), [matmul.png](matmul.png)\n"
+            ),
             "{text}"
         );
     }
