@@ -54,7 +54,12 @@ fn bad_values_name_the_flag() {
         .args(["run", "smoke", "--sizes", "12,abc"])
         .assert()
         .failure()
-        .stderr(predicate::str::contains("--sizes: `abc` is not a size"));
+        .stderr(predicate::str::contains("'abc' for '--sizes <SIZES>'").and(predicate::str::contains("is not a size")));
+    suite_without_gpu(cache.path())
+        .args(["run", "smoke", "--sizes", "0"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("--sizes").and(predicate::str::contains("sizes must be at least 1")));
     suite_without_gpu(cache.path())
         .args(["kernels", "build", "--arch", "gfx90a,cuda"])
         .assert()
@@ -315,6 +320,17 @@ fn occupancy_plots_put_the_theoretical_occupancy_on_top_and_lds_in_kib_on_a_log2
         assert_eq!(focus.len(), 1, "{file}");
         assert!(focus[0].label.starts_with("theoretical occupancy"), "{file}");
     }
+    // One unit per axis: the bandwidth (% of the device copy) has plots of its own, beside the occupancy ones.
+    for file in
+        ["occupancy-group-size-bandwidth.png", "occupancy-lds-bandwidth.png", "occupancy-registers-bandwidth.png"]
+    {
+        let (_, plot) = plots.iter().find(|(f, _)| f == file).unwrap_or_else(|| panic!("no {file}"));
+        assert!(plot.y_label.starts_with("bandwidth, % of the device copy"), "{file}: {}", plot.y_label);
+        assert!(plot.series.iter().all(|s| !s.label.contains("occupancy")), "{file}");
+        assert!(plot.series.iter().any(|s| s.kind == SeriesKind::Reference && s.points[0].1 == 100.0), "{file}");
+    }
+    let (_, group_size) = plots.iter().find(|(f, _)| f == "occupancy-group-size.png").unwrap();
+    assert!(group_size.series.iter().all(|s| !s.label.contains("bandwidth")), "{:?}", group_size.series);
     let (_, lds) = plots.iter().find(|(f, _)| f == "occupancy-lds.png").unwrap();
     assert_eq!(lds.x_axis, Axis::Log2);
     assert!(lds.x_label.contains("KiB"), "{}", lds.x_label);

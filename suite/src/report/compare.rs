@@ -281,22 +281,22 @@ pub fn metric_values(experiment: &str, run: &Run, column: Option<&str>) -> Resul
     Ok(Values { unit: column.to_string(), by_key })
 }
 
-/// Whether a row's status is `ok`.
+/// Whether a row was verified and timed (`status` ok).
 pub fn is_ok(r: &Rec) -> bool {
     r.get("status").map(String::as_str) == Some("ok")
 }
 
-/// A row's finite number in `column`, when it has one.
+/// A finite number in `column` of a row.
 pub fn num(r: &Rec, column: &str) -> Option<f64> {
     r.get(column).and_then(|v| v.trim().parse::<f64>().ok()).filter(|v| v.is_finite())
 }
 
-/// A row's non-empty point key.
+/// The row's key, if it has one.
 pub fn key(r: &Rec) -> Option<String> {
     r.get("key").filter(|k| !k.is_empty()).cloned()
 }
 
-/// A row's text in `column`, empty when it has none.
+/// The text in `column` of a row, empty if absent.
 pub fn text(r: &Rec, column: &str) -> String {
     r.get(column).cloned().unwrap_or_default()
 }
@@ -936,7 +936,7 @@ fn key_list(keys: &[&String]) -> String {
 // ---- Shared pieces of the headline comparisons ----
 
 /// The devices of `runs` for a plot's subtitle, saying which is wave64 and which warp32.
-fn runs_subtitle(runs: &[&Run]) -> String {
+pub fn runs_subtitle(runs: &[&Run]) -> String {
     runs.iter()
         .map(|r| {
             format!("run {}: {} ({}, {}{})", r.index, r.device.name, r.device.arch, r.wave(), r.over_test_runtime())
@@ -946,14 +946,14 @@ fn runs_subtitle(runs: &[&Run]) -> String {
 }
 
 /// A horizontal reference line at `y` across `xs`.
-fn level(label: &str, y: f64, xs: &[f64]) -> Option<Series> {
+pub fn level(label: &str, y: f64, xs: &[f64]) -> Option<Series> {
     let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     (lo.is_finite() && hi.is_finite()).then(|| Series::reference(label, vec![(lo, y), (hi, y)]))
 }
 
 /// A plot of one line per run (and reference lines), or `None` when no run has a point.
-fn per_run_plot(
+pub fn per_run_plot(
     title: String,
     subtitle: String,
     axes: (&str, Axis, &str, Axis),
@@ -991,7 +991,7 @@ fn per_run_plot(
 }
 
 /// A Markdown table: `head` then rows.
-fn table(head: &[String], rows: &[Vec<String>]) -> String {
+pub fn table(head: &[String], rows: &[Vec<String>]) -> String {
     let mut out = format!("| {} |\n|", head.join(" | "));
     for (i, _) in head.iter().enumerate() {
         out.push_str(if i == 0 { "---|" } else { "---:|" });
@@ -1004,7 +1004,8 @@ fn table(head: &[String], rows: &[Vec<String>]) -> String {
     out
 }
 
-fn sorted_points(mut pts: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
+/// Points in order of x.
+pub fn sorted_points(mut pts: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
     pts.sort_by(|a, b| a.0.total_cmp(&b.0));
     pts
 }
@@ -1258,7 +1259,7 @@ impl Comparison for MatmulComparison {
 }
 
 /// The distinct devices of `runs` with their wave sizes, for titles.
-fn devices_in_title(runs: &[&Run]) -> String {
+pub fn devices_in_title(runs: &[&Run]) -> String {
     let mut seen: Vec<String> = Vec::new();
     for r in runs {
         let d = format!("{} {}", r.short_device(), r.wave());
@@ -1280,7 +1281,8 @@ pub fn copy_gbps(run: &Run) -> Option<f64> {
         .filter(|g| *g > 0.0)
 }
 
-fn copy_or_reason(run: &Run) -> Result<f64, String> {
+/// [`copy_gbps`], or why the run has none.
+pub fn copy_or_reason(run: &Run) -> Result<f64, String> {
     copy_gbps(run).ok_or_else(|| {
         format!(
             "run {} has no copy reference (the `copy` row of occupancy.csv; `suite run occupancy --sweeps copy`)",
@@ -1369,237 +1371,8 @@ impl Comparison for MemoryComparison {
     }
 }
 
-// ---- occupancy ----
-
-/// Occupancy: bandwidth as % of the run's copy, and the theoretical occupancy, against group size and LDS; the
-/// residency probe's time against rounds (groups / groups the device holds), which removes the device's size.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct OccupancyComparison;
-
-fn sweep_rows<'r>(run: &'r Run, experiment: &str, sweep: &str) -> Vec<&'r Rec> {
-    run.rows(experiment).iter().filter(|r| is_ok(r) && r.get("sweep").map(String::as_str) == Some(sweep)).collect()
-}
-
-impl Comparison for OccupancyComparison {
-    fn values(&self, experiment: &str, run: &Run) -> Result<Values, String> {
-        let copy = copy_or_reason(run)?;
-        let by_key = run
-            .rows(experiment)
-            .iter()
-            .filter(|r| is_ok(r))
-            .filter_map(|r| {
-                let g = num(r, "gbps")?;
-                // Rows that move no bytes (the residency probe) are compared by their median time.
-                let v = if g > 0.0 { g / copy * 100.0 } else { num(r, "time_ms_median")? };
-                Some((key(r)?, v))
-            })
-            .collect();
-        Ok(Values { unit: "% of the run's copy bandwidth (rows without bytes: median time, ms)".into(), by_key })
-    }
-
-    fn headline(&self, experiment: &str, runs: &[&Run]) -> Headline {
-        let mut md = String::new();
-        let copies: Vec<Option<f64>> = runs.iter().map(|r| copy_gbps(r)).collect();
-        let pct = |g: f64, c: Option<f64>| c.map(|c| format!(" ({:.0}%)", g / c * 100.0)).unwrap_or_default();
-
-        // The bandwidth references.
-        let mut labels: Vec<(String, String)> = Vec::new();
-        for r in runs {
-            for row in ["copy", "copy_kernel"].iter().flat_map(|s| sweep_rows(r, experiment, s)) {
-                let id = (text(row, "sweep"), text(row, "kernel"));
-                if !labels.contains(&id) {
-                    labels.push(id);
-                }
-            }
-        }
-        let mut head = vec!["reference".to_string()];
-        head.extend(runs.iter().map(|r| format!("run {} GB/s (% of copy)", r.index)));
-        let rows: Vec<Vec<String>> = labels
-            .iter()
-            .map(|(sweep, kernel)| {
-                let mut row = vec![format!("{sweep} `{kernel}`")];
-                for (r, c) in runs.iter().zip(&copies) {
-                    let g = sweep_rows(r, experiment, sweep)
-                        .into_iter()
-                        .find(|x| text(x, "kernel") == *kernel)
-                        .and_then(|x| num(x, "gbps"));
-                    row.push(g.map_or_else(|| "-".into(), |g| format!("{}{}", fmt_num(g), pct(g, *c))));
-                }
-                row
-            })
-            .collect();
-        if !rows.is_empty() {
-            let _ = writeln!(md, "Bandwidth references (the driver's copy is each run's 100%):\n");
-            md.push_str(&table(&head, &rows));
-        }
-
-        // Group size: theoretical occupancy and % of copy, one and four elements per item.
-        let by_group = |r: &Run, sweep: &str, column: &str| -> BTreeMap<u64, (f64, String)> {
-            sweep_rows(r, experiment, sweep)
-                .into_iter()
-                .filter_map(|x| {
-                    let g = x.get("group_size")?.parse().ok()?;
-                    Some((g, (num(x, column)?, text(x, "limiter"))))
-                })
-                .collect()
-        };
-        let mut groups: Vec<u64> = runs
-            .iter()
-            .flat_map(|r| {
-                by_group(r, "group_size", "occupancy_pct")
-                    .into_keys()
-                    .chain(by_group(r, "group_size_x4", "gbps").into_keys())
-            })
-            .collect();
-        groups.sort_unstable();
-        groups.dedup();
-        if !groups.is_empty() {
-            let mut head = vec!["group size".to_string()];
-            for r in runs {
-                head.push(format!("run {} occupancy (limiter)", r.index));
-                head.push(format!("run {} % of copy, 1 / 4 per item", r.index));
-            }
-            let rows: Vec<Vec<String>> = groups
-                .iter()
-                .map(|g| {
-                    let mut row = vec![g.to_string()];
-                    for (r, c) in runs.iter().zip(&copies) {
-                        let occ = by_group(r, "group_size", "occupancy_pct")
-                            .remove(g)
-                            .or_else(|| by_group(r, "group_size_x4", "occupancy_pct").remove(g))
-                            .map(|(o, l)| format!("{o:.1}% ({l})"));
-                        row.push(occ.unwrap_or_else(|| "-".into()));
-                        let p = |sweep: &str| {
-                            let g = by_group(r, sweep, "gbps").get(g).map(|x| x.0);
-                            match (g, c) {
-                                (Some(g), Some(c)) => format!("{:.0}%", g / c * 100.0),
-                                (Some(g), None) => format!("{} GB/s", fmt_num(g)),
-                                _ => "-".into(),
-                            }
-                        };
-                        row.push(format!("{} / {}", p("group_size"), p("group_size_x4")));
-                    }
-                    row
-                })
-                .collect();
-            let _ = writeln!(
-                md,
-                "Group size: theoretical occupancy (% of the CU's/SM's wave slots) and the vector add's bandwidth as % \
-                 of the same run's copy, one element (`group_size`) and four elements (`group_size_x4`) per item:\n"
-            );
-            md.push_str(&table(&head, &rows));
-        }
-
-        let mut plots = Vec::new();
-        let subtitle = runs_subtitle(runs);
-        let xs: Vec<f64> = groups.iter().map(|&g| g as f64).collect();
-        let occ_series: Vec<Series> = runs
-            .iter()
-            .map(|r| {
-                let pts =
-                    by_group(r, "group_size", "occupancy_pct").into_iter().map(|(g, (o, _))| (g as f64, o)).collect();
-                Series::line(r.label(), pts)
-            })
-            .collect();
-        let wave_note = "a group fills whole waves: on wave64 a group of 96 is two waves with 32 idle lanes, on warp32 three full warps";
-        if let Some(p) = per_run_plot(
-            format!("occupancy: theoretical occupancy vs group size ({})", devices_in_title(runs)),
-            subtitle.clone(),
-            ("items per group", Axis::Log2, "theoretical occupancy, % of wave slots", Axis::Linear),
-            occ_series,
-            Some(wave_note.into()),
-        ) {
-            plots.push(("occupancy-theoretical-vs-group-size.png".to_string(), p));
-        }
-        let mut bw_series = Vec::new();
-        for (r, c) in runs.iter().zip(&copies) {
-            let Some(c) = c else { continue };
-            for (sweep, what) in [("group_size", "1 per item"), ("group_size_x4", "4 per item")] {
-                let pts = by_group(r, sweep, "gbps").into_iter().map(|(g, (b, _))| (g as f64, b / c * 100.0)).collect();
-                bw_series.push(Series::line(format!("{}, {what}", r.label()), pts));
-            }
-        }
-        bw_series.extend(level("100% = the run's own driver copy", 100.0, &xs));
-        if let Some(p) = per_run_plot(
-            format!("occupancy: vector add as % of the run's copy bandwidth ({})", devices_in_title(runs)),
-            subtitle.clone(),
-            ("items per group", Axis::Log2, "% of the same run's driver copy GB/s", Axis::Linear),
-            bw_series,
-            None,
-        ) {
-            plots.push(("occupancy-group-size-percent-of-copy.png".to_string(), p));
-        }
-
-        // LDS per group: % of copy.
-        let by_lds = |r: &Run, sweep: &str| -> Vec<(f64, f64)> {
-            sweep_rows(r, experiment, sweep)
-                .into_iter()
-                .filter_map(|x| Some((num(x, "dynamic_lds_bytes")? / 1024.0, num(x, "gbps")?)))
-                .filter(|p| p.0 > 0.0)
-                .collect()
-        };
-        let mut lds_series = Vec::new();
-        let mut lds_x = Vec::new();
-        for (r, c) in runs.iter().zip(&copies) {
-            let Some(c) = c else { continue };
-            for (sweep, what) in [("lds", "1 per item"), ("lds_x4", "4 per item")] {
-                let pts: Vec<(f64, f64)> = by_lds(r, sweep).into_iter().map(|(k, g)| (k, g / c * 100.0)).collect();
-                lds_x.extend(pts.iter().map(|p| p.0));
-                lds_series.push(Series::line(format!("{}, {what}", r.label()), sorted_points(pts)));
-            }
-        }
-        lds_series.extend(level("100% = the run's own driver copy", 100.0, &lds_x));
-        if let Some(p) = per_run_plot(
-            format!("occupancy: bandwidth vs dynamic LDS per group ({})", devices_in_title(runs)),
-            subtitle.clone(),
-            ("dynamic LDS per group, KiB", Axis::Log2, "% of the same run's driver copy GB/s", Axis::Linear),
-            lds_series,
-            Some(
-                "LDS per CU: 64 KiB on gfx90a, up to 228 KiB per SM on sm_90: the steps fall at different sizes".into(),
-            ),
-        ) {
-            plots.push(("occupancy-lds-percent-of-copy.png".to_string(), p));
-        }
-
-        // Residency probe: time vs rounds, which removes the device's size.
-        let spin_series: Vec<Series> = runs
-            .iter()
-            .map(|r| {
-                let pts = sweep_rows(r, experiment, "group_count_spin")
-                    .into_iter()
-                    .filter_map(|x| Some((num(x, "rounds")?, num(x, "time_ms_median")? * 1e3)))
-                    .collect();
-                Series::line(r.label(), sorted_points(pts))
-            })
-            .collect();
-        if let Some(p) = per_run_plot(
-            format!("occupancy: residency probe vs rounds of groups ({})", devices_in_title(runs)),
-            subtitle,
-            ("rounds = groups / groups the device holds at once", Axis::Linear, "median time, µs", Axis::Linear),
-            spin_series,
-            Some("every wave spins 20 µs: each whole round of groups adds one step; group counts differ per device, rounds compare".into()),
-        ) {
-            plots.push(("occupancy-spin-vs-rounds.png".to_string(), p));
-        }
-        if copies.iter().any(Option::is_none) {
-            let missing: Vec<String> = runs
-                .iter()
-                .zip(&copies)
-                .filter(|(_, c)| c.is_none())
-                .map(|(r, _)| format!("run {}", r.index))
-                .collect();
-            let _ = writeln!(
-                md,
-                "No copy reference in {}: its bandwidth is left out of the % plots.\n",
-                missing.join(", ")
-            );
-        }
-        Headline { markdown: md, plots }
-    }
-}
-
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// The experiments as the app's registry knows them (the comparisons the fixtures need).
@@ -1607,7 +1380,8 @@ mod tests {
         vec![
             ("smoke", Box::new(MemoryComparison)),
             ("matmul", Box::new(MatmulComparison)),
-            ("occupancy", Box::new(OccupancyComparison)),
+            ("occupancy", Box::new(crate::experiments::occupancy::OccupancyComparison)),
+            ("fusion", Box::new(crate::experiments::fusion::FusionComparison)),
         ]
     }
 
@@ -1676,7 +1450,7 @@ mod tests {
 
     /// An MI250X GCD run and an H100 run with different sweeps: matmul at 256/512 vs 512/1024, group sizes 64/96
     /// vs 96/128.
-    fn two_runs(root: &Path) -> (PathBuf, PathBuf) {
+    pub(crate) fn two_runs(root: &Path) -> (PathBuf, PathBuf) {
         let (amd, nv) = (root.join("mi250x"), root.join("h100"));
         let actx = "matmul,amd,AMD Instinct MI250X,gfx90a,64";
         write_run(
@@ -1768,9 +1542,8 @@ mod tests {
         // Every kernel at the largest size both runs measured: 512.
         assert!(matmul.contains("Every kernel at size 512"), "{matmul}");
         assert!(matmul.contains("| tiled_m16 | 25% | 20% |"), "{matmul}");
-        // occupancy: group size 96 is common; 75% occupancy on wave64 (two waves, 32 lanes idle) vs 98.4%.
+        // occupancy (its own tables and plots: experiments::occupancy::compare): the common group size is joined.
         let occ = &md[md.find("## occupancy").unwrap()..];
-        assert!(occ.contains("| 96 | 75.0% (waves) | 40% / - | 98.4% (waves) | 60% / - |"), "{occ}");
         assert!(occ.contains("`group_size/g=96,n=64` | 40.0 | 60.0 | 1.50 |"), "{occ}");
         assert!(occ.contains("Only in run 1 (1 points): `group_size/g=64,n=64`"), "{occ}");
         let names: Vec<&str> = plots.iter().map(|(f, _)| f.as_str()).collect();
@@ -1783,12 +1556,6 @@ mod tests {
                 "occupancy-group-size-percent-of-copy.png"
             ]
         );
-        // One line per run, labelled with device and wave size, on the same axes.
-        let (_, occ_plot) = &plots[2];
-        let labels: Vec<&str> = occ_plot.series.iter().map(|s| s.label.as_str()).collect();
-        assert_eq!(labels, ["1: Instinct MI250X, wave64 [mi250x]", "2: H100 80GB HBM3, warp32 [h100]"]);
-        assert_eq!(occ_plot.series[0].points, [(64.0, 100.0), (96.0, 75.0)]);
-        assert!(occ_plot.subtitle.as_deref().unwrap().contains("(gfx90a, wave64)  vs  run 2"));
         let (_, best) = &plots[1];
         assert_eq!(best.series[0].points, [(256.0, 20.0), (512.0, 25.0)]);
         assert_eq!(best.series[1].points, [(512.0, 20.0), (1024.0, 18.0)]);
