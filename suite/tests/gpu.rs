@@ -553,7 +553,8 @@ fn every_fusion_variant_verifies_at_odd_and_non_power_of_two_sizes() {
     let dir = tempfile::tempdir().unwrap();
     // One element, a ragged group, the seed's smallest size, and 2^20 + 1 (one element past a power of two).
     let sizes = vec![1, 257, 1 << 15, (1 << 20) + 1];
-    let mut sweep = FusionSweep::new(sizes.clone(), Vec::new(), Vec::new());
+    let mut sweep = FusionSweep::default();
+    sweep.sizes = sizes.clone();
     sweep.set_results_dir(dir.path());
     let summary = experiments::run(&gpu, &sweep, &quick_run(dir.path(), false, 0.3)).unwrap();
     let rows = read_rows(&dir.path().join("fusion.csv")).unwrap();

@@ -214,7 +214,8 @@ pub trait Experiment {
         let _ = dir;
     }
     /// The experiment's headline figures from all rows of its CSV, one line each, for the run's `summary.md`
-    /// (what a person should read first; the plots and the CSV hold the rest). Empty when no row says anything.
+    /// (what a person should read first; the plots and the CSV hold the rest): a line is a bullet, or a row of a
+    /// Markdown table when it starts with `|`. Empty when no row says anything.
     fn headlines(&self, rows: &[BTreeMap<String, String>]) -> Vec<String> {
         let _ = rows;
         Vec::new()

@@ -1301,36 +1301,6 @@ pub fn copy_or_reason(run: &Run) -> Result<f64, String> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct MemoryComparison;
 
-/// Fusion: each variant's device time as % of the vendor BLAS's speed on the same operation and size in the same
-/// run (100% = as fast as cuBLAS/rocBLAS there), so GPUs of different bandwidth compare.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct FusionComparison;
-
-impl Comparison for FusionComparison {
-    fn values(&self, experiment: &str, run: &Run) -> Result<Values, String> {
-        let rows: Vec<&Rec> = run
-            .rows(experiment)
-            .iter()
-            .filter(|r| is_ok(r) && r.get("measure").map(String::as_str) == Some("device"))
-            .collect();
-        let point = |r: &Rec| (text(r, "operation"), text(r, "elements"));
-        let vendor: BTreeMap<(String, String), f64> = rows
-            .iter()
-            .filter(|r| r.get("variant").map(String::as_str) == Some("vendor"))
-            .filter_map(|r| Some((point(r), num(r, "time_ms_median")?)))
-            .collect();
-        if vendor.is_empty() {
-            return Err(format!("run {} has no vendor BLAS rows to normalise by", run.index));
-        }
-        let by_key = rows
-            .iter()
-            .filter(|r| !matches!(r.get("variant").map(String::as_str), Some("vendor" | "device_copy")))
-            .filter_map(|r| Some((key(r)?, vendor.get(&point(r))? / num(r, "time_ms_median")? * 100.0)))
-            .collect();
-        Ok(Values { unit: "% of the run's vendor BLAS speed (device time, same operation and size)".into(), by_key })
-    }
-}
-
 impl Comparison for MemoryComparison {
     fn values(&self, experiment: &str, run: &Run) -> Result<Values, String> {
         let copy = copy_or_reason(run)?;
@@ -1417,7 +1387,7 @@ pub(crate) mod tests {
             ("smoke", Box::new(MemoryComparison)),
             ("matmul", Box::new(MatmulComparison)),
             ("occupancy", Box::new(crate::experiments::occupancy::OccupancyComparison)),
-            ("fusion", Box::new(FusionComparison)),
+            ("fusion", Box::new(crate::experiments::fusion::FusionComparison)),
         ]
     }
 
@@ -1765,34 +1735,6 @@ pub(crate) mod tests {
         assert!(md.contains("## future"), "{md}");
         assert!(md.contains("| `pt/1` | 2.00 | 3.00 | 1.50 |"), "{md}");
         assert!(md.contains("host clock around sequences (1 rows)"), "{md}");
-    }
-
-    #[test]
-    fn fusion_is_compared_as_a_share_of_the_vendor_speed() {
-        let root = tempfile::tempdir().unwrap();
-        let (a, b) = (root.path().join("a"), root.path().join("b"));
-        let csv = |vendor_ms: f64| {
-            let row = |variant: &str, measure: &str, ms: f64| {
-                format!(
-                    "fusion,nvidia,X,sm_90,32,dot,{variant},1024,{measure},20,1,graph,true,,,{ms},{ms},{ms},1,0,0,ok,,\
-                     dot/{variant}/n=1024/{measure}\n"
-                )
-            };
-            format!(
-                "{CTX},operation,variant,elements,measure,{MEAS},gbps,max_rel_err,tolerance,status,message,key\n{}{}{}",
-                row("vendor", "device", vendor_ms),
-                row("fused", "device", 0.01),
-                row("fused", "end_to_end", 0.02)
-            )
-        };
-        write_run(&a, Some("{}"), &[("fusion.csv", csv(0.02))]);
-        write_run(&b, Some("{}"), &[("fusion.csv", csv(0.01))]);
-        let run = read_run(&a, 1).unwrap();
-        let values = FusionComparison.values("fusion", &run).unwrap();
-        // The fused kernel takes half the vendor's time: 200% of its speed; end-to-end rows are not compared.
-        assert_eq!(values.by_key.into_iter().collect::<Vec<_>>(), [("dot/fused/n=1024/device".to_string(), 200.0)]);
-        let other = read_run(&b, 2).unwrap();
-        assert_eq!(FusionComparison.values("fusion", &other).unwrap().by_key["dot/fused/n=1024/device"], 100.0);
     }
 
     /// The same GPU through the CUDA path and through the AMD path over the HIP-over-CUDA test runtime, one matmul
