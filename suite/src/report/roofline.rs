@@ -172,7 +172,7 @@ pub fn of_run(dir: &Path) -> Result<Option<Roofline>> {
     let mut points = Vec::new();
     let mut left_out: Vec<String> = Vec::new();
     let mut host_timed = 0;
-    let mut no_count = 0;
+    let mut no_count: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
     for (experiment, rows) in &tables {
         if let Some((_, why)) = NOT_KERNELS.iter().find(|(e, _)| e == experiment) {
             left_out.push(format!("{experiment}: {why}"));
@@ -187,7 +187,7 @@ pub fn of_run(dir: &Path) -> Result<Option<Roofline>> {
             let (Some(flops), Some(bytes), Some(time_ms)) =
                 (num("flop_count"), num("byte_count"), num("time_ms_median"))
             else {
-                no_count += 1;
+                *no_count.entry(experiment.clone()).or_default() += 1;
                 continue;
             };
             if flops > 0.0 && bytes > 0.0 && time_ms > 0.0 {
@@ -206,9 +206,13 @@ pub fn of_run(dir: &Path) -> Result<Option<Roofline>> {
     if host_timed > 0 {
         left_out.push(format!("{host_timed} rows timed by the host clock (end-to-end sequences, not one kernel)"));
     }
-    if no_count > 0 {
-        left_out
-            .push(format!("{no_count} rows without flop_count and byte_count (a CSV from before they were recorded)"));
+    if !no_count.is_empty() {
+        let by: Vec<String> = no_count.iter().map(|(e, n)| format!("{n} {e}")).collect();
+        left_out.push(format!(
+            "rows with no counted FLOP and bytes ({}): spin waits and bare barriers do no counted work, and a CSV \
+             from before these columns has none",
+            by.join(", ")
+        ));
     }
     left_out.push("copies: they do no FLOP; the fastest is the memory ceiling".into());
     if points.is_empty() {
