@@ -26,6 +26,17 @@ __device__ inline void gpu_atomic_store_relaxed(unsigned* p, unsigned v) {
 // Acquire at device scope: after a relaxed load that saw a released value, the writes released before it are
 // visible to the calling item's later loads (on gfx90a it also invalidates the CU's L1).
 __device__ inline void gpu_fence_acquire() { __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "agent"); }
+#elif defined(GPU_PLATFORM_CPU)
+// The CPU emulation of the wave64 tests (suite/tests/gpu_cpu/) runs one group at a time, so no other group can be
+// waiting: plain operations keep the kernels' logic (the barrier itself cannot run there, see wave64_cpu.rs).
+__device__ inline unsigned gpu_atomic_add_release(unsigned* p, unsigned v) {
+    unsigned old = *p;
+    *p = old + v;
+    return old;
+}
+__device__ inline unsigned gpu_atomic_load_relaxed(const unsigned* p) { return *p; }
+__device__ inline void gpu_atomic_store_relaxed(unsigned* p, unsigned v) { *p = v; }
+__device__ inline void gpu_fence_acquire() {}
 #else
 __device__ inline unsigned gpu_atomic_add_release(unsigned* p, unsigned v) {
     unsigned old;

@@ -357,9 +357,8 @@ mod tests {
         let parsed = |args: &[&str]| {
             let cli = Cli::try_parse_from(args).unwrap_or_else(|e| panic!("{args:?}: {e}"));
             let Command::Run(RunAll { experiment: Some(run), .. }) = cli.command else { panic!("{args:?}") };
-            // matmul's sizes as written (pt parses its own into numbers: none read here).
             let sizes: Vec<String> =
-                run.matches.try_get_many::<String>("sizes").ok().flatten().into_iter().flatten().cloned().collect();
+                run.matches.get_raw("sizes").into_iter().flatten().map(|v| v.to_string_lossy().into_owned()).collect();
             (run.experiment.name, sizes, run.run.out, run.run.resume, run.run.reps, run.run.shard)
         };
         let before = parsed(&["suite", "run", "--out", "X", "--resume", "--reps", "4", "matmul", "--sizes", "4096"]);

@@ -274,7 +274,8 @@ fn every_matmul_kernel_verifies_at_odd_and_rectangular_sizes() {
     // 77×132×36: ragged against every tile, rows aligned for 16-byte loads. 1×4×4: one row. 129×257×65: odd N and K,
     // so the 16-byte kernels run their guarded `_unaligned` twins. Every kernel takes every size: no invalid row.
     let shapes = vec![Shape { m: 77, n: 132, k: 36 }, Shape { m: 1, n: 4, k: 4 }, Shape { m: 129, n: 257, k: 65 }];
-    let sweep = MatmulSweep::new(shapes, VARIANTS.iter().collect(), true).with_autotune(true);
+    let names: Vec<&str> = VARIANTS.iter().map(|v| v.name).collect();
+    let sweep = MatmulSweep::new(shapes, &names, true).with_autotune(true);
     let opts = quick_run(dir.path(), false, 0.5);
     let summary = experiments::run(&gpu, &sweep, &opts).unwrap();
     let rows = read_rows(&dir.path().join("matmul.csv")).unwrap();
@@ -320,7 +321,8 @@ fn split_k_stream_k_and_small_tiles_verify_where_no_tile_divides_the_size() {
                 || ["double_buffer_64x128x8_t128", "double_buffer_32x64x16_t64"].contains(&v.name)
         })
         .collect::<Vec<_>>();
-    let sweep = MatmulSweep::new(shapes.clone(), kernels.clone(), true).with_autotune(true);
+    let names: Vec<&str> = kernels.iter().map(|v| v.name).collect();
+    let sweep = MatmulSweep::new(shapes.clone(), &names, true).with_autotune(true);
     let opts = quick_run(dir.path(), false, 0.3);
     let summary = experiments::run(&gpu, &sweep, &opts).unwrap();
     let rows = read_rows(&dir.path().join("matmul.csv")).unwrap();
@@ -379,7 +381,7 @@ fn a_matmul_too_large_for_the_device_is_a_row_not_a_crash() {
     let gpu = gpu();
     let dir = tempfile::tempdir().unwrap();
     // 2^17 squared floats = 64 GiB per matrix: more than any current GPU holds four of.
-    let sweep = MatmulSweep::new(vec![Shape::square(1 << 17)], VARIANTS.iter().take(1).collect(), true);
+    let sweep = MatmulSweep::new(vec![Shape::square(1 << 17)], &[VARIANTS[0].name], true);
     let opts = quick_run(dir.path(), false, 0.5);
     experiments::run(&gpu, &sweep, &opts).unwrap();
     let rows = read_rows(&dir.path().join("matmul.csv")).unwrap();
@@ -399,7 +401,7 @@ fn a_point_estimated_past_the_limit_is_an_invalid_row_that_names_the_flag() {
     let dir = tempfile::tempdir().unwrap();
     // The naive kernel at 20000: 1.6e13 FLOP at about 1% of the FP32 peak, minutes per launch on any GPU.
     let naive = VARIANTS.iter().find(|v| v.name == "naive").unwrap();
-    let sweep = MatmulSweep::new(vec![Shape::square(20000)], vec![naive], false);
+    let sweep = MatmulSweep::new(vec![Shape::square(20000)], &[naive.name], false);
     let started = std::time::Instant::now();
     let summary = experiments::run(&gpu, &sweep, &quick_run(dir.path(), false, 0.5)).unwrap();
     assert!(started.elapsed().as_secs() < 30, "the point was run, not refused");

@@ -47,7 +47,10 @@ impl Section {
             .flatten()
             .flatten()
             .filter_map(|e| e.file_name().into_string().ok())
-            .filter(|f| f.ends_with(".png") && (f == &format!("{name}.png") || f.starts_with(&format!("{name}-"))))
+            .filter(|f| {
+                f.ends_with(".png")
+                    && (f == &format!("{name}.png") || f.starts_with(&format!("{name}-")) || f.starts_with(&format!("{name}_")))
+            })
             .collect();
         plots.sort();
         Section { name, seconds, outcome, headlines, invalid, plots }

@@ -1,0 +1,162 @@
+//! The autotune step: at every size, the fastest of a set of candidate kernels (and split counts) that verify,
+//! picked by measurement ([`autotune_candidates`], [`autotune_pick`]) and measured as a row of its own.
+
+use std::rc::Rc;
+
+use super::cases::{device_plan, AutotuneCase, Inputs, KernelCase};
+use super::kernels::{default_kernels, Schedule, Variant, MIN_SLABS_PER_SPLIT, VARIANTS};
+use super::shape::Shape;
+use crate::experiments::{Case, Error};
+use crate::gpu::Gpu;
+use crate::options::Memory;
+
+/// The name of the autotune rows in the `kernel` column.
+pub const AUTOTUNE: &str = "autotune";
+
+/// The autotune step's candidates on `arch`: the kernels of its default set ([`ARCH_DEFAULTS`]) whose schedule is
+/// deterministic and whose family goes beyond the seed's ladder (double_buffer, splitk, streamk), each split-K kernel
+/// once per split count of [`AUTOTUNE_SPLITS`] that fits `shape` (a split count that gives more than
+/// [`AUTOTUNE_MAX_GROUPS_PER_CU`] groups per CU, or ranges under 4 slabs, is left out). Whatever `--kernels` says:
+/// the step answers "how fast can a hand kernel of this suite be here", not "which of the kernels asked for".
+pub fn autotune_candidates(arch: &str, shape: Shape, cus: u32) -> Vec<(&'static Variant, Option<u32>)> {
+    let kernels = default_kernels(arch, &[]).unwrap_or_else(|_| VARIANTS.iter().collect());
+    let mut out = Vec::new();
+    for v in kernels.into_iter().filter(|v| AUTOTUNE_FAMILIES.contains(&v.family)) {
+        match v.schedule {
+            Schedule::SplitK => {
+                let (tx, ty) = v.tiles(shape);
+                let slabs = shape.k.div_ceil(v.slab_k as usize) as u64;
+                for &s in AUTOTUNE_SPLITS {
+                    let groups = tx * ty * u64::from(s);
+                    if groups <= AUTOTUNE_MAX_GROUPS_PER_CU * u64::from(cus)
+                        && u64::from(s) * MIN_SLABS_PER_SPLIT <= slabs
+                    {
+                        out.push((v, Some(s)));
+                    }
+                }
+            }
+            Schedule::SplitKAtomic => {}
+            Schedule::Tiles | Schedule::StreamK => out.push((v, None)),
+        }
+    }
+    out
+}
+
+/// Families the autotune step picks from.
+const AUTOTUNE_FAMILIES: &[&str] = &["double_buffer", "splitk", "streamk"];
+
+/// Split counts the autotune step tries for each split-K kernel (1 is the double_buffer kernel of the same shape).
+pub const AUTOTUNE_SPLITS: &[u32] = &[2, 3, 4, 5, 6, 8];
+
+/// Most groups per CU a split-K candidate may launch: past that every group is resident only in a later wave, and the
+/// split adds partial tiles for nothing (the sizes that need no split are left to double_buffer).
+const AUTOTUNE_MAX_GROUPS_PER_CU: u64 = 4;
+
+/// Which candidate the autotune step picks: the fastest median among those that verified (`None`: a candidate that
+/// failed verification or could not run), the first of equal ones. `None` when none verified.
+pub fn autotune_pick(median_ms: &[Option<f64>]) -> Option<usize> {
+    median_ms
+        .iter()
+        .enumerate()
+        .filter_map(|(i, t)| t.filter(|t| t.is_finite() && *t > 0.0).map(|t| (i, t)))
+        .fold(None, |best: Option<(usize, f64)>, (i, t)| match best {
+            Some((_, b)) if b <= t => best,
+            _ => Some((i, t)),
+        })
+        .map(|(i, _)| i)
+}
+
+/// Time each autotune candidate may take to be timed (its first launches and 3 repetitions of a batch).
+const AUTOTUNE_BUDGET_S: f64 = 0.05;
+
+/// The autotune step at one shape: every candidate ([`autotune_candidates`]) is prepared, launched and verified at
+/// every element, and those that verify are timed the way rows are (batches of launches, median of 3), briefly;
+/// the fastest ([`autotune_pick`]) is prepared again and becomes the row, which the runner verifies and times like
+/// any other. A candidate that cannot be planned, allocated or launched counts as not verified.
+pub(super) fn autotune<'g>(gpu: &'g Gpu, inputs: Rc<Inputs>) -> Result<AutotuneCase<'g>, Error> {
+    let props = gpu.device.props();
+    let dev = gpu.device.as_ref();
+    let shape = inputs.shape;
+    let candidates = autotune_candidates(props.arch.as_str(), shape, props.cu_count);
+    let memory = Memory::of(props.memory_bytes);
+    let opts = crate::experiments::RunOptions {
+        out_dir: std::path::PathBuf::new(),
+        resume: false,
+        shard: None,
+        warmup: 1,
+        reps: 3,
+        time_budget_s: AUTOTUNE_BUDGET_S,
+        timing: crate::device::Timing::Graph,
+        // Not read by the timer: the step itself was estimated and allowed as a point.
+        max_point_s: f64::INFINITY,
+    };
+    let trial = |v: &'static Variant, split: Option<u32>| -> Result<Option<f64>, Error> {
+        let Ok(plan) = device_plan(gpu, v, shape, split) else { return Ok(None) };
+        if shape.problem(Some(v), props.max_group_size, &memory, plan.workspace_bytes()).is_some() {
+            return Ok(None);
+        }
+        let mut case = KernelCase::new(gpu, inputs.clone(), v, plan)?;
+        case.launch()?;
+        dev.synchronize()?;
+        if !case.verify()?.passed() {
+            return Ok(None);
+        }
+        Ok(Some(crate::experiments::time_case(dev, &mut case, &opts)?.stats.median_ms))
+    };
+    let times: Vec<Option<f64>> = candidates.iter().map(|&(v, split)| trial(v, split).unwrap_or(None)).collect();
+    let Some(best) = autotune_pick(&times) else {
+        return Err(Error::Unsupported(format!(
+            "autotune: none of the {} candidates at {shape} verified (or could run)",
+            candidates.len()
+        )));
+    };
+    let (v, split) = candidates[best];
+    let plan = device_plan(gpu, v, shape, split).map_err(Error::Unsupported)?;
+    Ok(AutotuneCase { inner: KernelCase::new(gpu, inputs, v, plan)?, pick: v })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn autotune_candidates_split_only_where_the_grid_is_small() {
+        let names = |arch: &str, shape: Shape| -> Vec<String> {
+            autotune_candidates(arch, shape, 132)
+                .iter()
+                .map(|(v, s)| s.map_or_else(|| v.name.to_string(), |s| format!("{}/{s}", v.name)))
+                .collect()
+        };
+        let small = names("sm_90", Shape::square(512));
+        // Every double_buffer and streamk shape once, split-K with the split counts that fit, no atomics.
+        for v in VARIANTS.iter().filter(|v| v.family == "double_buffer" || v.family == "streamk") {
+            assert_eq!(small.iter().filter(|n| *n == v.name).count(), 1, "{}: {small:?}", v.name);
+        }
+        assert!(small.contains(&"splitk_128x64x16_t128/4".to_string()), "{small:?}");
+        // 512/16 = 32 slabs: at most 8 ranges of 4.
+        assert!(small.contains(&"splitk_128x64x16_t128/8".to_string()), "{small:?}");
+        assert!(!small.iter().any(|n| n.starts_with("splitk_atomic")), "{small:?}");
+        // 8192²: every split-K grid would exceed 4 groups per CU.
+        let large = names("sm_90", Shape::square(8192));
+        assert!(!large.iter().any(|n| n.starts_with("splitk")), "{large:?}");
+        assert!(large.contains(&"double_buffer".to_string()) && large.contains(&"streamk_128x128x8_t128".to_string()));
+        // gfx90a picks among its wave64 shapes only.
+        let cdna = names("gfx90a", Shape::square(512));
+        assert!(cdna.iter().all(|n| n.contains("t512")), "{cdna:?}");
+        assert!(cdna.iter().any(|n| n.starts_with("splitk_128x128x8_t512/")), "{cdna:?}");
+    }
+
+    #[test]
+    fn autotune_picks_the_fastest_candidate_that_verified() {
+        for (times, want) in [
+            (vec![Some(2.0), Some(1.0), Some(3.0)], Some(1)),
+            (vec![None, Some(5.0), None], Some(1)),
+            (vec![Some(1.0), Some(1.0)], Some(0)),
+            (vec![Some(f64::NAN), Some(0.0), Some(4.0)], Some(2)),
+            (vec![None, None], None),
+            (vec![], None),
+        ] {
+            assert_eq!(autotune_pick(&times), want, "{times:?}");
+        }
+    }
+}

@@ -1,0 +1,325 @@
+//! Matmul's plots, drawn from the rows of its CSV: GFLOP/s vs size, GFLOP/s vs tile M, % of the vendor BLAS.
+
+use std::collections::BTreeMap;
+
+use super::autotune::AUTOTUNE;
+use super::headlines::vendor_note;
+use super::kernels::VARIANTS;
+use crate::report::plot::{Axis, LinePlot, Series, SeriesKind};
+
+/// The three plots of a matmul CSV: GFLOP/s vs size, GFLOP/s vs tile M, % of the vendor BLAS vs size. Only `ok`
+/// rows of square shapes are drawn (the x axis is N for M = N = K). The size plots draw one line per family of the
+/// ladder (its fastest kernel at each size, e.g. the best of the double_buffer shapes) and one for the autotune
+/// step: some 30 kernels would not fit one legend, and the CSV keeps every row.
+pub fn plots(rows: &[BTreeMap<String, String>]) -> Vec<(String, LinePlot)> {
+    let num = crate::experiments::num;
+    let ok: Vec<&BTreeMap<String, String>> =
+        crate::experiments::ok_rows(rows).filter(|r| r.get("m") == r.get("n") && r.get("n") == r.get("k")).collect();
+    let Some(first) = ok.first() else { return Vec::new() };
+    let get = |c: &str| first.get(c).cloned().unwrap_or_default();
+    let platform = get("platform");
+    let vendor = if platform == "amd" { "rocblas" } else { "cublas" };
+    let vendor_label = if platform == "amd" { "rocBLAS" } else { "cuBLAS" };
+    let wave = get("wave_size");
+    let title_device =
+        format!("{} ({}, {})", get("device"), get("arch"), if wave == "64" { "wave64" } else { "warp32" });
+    let note = Some(vendor_note(first));
+    // Families in ladder order, then the autotune step, then anything else the CSV holds (e.g. from a newer suite)
+    // as a family of its own.
+    let family_of = |kernel: &str| -> String {
+        VARIANTS.iter().find(|v| v.name == kernel).map_or_else(|| kernel.to_string(), |v| v.family.to_string())
+    };
+    let mut kernels: Vec<String> = Vec::new();
+    for f in VARIANTS.iter().map(|v| v.family.to_string()).chain([AUTOTUNE.to_string()]) {
+        if !kernels.contains(&f) {
+            kernels.push(f);
+        }
+    }
+    let mut members: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for r in &ok {
+        let k = r.get("kernel").cloned().unwrap_or_default();
+        if k == vendor {
+            continue;
+        }
+        let f = family_of(&k);
+        if !kernels.contains(&f) {
+            kernels.push(f.clone());
+        }
+        let m = members.entry(f).or_default();
+        if !m.contains(&k) {
+            m.push(k);
+        }
+    }
+    // A family's point at a size: its fastest row there; `y` maps that row to the plotted value.
+    let series_of = |family: &str, y: &dyn Fn(&BTreeMap<String, String>) -> Option<f64>| -> Vec<(f64, f64)> {
+        let mut best: BTreeMap<u64, (f64, &BTreeMap<String, String>)> = BTreeMap::new();
+        for r in ok.iter().filter(|r| r.get("kernel").is_some_and(|k| k != vendor && family_of(k) == family)) {
+            let (Some(n), Some(g)) = (num(r, "n"), num(r, "gflops")) else { continue };
+            if best.get(&(n as u64)).is_none_or(|(b, _)| g > *b) {
+                best.insert(n as u64, (g, r));
+            }
+        }
+        best.into_iter().filter_map(|(n, (_, r))| Some((n as f64, y(r)?))).collect()
+    };
+    let vendor_series = |y: &dyn Fn(&BTreeMap<String, String>) -> Option<f64>| -> Vec<(f64, f64)> {
+        let mut pts: Vec<(f64, f64)> = ok
+            .iter()
+            .filter(|r| r.get("kernel").map(String::as_str) == Some(vendor))
+            .filter_map(|r| Some((num(r, "n")?, y(r)?)))
+            .collect();
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        pts
+    };
+    let family_label = |family: &str| -> String {
+        match members.get(family).map_or(0, Vec::len) {
+            0 | 1 => {
+                members.get(family).and_then(|m| m.first()).map_or_else(|| family.to_string(), |k| kernel_label(k))
+            }
+            n => format!("{family} (best of {n})"),
+        }
+    };
+    let gflops = |r: &BTreeMap<String, String>| num(r, "gflops");
+    // Fastest at the largest size first: the legend then lists the lines in the order they end at the right edge,
+    // which untangles crossing lines, and both plots give each family the same colour (the % of the vendor at one
+    // size orders them as their GFLOP/s do). Families without points go last, in ladder order.
+    let at_largest = |k: &str| series_of(k, &gflops).last().map(|&(n, g)| (n, g));
+    kernels.sort_by(|a, b| match (at_largest(a), at_largest(b)) {
+        (Some(pa), Some(pb)) => pb.0.total_cmp(&pa.0).then(pb.1.total_cmp(&pa.1)),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => std::cmp::Ordering::Equal,
+    });
+    let vendor_at = |n: f64| {
+        ok.iter()
+            .find(|r| r.get("kernel").map(String::as_str) == Some(vendor) && num(r, "n") == Some(n))
+            .and_then(|r| num(r, "gflops"))
+    };
+
+    let mut by_size: Vec<Series> = kernels
+        .iter()
+        .map(|k| Series { label: family_label(k), points: series_of(k, &gflops), kind: SeriesKind::Line })
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    let vendor_points = vendor_series(&gflops);
+    if !vendor_points.is_empty() {
+        by_size.push(Series { label: vendor_label.into(), points: vendor_points, kind: SeriesKind::Reference });
+    }
+
+    let mut sizes: Vec<f64> = ok.iter().filter_map(|r| num(r, "n")).collect();
+    sizes.sort_by(f64::total_cmp);
+    sizes.dedup();
+    let by_tile: Vec<Series> = sizes
+        .iter()
+        .map(|&n| {
+            let mut pts: Vec<(f64, f64)> = ok
+                .iter()
+                .filter(|r| num(r, "n") == Some(n))
+                .filter_map(|r| Some((num(r, "tile_m")?, num(r, "gflops")?)))
+                .collect();
+            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            Series { label: format!("N = {n}"), points: pts, kind: SeriesKind::Line }
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect();
+
+    let mut percent: Vec<Series> = kernels
+        .iter()
+        .map(|k| {
+            let pts = series_of(k, &|r| Some(100.0 * num(r, "gflops")? / vendor_at(num(r, "n")?)?));
+            Series { label: family_label(k), points: pts, kind: SeriesKind::Line }
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    if let (false, Some(lo), Some(hi)) = (percent.is_empty(), sizes.first(), sizes.last()) {
+        let label = format!("{vendor_label} = 100%");
+        percent.push(Series { label, points: vec![(*lo, 100.0), (*hi, 100.0)], kind: SeriesKind::Reference });
+    }
+
+    let plot = |file: &str, what: &str, x_label: &str, axes: (Axis, Axis), y_label: &str, series: Vec<Series>| {
+        (
+            file.to_string(),
+            LinePlot {
+                title: format!("FP32 matmul {what} on {title_device}"),
+                subtitle: Some("C = A*B, row-major, M = N = K; median of timed launches; every point verified".into()),
+                x_label: x_label.into(),
+                y_label: y_label.into(),
+                x_axis: axes.0,
+                y_axis: axes.1,
+                series,
+                note: note.clone(),
+                y_max: None,
+            },
+        )
+    };
+    let mut out = Vec::new();
+    let size_label = "matrix size N (M = N = K)";
+    if !by_size.is_empty() {
+        // The ladder spans three orders of magnitude (naive to vendor BLAS): a log y axis keeps every rung visible.
+        let axes = (Axis::Log2, Axis::Log10);
+        out.push(plot(
+            "matmul-gflops-vs-size.png",
+            "GFLOP/s vs size",
+            size_label,
+            axes,
+            "GFLOP/s (log scale)",
+            by_size,
+        ));
+    }
+    if !by_tile.is_empty() {
+        out.push(plot(
+            "matmul-gflops-vs-tile.png",
+            "tiled kernel vs tile size",
+            "tile size M (M x M items per group, M x M LDS tiles)",
+            (Axis::Log2, Axis::Linear),
+            "GFLOP/s",
+            by_tile,
+        ));
+    }
+    if !percent.is_empty() {
+        // The y axis stops a little above the vendor's 100%, and at most at PERCENT_TOP: one outlier (a small size
+        // whose vendor call is slow to start) would otherwise squash every other kernel into the bottom band.
+        let highest = percent.iter().flat_map(|s| s.points.iter().map(|p| p.1)).fold(0.0, f64::max);
+        let top = highest.clamp(110.0, PERCENT_TOP);
+        let clipped = percent.iter().flat_map(|s| &s.points).filter(|p| p.1 > top).count();
+        let (file, mut p) = plot(
+            "matmul-percent-of-vendor.png",
+            &format!("% of {vendor_label}"),
+            size_label,
+            (Axis::Log2, Axis::Linear),
+            &format!("% of {vendor_label} GFLOP/s"),
+            percent,
+        );
+        p.y_max = Some(top);
+        if clipped > 0 {
+            let line = format!("{clipped} point(s) above {top:.0}% run off the top edge; the CSV has their values");
+            p.note = Some(p.note.map_or(line.clone(), |n| format!("{n}\n{line}")));
+        }
+        out.push((file, p));
+    }
+    out
+}
+
+/// The highest % of the vendor BLAS the %-of-vendor plot shows, so an outlier cannot stretch its y axis.
+const PERCENT_TOP: f64 = 150.0;
+
+/// Legend label of a kernel: `tiled_m16` reads `tiled M=16`.
+fn kernel_label(name: &str) -> String {
+    match name.strip_prefix("tiled_m") {
+        Some(m) => format!("tiled M={m}"),
+        None => name.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiments::matmul::headlines::headlines;
+
+    #[test]
+    fn size_plots_draw_each_familys_fastest_kernel_and_headlines_name_the_autotune_pick() {
+        let row = |kernel: &str, n: u32, gflops: f64, pick: &str| -> BTreeMap<String, String> {
+            [
+                ("platform", "nvidia"),
+                ("device", "Test GPU"),
+                ("arch", "sm_90"),
+                ("wave_size", "32"),
+                ("kernel", kernel),
+                ("tile_m", ""),
+                ("pick", pick),
+                ("status", "ok"),
+            ]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .chain(["m", "n", "k"].iter().map(|c| (c.to_string(), n.to_string())))
+            .chain([("gflops".to_string(), gflops.to_string())])
+            .collect()
+        };
+        let rows = vec![
+            row("cublas", 512, 2000.0, ""),
+            row("double_buffer", 512, 300.0, ""),
+            row("double_buffer_64x128x8_t128", 512, 700.0, ""),
+            row("splitk_128x64x16_t128", 512, 1800.0, ""),
+            row(AUTOTUNE, 512, 1850.0, "splitk_128x64x16_t128"),
+            row("cublas", 1024, 4000.0, ""),
+            row("double_buffer", 1024, 3500.0, ""),
+            row("double_buffer_64x128x8_t128", 1024, 3000.0, ""),
+        ];
+        let plots = plots(&rows);
+        let by_size = &plots[0].1;
+        let series = |label: &str| by_size.series.iter().find(|s| s.label == label).map(|s| s.points.clone());
+        // double_buffer's line takes the faster shape at each size.
+        assert_eq!(series("double_buffer (best of 2)"), Some(vec![(512.0, 700.0), (1024.0, 3500.0)]));
+        // A family with one kernel in the CSV is labelled by that kernel.
+        assert_eq!(series("splitk_128x64x16_t128"), Some(vec![(512.0, 1800.0)]));
+        assert_eq!(series(AUTOTUNE), Some(vec![(512.0, 1850.0)]));
+        assert_eq!(by_size.series.iter().filter(|s| s.kind == SeriesKind::Line).count(), 3);
+        assert_eq!(
+            headlines(&rows)[1],
+            "512: best kernel autotune (splitk_128x64x16_t128) 1850 GFLOP/s = 0.93 of the vendor BLAS (2000 GFLOP/s)"
+        );
+    }
+
+    #[test]
+    fn plots_come_from_csv_rows() {
+        let row = |kernel: &str, tile: &str, n: u32, gflops: f64| {
+            let mut r = BTreeMap::new();
+            for (k, v) in [
+                ("platform", "nvidia".to_string()),
+                ("device", "Test GPU".into()),
+                ("arch", "sm_90".into()),
+                ("wave_size", "32".into()),
+                ("kernel", kernel.into()),
+                ("tile_m", tile.into()),
+                ("m", n.to_string()),
+                ("n", n.to_string()),
+                ("k", n.to_string()),
+                ("gflops", gflops.to_string()),
+                ("status", "ok".into()),
+            ] {
+                r.insert(k.to_string(), v);
+            }
+            r
+        };
+        let rows = vec![
+            row("cublas", "", 256, 1000.0),
+            row("naive", "", 256, 100.0),
+            row("tiled_m16", "16", 256, 400.0),
+            row("tiled_m32", "32", 256, 500.0),
+            row("cublas", "", 512, 2000.0),
+            row("naive", "", 512, 100.0),
+        ];
+        assert_eq!(
+            headlines(&rows),
+            [
+                "cuBLAS SGEMM uses the FP32 vector units (the suite pins CUBLAS_DEFAULT_MATH: no TF32); the hand \
+                 kernels use FMA on the vector units",
+                "256: best kernel tiled_m32 500 GFLOP/s = 0.50 of the vendor BLAS (1000 GFLOP/s)",
+                "512: best kernel naive 100 GFLOP/s = 0.05 of the vendor BLAS (2000 GFLOP/s)",
+            ]
+        );
+        let plots = plots(&rows);
+        let files: Vec<&str> = plots.iter().map(|(f, _)| f.as_str()).collect();
+        assert_eq!(files, ["matmul-gflops-vs-size.png", "matmul-gflops-vs-tile.png", "matmul-percent-of-vendor.png"]);
+        let by_size = &plots[0].1;
+        assert!(by_size.title.contains("Test GPU (sm_90, warp32)"));
+        let cublas = by_size.series.iter().find(|s| s.label == "cuBLAS").unwrap();
+        assert_eq!(cublas.kind, SeriesKind::Reference);
+        assert_eq!(cublas.points, [(256.0, 1000.0), (512.0, 2000.0)]);
+        let percent = &plots[2].1;
+        let naive = percent.series.iter().find(|s| s.label == "naive").unwrap();
+        assert_eq!(naive.points, [(256.0, 10.0), (512.0, 5.0)]);
+        assert_eq!(plots[1].1.series[0].points, [(16.0, 400.0), (32.0, 500.0)]);
+        // Every plot says what the vendor BLAS runs on: on NVIDIA the vector units, as the hand kernels.
+        let note = percent.note.as_deref().unwrap();
+        assert!(note.starts_with("cuBLAS SGEMM uses the FP32 vector units"), "{note}");
+        let mut amd: Vec<_> = rows.clone();
+        for r in &mut amd {
+            r.insert("platform".into(), "amd".into());
+            r.insert("arch".into(), "gfx90a".into());
+            r.insert("fp32_vector_peak_tflops".into(), "23.9".into());
+            r.insert("fp32_matrix_peak_tflops".into(), "47.9".into());
+        }
+        let note = super::plots(&amd)[0].1.note.clone().unwrap();
+        assert!(note.contains("MFMA") && note.contains("FP32 peaks: vector 23.9 TFLOP/s, matrix 47.9"), "{note}");
+    }
+}
