@@ -293,4 +293,6 @@ pub fn num(row: &BTreeMap<String, String>, column: &str) -> Option<f64> {
 }
 
 #[cfg(test)]
+pub(crate) mod compare_tests;
+#[cfg(test)]
 mod tests;

@@ -2,14 +2,19 @@
 //! `suite compare`, `suite experiments` and `scripts/run-all.sh` all read this table, so adding an experiment is its
 //! folder (which exports one [`Entry`]), its kernel file and one line here.
 
-use clap::{ArgMatches, FromArgMatches};
-
 pub use super::entry::Entry;
 use super::{fusion, matmul, occupancy, pt, smoke};
 use super::{Error, Experiment};
 
-/// Every experiment, in the order `scripts/run-all.sh` runs them.
-pub const EXPERIMENTS: &[Entry] = &[smoke::ENTRY, matmul::ENTRY, occupancy::ENTRY, fusion::ENTRY, pt::ENTRY];
+/// Every experiment, in the order `scripts/run-all.sh` runs them: one line each (`tests/layout.rs` checks it).
+#[rustfmt::skip]
+pub const EXPERIMENTS: &[Entry] = &[
+    smoke::ENTRY,
+    matmul::ENTRY,
+    occupancy::ENTRY,
+    fusion::ENTRY,
+    pt::ENTRY,
+];
 
 /// The experiments' names, in table order.
 pub fn names() -> impl Iterator<Item = &'static str> {
@@ -32,11 +37,6 @@ pub fn comparisons() -> Vec<(&'static str, Box<dyn crate::report::compare::Compa
 /// The experiment called `name` with its default sweep, for commands that only read its CSV.
 pub fn default_experiment(name: &str) -> Result<Box<dyn Experiment>, Error> {
     find(name).map(|e| (e.default)())
-}
-
-/// Reads an experiment's flags back from clap's matches (clap checked them against the same declaration).
-pub(super) fn parsed<A: FromArgMatches>(matches: &ArgMatches) -> Result<A, Error> {
-    A::from_arg_matches(matches).map_err(|e| Error::Options(e.to_string()))
 }
 
 #[cfg(test)]

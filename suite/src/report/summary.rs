@@ -49,7 +49,9 @@ impl Section {
             .filter_map(|e| e.file_name().into_string().ok())
             .filter(|f| {
                 f.ends_with(".png")
-                    && (f == &format!("{name}.png") || f.starts_with(&format!("{name}-")) || f.starts_with(&format!("{name}_")))
+                    && (f == &format!("{name}.png")
+                        || f.starts_with(&format!("{name}-"))
+                        || f.starts_with(&format!("{name}_")))
             })
             .collect();
         plots.sort();

@@ -240,8 +240,8 @@ impl Comparison for OccupancyComparison {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::experiments::compare_tests::two_runs;
     use crate::report::compare::read_run;
-    use crate::report::compare::tests::two_runs;
 
     #[test]
     fn group_sizes_compare_by_occupancy_and_percent_of_each_runs_own_copy() {
