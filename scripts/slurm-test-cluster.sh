@@ -145,7 +145,10 @@ up() {
         echo "SlurmUser=root"
         echo "AuthType=auth/munge"
         echo "CredType=cred/munge"
-        echo "AuthInfo=socket=$dir/munge/munge.sock"
+        # cred_expire is also how long Slurm holds a requeued job before it may start again (120 s by default):
+        # shorter here, so the requeue test waits for Slurm's own restart. Forcing an earlier start races the
+        # revocation of the first run's credential on the node, and the relaunch then fails.
+        echo "AuthInfo=socket=$dir/munge/munge.sock,cred_expire=10"
         echo "StateSaveLocation=$dir/state"
         echo "SlurmdSpoolDir=$dir/spool/%n"
         echo "SlurmctldPidFile=$dir/run/slurmctld.pid"
