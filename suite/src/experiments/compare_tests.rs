@@ -280,6 +280,28 @@ fn an_older_run_json_and_csv_are_read_leniently() {
 }
 
 #[test]
+fn tables_derived_from_the_rows_are_not_read_as_experiments() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("run");
+    let ctx = "matmul,nvidia,NVIDIA H200,sm_90,32";
+    let matmul = matmul_csv(ctx, &[("naive", 1024, 100.0), ("cublas", 1024, 1000.0)]);
+    // The roofline as `suite run` writes it (one row per kernel point, with the point's experiment and key), and a
+    // derived table of one experiment written under another name.
+    let roofline = "experiment,family,key,flop_count,byte_count,intensity_flop_per_byte,time_ms_median,gflops\n\
+                    matmul,naive,\"naive/m=1024,n=1024,k=1024\",2147483648,12582912,170.7,21.5,100.0\n";
+    let derived = "experiment,key,ratio\nmatmul,naive,0.1\n";
+    let files = [("matmul.csv", matmul), ("roofline.csv", roofline.into()), ("matmul_ratios.csv", derived.into())];
+    write_run(&dir, Some(&run_json("nvidia", "NVIDIA H200", "sm_90", 32, 132)), &files);
+    let run = read_run(&dir, 1).unwrap();
+    assert_eq!(run.tables.keys().collect::<Vec<_>>(), ["matmul"]);
+    let out = root.path().join("out");
+    compare(&[dir.clone(), dir], &out, &known()).unwrap();
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(!report.contains("## roofline") && !report.contains("| roofline |"), "{report}");
+    assert!(!report.contains("matmul_ratios"), "{report}");
+}
+
+#[test]
 fn the_report_says_where_each_process_ran() {
     let root = tempfile::tempdir().unwrap();
     let (a, _) = two_runs(root.path());

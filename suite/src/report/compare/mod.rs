@@ -338,8 +338,8 @@ fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -
 }
 
 /// Reads the results folder `dir` as run number `index`: its `run.json` (any schema the suite has written: fields
-/// it lacks are reported as unknown) and every `<experiment>.csv` (a CSV with `experiment` and `key` columns;
-/// timelines and other side files are skipped, shard files are noted). A folder without run.json, with a run.json
+/// it lacks are reported as unknown) and every `<experiment>.csv` (a CSV with `experiment` and `key` columns whose
+/// rows are of that experiment; timelines, the roofline and other side files are skipped, shard files are noted). A folder without run.json, with a run.json
 /// that is not JSON, or without any experiment CSV is [`Error::NotARun`], naming the folder and what is missing.
 pub fn read_run(dir: &Path, index: usize) -> Result<Run, Error> {
     let not_a_run = |missing: String| Error::NotARun { dir: dir.to_path_buf(), missing };
@@ -392,6 +392,13 @@ pub fn read_run(dir: &Path, index: usize) -> Result<Run, Error> {
             continue;
         }
         let rows = super::csv::read_rows(&path)?;
+        // Tables derived from the rows (the roofline, one row per kernel point of every experiment) carry the
+        // same columns; an experiment's own CSV is named after the experiment of its rows.
+        let derived = path.file_name().is_some_and(|n| n == super::roofline::CSV)
+            || rows.first().is_some_and(|r| r.get("experiment").is_some_and(|e| *e != stem));
+        if derived {
+            continue;
+        }
         tables.insert(stem, Table { path, columns, rows });
     }
     if !shards.is_empty() {
