@@ -121,6 +121,9 @@ pub enum SeriesKind {
     /// Measured points with no line between them (e.g. kernels on a roofline): markers only, taking the palette
     /// colours and marker shapes in turn with the lines.
     Points,
+    /// Measured points drawn as hollow rings, larger than [`SeriesKind::Points`] and over them: a second run's
+    /// points that fall where the first run's do stay visible around them (e.g. two runs on one roofline).
+    Rings,
     /// A reference to compare against (the vendor BLAS, a hardware peak): dashed, thicker, in black or grey,
     /// drawn on top of the measured lines.
     Reference,
@@ -156,6 +159,11 @@ impl Series {
     /// Points without a line ([`SeriesKind::Points`]).
     pub fn points(label: impl Into<String>, points: Vec<(f64, f64)>) -> Self {
         Self { label: label.into(), points, kind: SeriesKind::Points }
+    }
+
+    /// Points drawn as rings ([`SeriesKind::Rings`]).
+    pub fn rings(label: impl Into<String>, points: Vec<(f64, f64)>) -> Self {
+        Self { label: label.into(), points, kind: SeriesKind::Rings }
     }
 
     /// The series the plot is about ([`SeriesKind::Focus`]).
@@ -297,9 +305,31 @@ fn draw_marker<DB: DrawingBackend>(
     }
 }
 
+/// Draws the outline of a marker of `shape` at pixel `c` on `root`, `width` pixels wide.
+fn draw_ring<DB: DrawingBackend>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    shape: Marker,
+    c: (i32, i32),
+    r: i32,
+    width: u32,
+    color: RGBColor,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    match shape {
+        Marker::Circle => root.draw(&Circle::new(c, r, color.stroke_width(width))),
+        _ => {
+            let mut outline = marker_polygon(shape, c, r);
+            outline.push(outline[0]);
+            root.draw(&PathElement::new(outline, color.stroke_width(width)))
+        }
+    }
+}
+
 /// Reference colours, in order: black, then greys that stay distinct from it.
 const REFERENCE_PALETTE: [RGBColor; 3] =
     [RGBColor(0x00, 0x00, 0x00), RGBColor(0x6E, 0x6E, 0x6E), RGBColor(0xA0, 0xA0, 0xA0)];
+/// Radius of a [`SeriesKind::Rings`] marker over the line markers' radius: wider than a point (1.6), so a point at
+/// the same place shows inside the ring.
+const RING_SCALE: f64 = 2.3;
 /// The colour of [`SeriesKind::Focus`] series: crimson, in no palette, so the series a plot is about stands out.
 pub const FOCUS: RGBColor = RGBColor(0xDC, 0x14, 0x3C);
 const TEXT: RGBColor = RGBColor(0x1A, 0x1A, 0x1A);
@@ -386,7 +416,7 @@ fn prepare<'a>(plot: &'a LinePlot, path: &Path) -> Result<Vec<Prepared<'a>>, Err
         // A sweep may list its points in any order; a line must go left to right.
         points.sort_by(|a, b| a.0.total_cmp(&b.0));
         let (color, marker) = match s.kind {
-            SeriesKind::Line | SeriesKind::Points => {
+            SeriesKind::Line | SeriesKind::Points | SeriesKind::Rings => {
                 lines += 1;
                 measured_style(lines - 1)
             }
@@ -1021,15 +1051,17 @@ fn draw_shapes(
         root.clone().shrink((s(left), s(top)), ((s(right) - s(left)) as u32 + 1, (s(bottom) - s(top)) as u32 + 1));
     let mut chart = ChartBuilder::on(&area).build_cartesian_2d(&l.x, &l.y).map_err(err("chart"))?;
     let line_w = |w: f64| (w * k).round().max(1.0) as u32;
+    let ring_w = || line_w(m.line_w);
     let of_kind = |kind| series.iter().filter(move |p| p.kind == kind);
     let drawn_order = of_kind(SeriesKind::Line)
         .chain(of_kind(SeriesKind::Points))
+        .chain(of_kind(SeriesKind::Rings))
         .chain(of_kind(SeriesKind::Reference))
         .chain(of_kind(SeriesKind::Focus));
     for p in drawn_order {
         let pts = p.points.iter().copied();
         match p.kind {
-            SeriesKind::Points => {}
+            SeriesKind::Points | SeriesKind::Rings => {}
             SeriesKind::Line => {
                 let style = p.color.stroke_width(line_w(m.line_w));
                 chart.draw_series(LineSeries::new(pts, style)).map_err(err("series"))?;
@@ -1053,14 +1085,19 @@ fn draw_shapes(
             SeriesKind::Focus => 1.4 * m.marker_r,
             // Scattered points are what the plot shows: larger, and never shrunk for crowding.
             SeriesKind::Points => 1.6 * m.marker_r,
+            SeriesKind::Rings => RING_SCALE * m.marker_r,
             _ => m.marker_r.min(0.3 * spacing),
         };
         let marker_r = s(marker_r.max(1.5));
         // Markers at absolute pixels on the whole image (points lie inside the plotting area).
         for &q in &p.points {
             let c = chart.plotting_area().map_coordinate(&q);
-            draw_marker(&root, p.marker, c, marker_r + ss, WHITE).map_err(err("series"))?;
-            draw_marker(&root, p.marker, c, marker_r, p.color).map_err(err("series"))?;
+            if p.kind == SeriesKind::Rings {
+                draw_ring(&root, p.marker, c, marker_r, ring_w(), p.color).map_err(err("series"))?;
+            } else {
+                draw_marker(&root, p.marker, c, marker_r + ss, WHITE).map_err(err("series"))?;
+                draw_marker(&root, p.marker, c, marker_r, p.color).map_err(err("series"))?;
+            }
         }
     }
 
@@ -1080,7 +1117,7 @@ fn draw_shapes(
         let (x, y) = legend_entry(l, i);
         let (xa, xb, yc) = (s(x), s(x + lg.sample_w), s(y));
         match p.kind {
-            SeriesKind::Points => {}
+            SeriesKind::Points | SeriesKind::Rings => {}
             SeriesKind::Line => {
                 let style = p.color.stroke_width(line_w(m.line_w * scale));
                 root.draw(&PathElement::new(vec![(xa, yc), (xb, yc)], style)).map_err(err("legend"))?;
@@ -1094,8 +1131,17 @@ fn draw_shapes(
                 root.draw(&PathElement::new(vec![(xb - third, yc), (xb, yc)], style)).map_err(err("legend"))?;
             }
         }
-        let r = s(m.marker_r * scale * if p.kind == SeriesKind::Points { 1.6 } else { 1.0 });
-        draw_marker(&root, p.marker, ((xa + xb) / 2, yc), r, p.color).map_err(err("legend"))?;
+        let size = match p.kind {
+            SeriesKind::Points => 1.6,
+            SeriesKind::Rings => RING_SCALE,
+            _ => 1.0,
+        };
+        let r = s(m.marker_r * scale * size);
+        if p.kind == SeriesKind::Rings {
+            draw_ring(&root, p.marker, ((xa + xb) / 2, yc), r, ring_w(), p.color).map_err(err("legend"))?;
+        } else {
+            draw_marker(&root, p.marker, ((xa + xb) / 2, yc), r, p.color).map_err(err("legend"))?;
+        }
     }
     root.present().map_err(err("image"))
 }
@@ -1367,6 +1413,40 @@ mod tests {
         // The legend shows the focus colour too, right of the plotting area.
         let legend = (3 * w / 5, 0, w, h / 2);
         assert!(count(&img, w, legend, rgb(FOCUS)) > 20, "no focus sample in the legend");
+    }
+
+    /// Two runs with the same values (a compare roofline of a run against itself): the first run's filled point
+    /// stays at the centre, the second run's ring is drawn around it, and both are in the legend.
+    #[test]
+    fn rings_around_points_at_the_same_place_leave_both_visible() {
+        let pts = vec![(1.0, 10.0), (10.0, 100.0), (100.0, 1000.0)];
+        let mut plot = fixture();
+        plot.x_axis = Axis::Log10;
+        plot.y_axis = Axis::Log10;
+        plot.series = vec![Series::rings("run 2", pts.clone()), Series::points("run 1", pts.clone())];
+        let (bytes, _dir) = render(&plot, 1000, 700);
+        if let Some(out) = std::env::var_os("SUITE_PLOT_EXAMPLE") {
+            std::fs::write(out, &bytes).expect("the example copy is written");
+        }
+        let (w, h, img) = decode(&bytes);
+        // Colours are taken in series order: the rings PALETTE[0], the points PALETTE[1].
+        let (ring, point) = (rgb(PALETTE[0]), rgb(PALETTE[1]));
+        for &p in &pts {
+            let (x, y) = pixel_of(&plot, w, h, p);
+            assert_eq!(colour_at(&img, w, (x, y)), point, "the filled point is covered at {p:?}");
+            // The ring is a thin anti-aliased line: count pixels near its colour.
+            let near_ring = |(x0, y0, x1, y1): (u32, u32, u32, u32)| {
+                (y0..y1)
+                    .flat_map(|yy| (x0..x1).map(move |xx| (xx, yy)))
+                    .filter(|&q| colour_at(&img, w, q).iter().zip(ring).all(|(a, b)| a.abs_diff(b) < 48))
+                    .count()
+            };
+            assert!(near_ring((x - 20, y - 20, x + 21, y + 21)) > 15, "no ring around {p:?}");
+            // A ring, not a disc: its colour is not inside the point.
+            assert_eq!(near_ring((x - 2, y - 2, x + 3, y + 3)), 0, "the ring is filled at {p:?}");
+        }
+        let legend = (3 * w / 5, 0, w, h / 2);
+        assert!(count(&img, w, legend, point) > 10, "no sample of the points in the legend");
     }
 
     #[test]

@@ -264,7 +264,7 @@ pub fn plot(runs: &[(String, &Roofline)]) -> LinePlot {
     let (lo, hi) = all.fold((f64::INFINITY, 0.0f64), |(lo, hi), p| (lo.min(p.intensity()), hi.max(p.intensity())));
     let (x_lo, x_hi) = (lo / 2.0, hi * 2.0);
     let mut series = Vec::new();
-    for (label, r) in runs {
+    for (i, (label, r)) in runs.iter().enumerate() {
         let prefix = if several { format!("{label}: ") } else { String::new() };
         let mut families: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
         for p in &r.points {
@@ -275,7 +275,9 @@ pub fn plot(runs: &[(String, &Roofline)]) -> LinePlot {
                 None => families.push((name, vec![(p.intensity(), p.gflops())])),
             }
         }
-        series.extend(families.into_iter().map(|(name, pts)| Series::points(format!("{prefix}{name}"), pts)));
+        // The first run's points filled, every later run's as rings around them: where runs agree both show.
+        let kind = if i == 0 { Series::points } else { Series::rings };
+        series.extend(families.into_iter().map(|(name, pts)| kind(format!("{prefix}{name}"), pts)));
     }
     for (label, r) in runs {
         let prefix = if several { format!("{label}: ") } else { String::new() };
@@ -318,9 +320,13 @@ pub fn plot(runs: &[(String, &Roofline)]) -> LinePlot {
     }
     LinePlot {
         title,
-        subtitle: Some(
-            "a point under its roof left speed on the table; at the roof it runs as fast as the hardware allows".into(),
-        ),
+        subtitle: Some(if several {
+            "run 1's kernels filled, later runs' as rings (a filled point inside a ring: the runs agree); a point \
+             under its roof left speed on the table"
+                .into()
+        } else {
+            "a point under its roof left speed on the table; at the roof it runs as fast as the hardware allows".into()
+        }),
         x_label: "arithmetic intensity, FLOP per byte (log scale)".into(),
         y_label: "GFLOP/s (log scale)".into(),
         x_axis: Axis::Log10,
