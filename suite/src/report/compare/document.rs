@@ -90,15 +90,12 @@ pub fn report(runs: &[Run], known: &Known) -> (String, Vec<(String, LinePlot)>) 
 
 /// The runs' rooflines in one plot, and per run its ceilings and how close its kernels come to their roof.
 fn roofline_section(md: &mut String, plots: &mut Vec<(String, LinePlot)>, runs: &[Run]) {
-    let _ = writeln!(
-        md,
-        "## Roofline
-"
-    );
+    let _ = writeln!(md, "## Roofline\n");
     let mut drawn: Vec<(String, crate::report::roofline::Roofline)> = Vec::new();
     let _ = writeln!(
         md,
-        "| run | memory ceiling GB/s | FP32 ceilings TFLOP/s | kernels placed | median share of their roof | within          80% of it |\n|---|---:|---|---:|---:|---:|"
+        "| run | memory ceiling GB/s | FP32 ceilings TFLOP/s | kernels placed | median share of their roof | \
+         within 80% of it |\n|---|---:|---|---:|---:|---:|"
     );
     for r in runs {
         match crate::report::roofline::of_run(&r.dir) {
