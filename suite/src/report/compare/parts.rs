@@ -23,6 +23,9 @@ pub fn level(label: &str, y: f64, xs: &[f64]) -> Option<Series> {
     (lo.is_finite() && hi.is_finite()).then(|| Series::reference(label, vec![(lo, y), (hi, y)]))
 }
 
+/// How close (a share of the y axis) two lines must be everywhere to hide one another: about a line's width.
+const COINCIDE: f64 = 0.01;
+
 /// A plot of one line per run (and reference lines), or `None` when no run has a point.
 pub fn per_run_plot(
     title: String,
@@ -35,11 +38,25 @@ pub fn per_run_plot(
     if !series.iter().any(|s| s.kind == crate::report::plot::SeriesKind::Line) {
         return None;
     }
-    // A line drawn over an identical one hides it: say so, so a missing colour is not read as a missing run.
+    let y_max = series.iter().flat_map(|s| &s.points).map(|p| p.1).filter(|y| y.is_finite()).fold(0.0, f64::max);
+    // A line drawn over an identical one, or one closer than a line's width, hides it: say so, so a missing colour
+    // is not read as a missing run.
+    let near = |a: &Series, b: &Series| {
+        a.points.len() == b.points.len()
+            && a.points.iter().zip(&b.points).all(|(p, q)| {
+                let gap = match axes.3 {
+                    // On a log axis a line's width is a ratio.
+                    Axis::Log2 | Axis::Log10 => (p.1 / q.1 - 1.0).abs() <= 2.0 * COINCIDE,
+                    Axis::Linear => (p.1 - q.1).abs() <= COINCIDE * y_max,
+                };
+                p.0 == q.0 && gap
+            })
+    };
     let mut coincide = Vec::new();
     for (i, a) in series.iter().enumerate() {
-        if let Some(b) = series[..i].iter().find(|b| b.kind == a.kind && b.points == a.points) {
-            coincide.push(format!("\"{}\" lies on \"{}\"", a.label, b.label));
+        if let Some(b) = series[..i].iter().find(|b| b.kind == a.kind && near(a, b)) {
+            let within = if a.points == b.points { String::new() } else { " (closer than a line's width)".into() };
+            coincide.push(format!("\"{}\" lies on \"{}\"{within}", a.label, b.label));
         }
     }
     let note = match (note, coincide.is_empty()) {
@@ -47,7 +64,6 @@ pub fn per_run_plot(
         (Some(n), false) => Some(format!("{n}; {}", coincide.join("; "))),
         (None, false) => Some(coincide.join("; ")),
     };
-    let y_max = series.iter().flat_map(|s| &s.points).map(|p| p.1).filter(|y| y.is_finite()).fold(0.0, f64::max);
     Some(LinePlot {
         title,
         subtitle: Some(subtitle),
@@ -191,5 +207,34 @@ impl Comparison for MemoryComparison {
         .map(|p| vec![(format!("{experiment}-percent-of-copy.png"), p)])
         .unwrap_or_default();
         Headline { markdown: md, plots }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plot_of(a: Vec<(f64, f64)>, b: Vec<(f64, f64)>, y_axis: Axis) -> LinePlot {
+        let series = vec![Series::line("run 1", a), Series::line("run 2", b)];
+        per_run_plot("t".into(), "s".into(), ("x", Axis::Log2, "y", y_axis), series, None).expect("a plot")
+    }
+
+    /// A line closer to another than a line's width hides it as an identical one does: the note says which lies
+    /// on which; lines apart by more get no note.
+    #[test]
+    fn lines_that_hide_one_another_are_named_in_the_note() {
+        let xs = [32.0, 64.0, 128.0];
+        let run = |ys: [f64; 3]| xs.iter().copied().zip(ys).collect::<Vec<_>>();
+        let same = plot_of(run([10.0, 60.0, 100.0]), run([10.0, 60.0, 100.0]), Axis::Linear);
+        assert_eq!(same.note.as_deref(), Some("\"run 2\" lies on \"run 1\""));
+        let close = plot_of(run([10.0, 60.0, 100.0]), run([10.5, 59.5, 100.0]), Axis::Linear);
+        assert_eq!(close.note.as_deref(), Some("\"run 2\" lies on \"run 1\" (closer than a line's width)"));
+        let apart = plot_of(run([10.0, 60.0, 100.0]), run([10.0, 63.0, 100.0]), Axis::Linear);
+        assert_eq!(apart.note, None);
+        // On a log axis closeness is a ratio: 1000 vs 1010 is close, 10 vs 11 is not.
+        let log_close = plot_of(run([10.0, 100.0, 1000.0]), run([10.1, 100.0, 1010.0]), Axis::Log10);
+        assert!(log_close.note.is_some_and(|n| n.contains("closer than")));
+        let log_apart = plot_of(run([10.0, 100.0, 1000.0]), run([11.0, 100.0, 1000.0]), Axis::Log10);
+        assert_eq!(log_apart.note, None);
     }
 }
