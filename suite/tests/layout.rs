@@ -53,6 +53,30 @@ fn report_kernels_gpu_and_device_import_nothing_from_the_experiments() {
     assert!(found.is_empty(), "a lower layer reaches up into experiments or the app:\n{}", found.join("\n"));
 }
 
+/// Nor do they know an experiment by name: what report needs of one (its comparison, its place on the roofline)
+/// comes from the registry, so a new experiment changes nothing there. Tests below a file's `#[cfg(test)]` may
+/// use names as fixtures.
+#[test]
+fn report_kernels_gpu_and_device_name_no_experiment() {
+    let mut found = Vec::new();
+    for layer in BELOW_EXPERIMENTS {
+        let path = src().join(layer);
+        let files = if path.is_dir() { rust_files(&path) } else { vec![path] };
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+            for (n, line) in code_lines(code) {
+                for name in suite::experiments::registry::names() {
+                    if line.contains(&format!("\"{name}\"")) {
+                        found.push(format!("{}:{n}: {}", file.display(), line.trim()));
+                    }
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "a lower layer names an experiment (ask the registry instead):\n{}", found.join("\n"));
+}
+
 /// Hand-written files allowed past [`MAX_LINES`], each with why.
 const LONG_FILES: &[(&str, &str)] = &[(
     "report/plot.rs",

@@ -135,7 +135,7 @@ pub fn run(cli: &Cli) -> Result<ExitCode, Error> {
                 );
                 sections.push(Section::new(entry.name, None, Ok(points), exp.headlines(&rows), &rows, dir));
             }
-            for path in crate::report::roofline::write(dir)? {
+            for path in crate::report::roofline::write(dir, &registry::roofline_roles())? {
                 outln!(text, "{}", path.display());
             }
             // The merged run's summary, as `suite run` writes for an unsharded one (its seconds are the shards').
@@ -153,7 +153,7 @@ pub fn run(cli: &Cli) -> Result<ExitCode, Error> {
         }
         Command::Compare { runs, out } => {
             let out = out.clone().unwrap_or_else(|| compare_out_dir(runs));
-            let written = crate::report::compare::compare(runs, &out, &registry::comparisons())?;
+            let written = crate::report::compare::compare(runs, &out, &registry::known())?;
             let mut text = String::new();
             outln!(text, "{}", written.report.display());
             for path in written.plots {

@@ -9,8 +9,8 @@ use crate::experiments::matmul::MatmulComparison;
 use crate::report::compare::*;
 
 /// The experiments as the app knows them: the registry's comparisons.
-fn known() -> Vec<(&'static str, Box<dyn Comparison>)> {
-    super::registry::comparisons()
+fn known() -> Known {
+    super::registry::known()
 }
 
 const CTX: &str = "experiment,platform,device,arch,wave_size";
@@ -469,4 +469,30 @@ fn numbers_read_as_in_the_readme() {
     for (v, s) in cases {
         assert_eq!(fmt_num(v), s, "{v}");
     }
+}
+
+/// The registry's roofline roles place a run as each experiment says: matmul kernels by family without their
+/// shape, occupancy's driver copy as the memory ceiling, PT's sequences off the roofline with the reason.
+#[test]
+fn the_registry_places_each_experiment_on_the_roofline() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("run");
+    let (f, b) = (2.0 * 4096f64.powi(3), 12.0 * 4096f64.powi(2));
+    let matmul = format!(
+        "{CTX},kernel,m,{MEAS},gflops,status,key\n\
+         matmul,nvidia,NVIDIA H200,sm_90,32,double_buffer_64x128x8_t128,4096,20,8,graph,true,{f},{b},3,3,3,45800,ok,k1\n"
+    );
+    let occupancy = format!(
+        "{CTX},sweep,{MEAS},gbps,status,key\n\
+         occupancy,nvidia,NVIDIA H200,sm_90,32,copy,20,6,graph,false,0,1000,1,1,1,4100,ok,copy/n=1\n"
+    );
+    let pt = format!("{CTX},{MEAS},status,key\npt,nvidia,NVIDIA H200,sm_90,32,20,1,graph,true,1,1,1,1,1,ok,x\n");
+    let files = [("matmul.csv", matmul), ("occupancy.csv", occupancy), ("pt.csv", pt)];
+    write_run(&dir, Some(&run_json("nvidia", "NVIDIA H200", "sm_90", 32, 132)), &files);
+    let r = crate::report::roofline::of_run(&dir, &super::registry::roofline_roles()).unwrap().expect("a roofline");
+    let families: Vec<(&str, &str)> = r.points.iter().map(|p| (p.experiment.as_str(), p.family.as_str())).collect();
+    assert_eq!(families, [("matmul", "double_buffer")]);
+    assert_eq!(r.roof.memory_gbps, 4100.0, "{}", r.roof.memory_source);
+    assert!(r.roof.memory_source.contains("occupancy copy/n=1"), "{}", r.roof.memory_source);
+    assert!(r.left_out.iter().any(|l| l.starts_with("pt: persistent threads")), "{:?}", r.left_out);
 }

@@ -208,6 +208,12 @@ pub trait Experiment {
     fn comparison(&self) -> Box<dyn crate::report::compare::Comparison> {
         Box::new(crate::report::compare::MetricComparison { column: Some(self.metric().column) })
     }
+    /// How this experiment's rows go on the run's roofline ([`crate::report::roofline`]): by default every row,
+    /// drawn in the family its key starts with. An experiment overrides it to name its families and its device
+    /// copies, or to keep rows that are not one kernel's rate off the roofline.
+    fn roofline(&self) -> crate::report::roofline::Role {
+        crate::report::roofline::Role::default()
+    }
     /// Tells the experiment its results folder before the run starts, for side files beside the CSV (e.g.
     /// occupancy's timelines). Most experiments write none.
     fn set_results_dir(&mut self, dir: &Path) {

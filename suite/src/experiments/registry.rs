@@ -29,9 +29,18 @@ pub fn find(name: &str) -> Result<&'static Entry, Error> {
     })
 }
 
-/// Every experiment's name and how `suite compare` compares it, in table order.
-pub fn comparisons() -> Vec<(&'static str, Box<dyn crate::report::compare::Comparison>)> {
-    EXPERIMENTS.iter().map(|e| (e.name, (e.default)().comparison())).collect()
+/// What `suite compare` needs of every experiment, in table order: how it is compared and how its rows go on the
+/// roofline.
+pub fn known() -> crate::report::compare::Known {
+    crate::report::compare::Known {
+        comparisons: EXPERIMENTS.iter().map(|e| (e.name, (e.default)().comparison())).collect(),
+        roofline: roofline_roles(),
+    }
+}
+
+/// How every experiment's rows go on a run's roofline, for `suite run`, `suite merge` and `suite compare`.
+pub fn roofline_roles() -> Vec<(&'static str, crate::report::roofline::Role)> {
+    EXPERIMENTS.iter().map(|e| (e.name, (e.default)().roofline())).collect()
 }
 
 /// The experiment called `name` with its default sweep, for commands that only read its CSV.

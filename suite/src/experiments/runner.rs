@@ -178,7 +178,7 @@ pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary
             eprintln!("plot: {}", path.display());
         }
         // The run's roofline, over every experiment in the folder so far.
-        for path in crate::report::roofline::write(&opts.out_dir)? {
+        for path in crate::report::roofline::write(&opts.out_dir, &super::registry::roofline_roles())? {
             eprintln!("roofline: {}", path.display());
         }
     }

@@ -82,46 +82,47 @@ pub struct Roofline {
     pub left_out: Vec<String>,
 }
 
-/// Experiments whose rows are not one kernel's rate and stay off the roofline, with the reason.
-const NOT_KERNELS: &[(&str, &str)] =
-    &[("pt", "persistent threads' rows time sequences with host steps and device waits, not one kernel's FLOP rate")];
+/// A CSV row, column → value.
+pub type Row = BTreeMap<String, String>;
 
-/// The family a matmul kernel belongs to: its name up to its shape suffix (`double_buffer_64x128x8_t128` →
-/// `double_buffer`, `tiled_m16` → `tiled`, `splitk_atomic_64x128x16_t128` → `splitk_atomic`).
-fn kernel_family(kernel: &str) -> String {
-    let parts: Vec<&str> = kernel.split('_').collect();
-    let shape = |p: &str| {
-        (p.contains('x') && p.chars().all(|c| c.is_ascii_digit() || c == 'x'))
-            || (p.len() > 1 && p.starts_with(['m', 't']) && p[1..].chars().all(|c| c.is_ascii_digit()))
-            || p == "unaligned"
-    };
-    let end = parts.iter().position(|p| shape(p)).unwrap_or(parts.len()).max(1);
-    parts[..end].join("_")
+/// How one experiment's rows go on the roofline. Each experiment gives its own (`Experiment::roofline`); the app
+/// gathers them from the registry, so this module knows no experiment by name.
+#[derive(Debug, Clone, Copy)]
+pub struct Role {
+    /// Why the experiment's rows stay off the roofline (rows that are not one kernel's rate), or `None`.
+    pub off: Option<&'static str>,
+    /// The family a row is drawn with (e.g. a kernel name without its shape).
+    pub family: fn(&Row) -> String,
+    /// Whether a row is a device copy, the measured memory ceiling.
+    pub is_copy: fn(&Row) -> bool,
 }
 
-/// The family a row is drawn with.
-fn family(experiment: &str, row: &BTreeMap<String, String>) -> String {
-    let get = |c: &str| row.get(c).cloned().unwrap_or_default();
-    match experiment {
-        "matmul" => kernel_family(&get("kernel")),
-        "occupancy" => get("sweep"),
-        "fusion" => get("variant"),
-        "smoke" => "triad".into(),
-        _ => get("key").split('/').next().unwrap_or_default().to_string(),
+impl Default for Role {
+    /// On the roofline, each row in the family its key starts with (`family/...`), no copies.
+    fn default() -> Self {
+        Role {
+            off: None,
+            family: |r| r.get("key").and_then(|k| k.split('/').next()).unwrap_or_default().to_string(),
+            is_copy: |_| false,
+        }
     }
 }
 
-/// The copy bandwidth a run measured, GB/s, and where: the fastest driver copy (occupancy's `copy` sweep, fusion's
-/// copy rows), counting the bytes read and written.
-fn measured_copy(tables: &[(String, Vec<BTreeMap<String, String>>)]) -> Option<(f64, String)> {
+/// Each experiment's [`Role`] by name; an experiment not listed gets the default.
+pub type Roles = [(&'static str, Role)];
+
+fn role_of(roles: &Roles, experiment: &str) -> Role {
+    roles.iter().find(|(name, _)| *name == experiment).map_or_else(Role::default, |(_, r)| *r)
+}
+
+/// The copy bandwidth a run measured, GB/s, and where: the fastest row an experiment's [`Role`] calls a device
+/// copy (occupancy's driver copy, fusion's copy rows), counting the bytes read and written.
+fn measured_copy(tables: &[(String, Vec<Row>)], roles: &Roles) -> Option<(f64, String)> {
     let mut best: Option<(f64, String)> = None;
     for (experiment, rows) in tables {
+        let role = role_of(roles, experiment);
         for r in rows.iter().filter(|r| r.get("status").is_some_and(|s| s == "ok")) {
-            let is_copy = match experiment.as_str() {
-                "occupancy" => r.get("sweep").is_some_and(|s| s == "copy"),
-                "fusion" => r.get("op").is_some_and(|s| s == "copy"),
-                _ => false,
-            };
+            let is_copy = (role.is_copy)(r);
             let gbps = r.get("gbps").and_then(|v| v.parse::<f64>().ok());
             if let (true, Some(gbps)) = (is_copy, gbps) {
                 if best.as_ref().is_none_or(|(b, _)| gbps > *b) {
@@ -152,7 +153,7 @@ fn roof(ceilings: &Ceilings, copy: Option<(f64, String)>) -> Roof {
 }
 
 /// The roofline of the results folder `dir`; `None` when it has no run.json or no row to place.
-pub fn of_run(dir: &Path) -> Result<Option<Roofline>> {
+pub fn of_run(dir: &Path, roles: &Roles) -> Result<Option<Roofline>> {
     let Some(run) = super::run_json::read(dir)? else { return Ok(None) };
     let mut tables = Vec::new();
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -174,7 +175,8 @@ pub fn of_run(dir: &Path) -> Result<Option<Roofline>> {
     let mut host_timed = 0;
     let mut no_count: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
     for (experiment, rows) in &tables {
-        if let Some((_, why)) = NOT_KERNELS.iter().find(|(e, _)| e == experiment) {
+        let role = role_of(roles, experiment);
+        if let Some(why) = role.off {
             left_out.push(format!("{experiment}: {why}"));
             continue;
         }
@@ -194,7 +196,7 @@ pub fn of_run(dir: &Path) -> Result<Option<Roofline>> {
                 let key = r.get("key").cloned().unwrap_or_default();
                 points.push(Placed {
                     experiment: experiment.clone(),
-                    family: family(experiment, r),
+                    family: (role.family)(r),
                     key,
                     flops,
                     bytes,
@@ -221,7 +223,7 @@ pub fn of_run(dir: &Path) -> Result<Option<Roofline>> {
     let props = &run.device;
     let wave = if props.platform == crate::device::Platform::Nvidia { "warp" } else { "wave" };
     let device = format!("{} ({}, {wave}{})", props.name, props.arch, props.wave_size.0);
-    let roof = roof(&crate::peaks::ceilings(props), measured_copy(&tables));
+    let roof = roof(&crate::peaks::ceilings(props), measured_copy(&tables, roles));
     Ok(Some(Roofline { device, roof, points, left_out }))
 }
 
@@ -339,8 +341,8 @@ pub fn plot(runs: &[(String, &Roofline)]) -> LinePlot {
 
 /// Writes `roofline.csv` and `roofline.png` of the results folder `dir`; the files written, none when the folder
 /// has nothing to place.
-pub fn write(dir: &Path) -> Result<Vec<PathBuf>> {
-    let Some(r) = of_run(dir)? else { return Ok(Vec::new()) };
+pub fn write(dir: &Path, roles: &Roles) -> Result<Vec<PathBuf>> {
+    let Some(r) = of_run(dir, roles)? else { return Ok(Vec::new()) };
     let csv = dir.join(CSV);
     std::fs::write(&csv, csv_text(&r)).map_err(|source| Error::Io {
         action: "cannot write",
@@ -360,21 +362,14 @@ pub fn write(dir: &Path) -> Result<Vec<PathBuf>> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn kernel_families_drop_the_shape() {
-        let cases = [
-            ("double_buffer_64x128x8_t128", "double_buffer"),
-            ("double_buffer", "double_buffer"),
-            ("tiled_m16", "tiled"),
-            ("splitk_atomic_64x128x16_t128", "splitk_atomic"),
-            ("streamk_128x128x8_t128_unaligned", "streamk"),
-            ("cublas", "cublas"),
-            ("autotune", "autotune"),
-            ("blocktile_2d", "blocktile_2d"),
-        ];
-        for (kernel, want) in cases {
-            assert_eq!(kernel_family(kernel), want, "{kernel}");
-        }
+    /// Roles standing in for the experiments' own (the registry's are tested with the experiments): rows of
+    /// "kernels" drawn by their `kernel` column, "copies" rows with `sweep` = copy are copies, "sequences" off.
+    fn fixture_roles() -> Vec<(&'static str, Role)> {
+        vec![
+            ("kernels", Role { family: |r| r["kernel"].clone(), ..Role::default() }),
+            ("copies", Role { is_copy: |r| r.get("sweep").is_some_and(|s| s == "copy"), ..Role::default() }),
+            ("sequences", Role { off: Some("rows time sequences"), ..Role::default() }),
+        ]
     }
 
     fn h200() -> Ceilings {
@@ -400,12 +395,14 @@ mod tests {
             ])
         };
         let tables = vec![(
-            "occupancy".to_string(),
+            "copies".to_string(),
             vec![row("copy/n=1", "copy", 4000.0), row("copy/n=2", "copy", 4200.0), row("add", "group_size", 4300.0)],
         )];
-        let r = roof(&h200(), measured_copy(&tables));
+        let r = roof(&h200(), measured_copy(&tables, &fixture_roles()));
         assert_eq!(r.memory_gbps, 4200.0);
-        assert!(r.memory_source.contains("measured in this run (occupancy copy/n=2)"), "{}", r.memory_source);
+        assert!(r.memory_source.contains("measured in this run (copies copy/n=2)"), "{}", r.memory_source);
+        // Without its role no row is a copy.
+        assert_eq!(measured_copy(&tables, &[]), None);
         // Ridge at 66900 / 4200 = 15.9 FLOP/B.
         assert!((r.attainable(1.0) - 4200.0).abs() < 1e-9);
         assert!((r.attainable(100.0) - 66900.0).abs() < 1e-9);
@@ -454,7 +451,7 @@ mod tests {
         let props = h100();
         let invocation = super::super::run_json::Invocation::now(serde_json::json!({}), None);
         super::super::run_json::record(dir.path(), &props, invocation).unwrap();
-        let ctx = "matmul,nvidia,NVIDIA H100 80GB HBM3,sm_90,32";
+        let ctx = "kernels,nvidia,NVIDIA H100 80GB HBM3,sm_90,32";
         let head = "experiment,platform,device,arch,wave_size,kernel,m,timing,flop_count,byte_count,time_ms_median,gflops,status,key";
         // 4096^3: 1.374e11 FLOP over 3 x 64 MiB; in 3 ms, 45.8 TFLOP/s.
         let f = 2.0 * 4096f64.powi(3);
@@ -464,19 +461,19 @@ mod tests {
              {ctx},cublas,4096,graph,{f},{b},2.7,50000,ok,k2\n{ctx},naive,4096,graph,{f},{b},,,invalid,k3\n\
              {ctx},naive,512,host,1,1,1,1,ok,k4\n"
         );
-        std::fs::write(dir.path().join("matmul.csv"), csv).unwrap();
-        std::fs::write(dir.path().join("pt.csv"), "experiment,status,key\npt,ok,x\n").unwrap();
-        let written = write(dir.path()).unwrap();
+        std::fs::write(dir.path().join("kernels.csv"), csv).unwrap();
+        std::fs::write(dir.path().join("sequences.csv"), "experiment,status,key\nsequences,ok,x\n").unwrap();
+        let written = write(dir.path(), &fixture_roles()).unwrap();
         assert_eq!(written.len(), 2);
         let text = std::fs::read_to_string(dir.path().join(CSV)).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 3, "{text}");
-        assert!(lines[1].starts_with("matmul,double_buffer,k1,"), "{text}");
+        assert!(lines[1].starts_with("kernels,double_buffer_64x128x8_t128,k1,"), "{text}");
         // Intensity 2*4096/12 = 682.7 FLOP/B: compute-bound under the H100's 66.9 TFLOP/s.
         assert!(lines[1].contains(",682.666667,3,45.8") || lines[1].contains(",682.666667,3,"), "{text}");
         assert!(lines[1].contains(",compute,"), "{text}");
-        let r = of_run(dir.path()).unwrap().unwrap();
-        assert!(r.left_out.iter().any(|l| l.starts_with("pt:")), "{:?}", r.left_out);
+        let r = of_run(dir.path(), &fixture_roles()).unwrap().unwrap();
+        assert!(r.left_out.iter().any(|l| l == "sequences: rows time sequences"), "{:?}", r.left_out);
         assert!(r.left_out.iter().any(|l| l.starts_with("1 rows timed by the host")), "{:?}", r.left_out);
         assert!(r.roof.memory_source.contains("datasheet"), "{}", r.roof.memory_source);
         let p = plot(&[(String::new(), &r)]);

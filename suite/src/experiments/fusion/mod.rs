@@ -424,6 +424,14 @@ impl Experiment for FusionSweep {
         headlines::table(rows)
     }
 
+    fn roofline(&self) -> crate::report::roofline::Role {
+        crate::report::roofline::Role {
+            family: |r| r.get("variant").cloned().unwrap_or_default(),
+            is_copy: |r| r.get("op").is_some_and(|s| s == "copy"),
+            ..Default::default()
+        }
+    }
+
     fn comparison(&self) -> Box<dyn crate::report::compare::Comparison> {
         Box::new(FusionComparison)
     }

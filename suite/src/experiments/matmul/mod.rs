@@ -227,6 +227,13 @@ enum Slot {
 }
 
 impl Experiment for MatmulSweep {
+    fn roofline(&self) -> crate::report::roofline::Role {
+        crate::report::roofline::Role {
+            family: |r| plots::kernel_family(r.get("kernel").map_or("", String::as_str)),
+            ..Default::default()
+        }
+    }
+
     fn comparison(&self) -> Box<dyn crate::report::compare::Comparison> {
         Box::new(MatmulComparison)
     }

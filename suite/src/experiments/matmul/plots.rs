@@ -210,6 +210,20 @@ fn kernel_label(name: &str) -> String {
     }
 }
 
+/// The family a matmul kernel belongs to on the roofline: its name up to its shape suffix
+/// (`double_buffer_64x128x8_t128` → `double_buffer`, `tiled_m16` → `tiled`, `splitk_atomic_64x128x16_t128` →
+/// `splitk_atomic`).
+pub(super) fn kernel_family(kernel: &str) -> String {
+    let parts: Vec<&str> = kernel.split('_').collect();
+    let shape = |p: &str| {
+        (p.contains('x') && p.chars().all(|c| c.is_ascii_digit() || c == 'x'))
+            || (p.len() > 1 && p.starts_with(['m', 't']) && p[1..].chars().all(|c| c.is_ascii_digit()))
+            || p == "unaligned"
+    };
+    let end = parts.iter().position(|p| shape(p)).unwrap_or(parts.len()).max(1);
+    parts[..end].join("_")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -321,5 +335,22 @@ mod tests {
         }
         let note = super::plots(&amd)[0].1.note.clone().unwrap();
         assert!(note.contains("MFMA") && note.contains("FP32 peaks: vector 23.9 TFLOP/s, matrix 47.9"), "{note}");
+    }
+
+    #[test]
+    fn kernel_families_drop_the_shape() {
+        let cases = [
+            ("double_buffer_64x128x8_t128", "double_buffer"),
+            ("double_buffer", "double_buffer"),
+            ("tiled_m16", "tiled"),
+            ("splitk_atomic_64x128x16_t128", "splitk_atomic"),
+            ("streamk_128x128x8_t128_unaligned", "streamk"),
+            ("cublas", "cublas"),
+            ("autotune", "autotune"),
+            ("blocktile_2d", "blocktile_2d"),
+        ];
+        for (kernel, want) in cases {
+            assert_eq!(super::kernel_family(kernel), want, "{kernel}");
+        }
     }
 }

@@ -5,10 +5,30 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use crate::report::compare::{
-    copy_gbps, copy_or_reason, devices_in_title, fmt_num, is_ok, key, level, num, per_run_plot, runs_subtitle,
-    sorted_points, table, text, Comparison, Headline, Rec, Run, Values,
+    devices_in_title, fmt_num, is_ok, key, level, num, per_run_plot, runs_subtitle, sorted_points, table, text,
+    Comparison, Headline, Rec, Run, Values,
 };
 use crate::report::plot::{Axis, Series};
+
+/// The driver's device-to-device copy in `run`, GB/s: the `copy` row of its occupancy CSV (the reference of
+/// every memory-bound comparison).
+pub fn copy_gbps(run: &Run) -> Option<f64> {
+    run.rows("occupancy")
+        .iter()
+        .find(|r| is_ok(r) && r.get("sweep").map(String::as_str) == Some("copy"))
+        .and_then(|r| num(r, "gbps"))
+        .filter(|g| *g > 0.0)
+}
+
+/// [`copy_gbps`], or why the run has none.
+pub fn copy_or_reason(run: &Run) -> Result<f64, String> {
+    copy_gbps(run).ok_or_else(|| {
+        format!(
+            "run {} has no copy reference (the `copy` row of occupancy.csv; `suite run occupancy --sweeps copy`)",
+            run.index
+        )
+    })
+}
 
 /// Occupancy: bandwidth as % of the run's copy, and the theoretical occupancy, against group size and LDS; the
 /// residency probe's time against rounds (groups / groups the device holds), which removes the device's size.

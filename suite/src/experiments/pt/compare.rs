@@ -208,7 +208,8 @@ mod tests {
         write_pt_run(&a, "NVIDIA H100 80GB HBM3", 1.0, 1.0);
         write_pt_run(&b, "NVIDIA H200", 0.8, 0.5);
         let runs = [crate::report::compare::read_run(&a, 1).unwrap(), crate::report::compare::read_run(&b, 2).unwrap()];
-        let known: Vec<(&'static str, Box<dyn Comparison>)> = vec![("pt", Box::new(PtComparison))];
+        let known =
+            crate::report::compare::Known { comparisons: vec![("pt", Box::new(PtComparison))], roofline: vec![] };
         let (md, _) = report(&runs, &known);
         let pt = &md[md.find("## pt").unwrap()..];
         assert!(!pt.contains("0.000 | 0.000") && !pt.contains("0.000 vs 0.000"), "{pt}");

@@ -475,6 +475,15 @@ impl Experiment for PtSweep {
         derived::tables(rows)
     }
 
+    fn roofline(&self) -> crate::report::roofline::Role {
+        crate::report::roofline::Role {
+            off: Some(
+                "persistent threads' rows time sequences with host steps and device waits, not one kernel's FLOP rate",
+            ),
+            ..Default::default()
+        }
+    }
+
     fn comparison(&self) -> Box<dyn crate::report::compare::Comparison> {
         Box::new(PtComparison)
     }

@@ -3,6 +3,8 @@
 
 use serde::Serialize;
 
+mod compare;
+
 use super::entry::{defaults, size_arg, Entry, Sweep};
 use super::estimate::{LAUNCH_S, STREAMING_SHARE};
 use super::{Case, Error, Experiment, Metric, Point, Work};
@@ -71,8 +73,12 @@ impl SmokeSweep {
 }
 
 impl Experiment for SmokeSweep {
+    fn roofline(&self) -> crate::report::roofline::Role {
+        crate::report::roofline::Role { family: |_| "triad".into(), ..Default::default() }
+    }
+
     fn comparison(&self) -> Box<dyn crate::report::compare::Comparison> {
-        Box::new(crate::report::compare::MemoryComparison)
+        Box::new(compare::TriadComparison)
     }
 
     fn name(&self) -> &'static str {

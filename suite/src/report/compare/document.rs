@@ -7,15 +7,20 @@ use std::path::{Path, PathBuf};
 use super::*;
 use crate::report::plot::{render_png, LinePlot, DEFAULT_SIZE};
 
-/// The experiments `suite compare` knows, in the order it reports them, each with how it is compared (see
-/// [`Comparison`]). The app makes it from the experiment registry; an experiment not in it is compared by its
-/// metric column, after the known ones.
-pub type Known = [(&'static str, Box<dyn Comparison>)];
+/// The experiments `suite compare` knows, in the order it reports them: how each is compared (see [`Comparison`])
+/// and how its rows go on the roofline. The app makes it from the experiment registry; an experiment not in it is
+/// compared by its metric column, after the known ones, and drawn on the roofline by default.
+pub struct Known {
+    /// Each experiment's comparison, in report order.
+    pub comparisons: Vec<(&'static str, Box<dyn Comparison>)>,
+    /// Each experiment's place on the roofline.
+    pub roofline: Vec<(&'static str, crate::report::roofline::Role)>,
+}
 
 /// How `experiment` is compared: its own [`Comparison`] where `known` has it, its metric column otherwise.
 pub fn comparison_for<'k>(known: &'k Known, experiment: &str) -> &'k dyn Comparison {
     static BY_METRIC: MetricComparison = MetricComparison { column: None };
-    known.iter().find(|(name, _)| *name == experiment).map_or(&BY_METRIC, |(_, c)| c.as_ref())
+    known.comparisons.iter().find(|(name, _)| *name == experiment).map_or(&BY_METRIC, |(_, c)| c.as_ref())
 }
 
 /// What [`compare`] wrote.
@@ -47,8 +52,13 @@ pub fn compare(dirs: &[PathBuf], out: &Path, known: &Known) -> Result<Written, E
 /// The experiments in the runs: `known`'s order, then others by name.
 fn experiment_order(runs: &[Run], known: &Known) -> Vec<String> {
     let all: BTreeSet<&String> = runs.iter().flat_map(|r| r.tables.keys()).collect();
-    let mut order: Vec<String> =
-        known.iter().map(|(n, _)| *n).filter(|n| all.contains(&n.to_string())).map(str::to_string).collect();
+    let mut order: Vec<String> = known
+        .comparisons
+        .iter()
+        .map(|(n, _)| *n)
+        .filter(|n| all.contains(&n.to_string()))
+        .map(str::to_string)
+        .collect();
     let others: Vec<String> = all.into_iter().filter(|n| !order.contains(n)).cloned().collect();
     order.extend(others);
     order
@@ -84,12 +94,17 @@ pub fn report(runs: &[Run], known: &Known) -> (String, Vec<(String, LinePlot)>) 
         }
         joined_section(&mut md, &experiment, &holding, comparison);
     }
-    roofline_section(&mut md, &mut plots, runs);
+    roofline_section(&mut md, &mut plots, runs, &known.roofline);
     (md, plots)
 }
 
 /// The runs' rooflines in one plot, and per run its ceilings and how close its kernels come to their roof.
-fn roofline_section(md: &mut String, plots: &mut Vec<(String, LinePlot)>, runs: &[Run]) {
+fn roofline_section(
+    md: &mut String,
+    plots: &mut Vec<(String, LinePlot)>,
+    runs: &[Run],
+    roles: &crate::report::roofline::Roles,
+) {
     let _ = writeln!(md, "## Roofline\n");
     let mut drawn: Vec<(String, crate::report::roofline::Roofline)> = Vec::new();
     let _ = writeln!(
@@ -98,7 +113,7 @@ fn roofline_section(md: &mut String, plots: &mut Vec<(String, LinePlot)>, runs: 
          within 80% of it |\n|---|---:|---|---:|---:|---:|"
     );
     for r in runs {
-        match crate::report::roofline::of_run(&r.dir) {
+        match crate::report::roofline::of_run(&r.dir, roles) {
             Ok(Some(roof)) => {
                 let mut shares: Vec<f64> =
                     roof.points.iter().map(|p| p.gflops() / roof.roof.attainable(p.intensity())).collect();

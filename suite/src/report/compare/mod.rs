@@ -478,7 +478,4 @@ fn placement_text(inv: &serde_json::Value) -> String {
 mod document;
 mod parts;
 pub use document::{compare, comparison_for, report, timing_mismatches, Known, Written};
-pub use parts::{
-    copy_gbps, copy_or_reason, devices_in_title, level, per_run_plot, runs_subtitle, sorted_points, table,
-    MemoryComparison,
-};
+pub use parts::{devices_in_title, level, per_run_plot, runs_subtitle, sorted_points, table};
