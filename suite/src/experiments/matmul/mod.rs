@@ -54,7 +54,7 @@ pub struct MatmulSweep {
     #[arg(long, value_delimiter = ',', value_parser = Shape::parse, default_values = FULL_SIZES.iter().copied())]
     pub sizes: Vec<Shape>,
     /// Kernels by name or family, comma-separated (default: the seed's ladder plus the register-blocked kernels
-    /// suited to the device's architecture, see the README); `tiled` means every --tiles size.
+    /// suited to the device's architecture, see docs/matmul.md); `tiled` means every --tiles size.
     #[arg(long, value_delimiter = ',')]
     pub kernels: Vec<String>,
     /// Tile sizes M of the tiled kernel (default: 4,8,16,32).

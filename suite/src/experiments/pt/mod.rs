@@ -315,7 +315,7 @@ impl PtSweep {
     }
 }
 
-/// Parameter columns (see the README's CSV section).
+/// Parameter columns (see docs/method.md, CSV columns).
 const COLUMNS: [&str; 15] = [
     "use_case",
     "variant",

@@ -131,7 +131,7 @@ mod tests {
     }
 
     /// The PT kernels' maximal launch on an MI250X GCD (110 CUs, wave64), computed from the gfx90a code object's
-    /// static metadata at groups of 256: the README's table (`cargo test -p suite --lib mi250x -- --nocapture`).
+    /// static metadata at groups of 256: the table in docs/pt.md (`cargo test -p suite --lib mi250x -- --nocapture`).
     #[test]
     fn maximal_launch_on_an_mi250x_gcd_is_computed_from_static_metadata() {
         let store = crate::kernels::KernelStore::new(None);
