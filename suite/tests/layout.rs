@@ -35,18 +35,29 @@ fn code_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
 /// The layers below the experiments: the results and reports, the kernel store, the GPU wrapper and the devices.
 const BELOW_EXPERIMENTS: [&str; 4] = ["report", "kernels", "gpu.rs", "device"];
 
+/// Every Rust file of the layers below the experiments, with its text.
+fn lower_layer_files() -> Vec<(PathBuf, String)> {
+    let mut files = Vec::new();
+    for layer in BELOW_EXPERIMENTS {
+        let path = src().join(layer);
+        files.extend(if path.is_dir() { rust_files(&path) } else { vec![path] });
+    }
+    files
+        .into_iter()
+        .map(|f| {
+            let text = std::fs::read_to_string(&f).unwrap();
+            (f, text)
+        })
+        .collect()
+}
+
 #[test]
 fn report_kernels_gpu_and_device_import_nothing_from_the_experiments() {
     let mut found = Vec::new();
-    for layer in BELOW_EXPERIMENTS {
-        let path = src().join(layer);
-        let files = if path.is_dir() { rust_files(&path) } else { vec![path] };
-        for file in files {
-            let text = std::fs::read_to_string(&file).unwrap();
-            for (n, line) in code_lines(&text) {
-                if line.contains("experiments::") || line.contains("crate::experiments") || line.contains("app::") {
-                    found.push(format!("{}:{n}: {}", file.display(), line.trim()));
-                }
+    for (file, text) in lower_layer_files() {
+        for (n, line) in code_lines(&text) {
+            if line.contains("experiments::") || line.contains("crate::experiments") || line.contains("app::") {
+                found.push(format!("{}:{n}: {}", file.display(), line.trim()));
             }
         }
     }
@@ -59,17 +70,12 @@ fn report_kernels_gpu_and_device_import_nothing_from_the_experiments() {
 #[test]
 fn report_kernels_gpu_and_device_name_no_experiment() {
     let mut found = Vec::new();
-    for layer in BELOW_EXPERIMENTS {
-        let path = src().join(layer);
-        let files = if path.is_dir() { rust_files(&path) } else { vec![path] };
-        for file in files {
-            let text = std::fs::read_to_string(&file).unwrap();
-            let code = text.split("#[cfg(test)]").next().unwrap_or_default();
-            for (n, line) in code_lines(code) {
-                for name in suite::experiments::registry::names() {
-                    if line.contains(&format!("\"{name}\"")) {
-                        found.push(format!("{}:{n}: {}", file.display(), line.trim()));
-                    }
+    for (file, text) in lower_layer_files() {
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for (n, line) in code_lines(code) {
+            for name in suite::experiments::registry::names() {
+                if line.contains(&format!("\"{name}\"")) {
+                    found.push(format!("{}:{n}: {}", file.display(), line.trim()));
                 }
             }
         }
