@@ -32,9 +32,11 @@ pub fn find(name: &str) -> Result<&'static Entry, Error> {
 /// What `suite compare` needs of every experiment, in table order: how it is compared and how its rows go on the
 /// roofline.
 pub fn known() -> crate::report::compare::Known {
+    let defaults: Vec<(&'static str, Box<dyn Experiment>)> =
+        EXPERIMENTS.iter().map(|e| (e.name, (e.default)())).collect();
     crate::report::compare::Known {
-        comparisons: EXPERIMENTS.iter().map(|e| (e.name, (e.default)().comparison())).collect(),
-        roofline: roofline_roles(),
+        comparisons: defaults.iter().map(|(name, e)| (*name, e.comparison())).collect(),
+        roofline: defaults.iter().map(|(name, e)| (*name, e.roofline())).collect(),
     }
 }
 

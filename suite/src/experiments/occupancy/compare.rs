@@ -15,9 +15,15 @@ use crate::report::plot::{Axis, Series};
 pub fn copy_gbps(run: &Run) -> Option<f64> {
     run.rows("occupancy")
         .iter()
-        .find(|r| is_ok(r) && r.get("sweep").map(String::as_str) == Some("copy"))
+        .find(|r| is_ok(r) && is_driver_copy(r))
         .and_then(|r| num(r, "gbps"))
         .filter(|g| *g > 0.0)
+}
+
+/// Whether an occupancy row is the driver's device-to-device copy (the `copy` sweep): the reference of the
+/// comparisons and the memory ceiling of the run's roofline.
+pub fn is_driver_copy(row: &Rec) -> bool {
+    row.get("sweep").is_some_and(|s| s == "copy")
 }
 
 /// [`copy_gbps`], or why the run has none.

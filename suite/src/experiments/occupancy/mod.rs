@@ -175,7 +175,7 @@ impl Experiment for OccupancySweep {
         // The driver copy is the run's memory ceiling.
         crate::report::roofline::Role {
             family: |r| r.get("sweep").cloned().unwrap_or_default(),
-            is_copy: |r| r.get("sweep").is_some_and(|s| s == "copy"),
+            is_copy: compare::is_driver_copy,
             ..Default::default()
         }
     }

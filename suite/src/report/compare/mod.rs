@@ -393,10 +393,9 @@ pub fn read_run(dir: &Path, index: usize) -> Result<Run, Error> {
         }
         let rows = super::csv::read_rows(&path)?;
         // Tables derived from the rows (the roofline, one row per kernel point of every experiment) carry the
-        // same columns; an experiment's own CSV is named after the experiment of its rows.
-        let derived = path.file_name().is_some_and(|n| n == super::roofline::CSV)
-            || rows.first().is_some_and(|r| r.get("experiment").is_some_and(|e| *e != stem));
-        if derived {
+        // same columns; an experiment's own CSV is named after the experiment of its rows (as the roofline reads
+        // them too).
+        if rows.first().is_some_and(|r| r.get("experiment").is_some_and(|e| *e != stem)) {
             continue;
         }
         tables.insert(stem, Table { path, columns, rows });
