@@ -324,12 +324,34 @@ fn draw_ring<DB: DrawingBackend>(
     }
 }
 
+/// Draws series `p`'s marker at `c`: a ring for [`SeriesKind::Rings`] (`ring_w` wide), filled otherwise.
+fn draw_sample<DB: DrawingBackend>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    p: &Prepared,
+    c: (i32, i32),
+    r: i32,
+    ring_w: u32,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    if p.kind == SeriesKind::Rings {
+        draw_ring(root, p.marker, c, r, ring_w, p.color)
+    } else {
+        draw_marker(root, p.marker, c, r, p.color)
+    }
+}
+
 /// Reference colours, in order: black, then greys that stay distinct from it.
 const REFERENCE_PALETTE: [RGBColor; 3] =
     [RGBColor(0x00, 0x00, 0x00), RGBColor(0x6E, 0x6E, 0x6E), RGBColor(0xA0, 0xA0, 0xA0)];
-/// Radius of a [`SeriesKind::Rings`] marker over the line markers' radius: wider than a point (1.6), so a point at
-/// the same place shows inside the ring.
-const RING_SCALE: f64 = 2.3;
+/// Marker radius of series drawn as scattered markers over the line markers' radius, on the chart and in the
+/// legend: points are what such a plot shows, so larger (and never shrunk for crowding); rings wider still, so a
+/// point at the same place shows inside the ring.
+fn scatter_scale(kind: SeriesKind) -> Option<f64> {
+    match kind {
+        SeriesKind::Points => Some(1.6),
+        SeriesKind::Rings => Some(2.3),
+        _ => None,
+    }
+}
 /// The colour of [`SeriesKind::Focus`] series: crimson, in no palette, so the series a plot is about stands out.
 pub const FOCUS: RGBColor = RGBColor(0xDC, 0x14, 0x3C);
 const TEXT: RGBColor = RGBColor(0x1A, 0x1A, 0x1A);
@@ -1081,23 +1103,19 @@ fn draw_shapes(
         // Markers with a thin white ring, so crossing lines do not blur into them; smaller where points crowd.
         let spread = l.x.to_px(p.points[p.points.len() - 1].0, left, right) - l.x.to_px(p.points[0].0, left, right);
         let spacing = if p.points.len() > 1 { spread / (p.points.len() - 1) as f64 } else { f64::INFINITY };
-        let marker_r = match p.kind {
-            SeriesKind::Focus => 1.4 * m.marker_r,
-            // Scattered points are what the plot shows: larger, and never shrunk for crowding.
-            SeriesKind::Points => 1.6 * m.marker_r,
-            SeriesKind::Rings => RING_SCALE * m.marker_r,
+        let marker_r = match (p.kind, scatter_scale(p.kind)) {
+            (SeriesKind::Focus, _) => 1.4 * m.marker_r,
+            (_, Some(scale)) => scale * m.marker_r,
             _ => m.marker_r.min(0.3 * spacing),
         };
         let marker_r = s(marker_r.max(1.5));
         // Markers at absolute pixels on the whole image (points lie inside the plotting area).
         for &q in &p.points {
             let c = chart.plotting_area().map_coordinate(&q);
-            if p.kind == SeriesKind::Rings {
-                draw_ring(&root, p.marker, c, marker_r, ring_w(), p.color).map_err(err("series"))?;
-            } else {
+            if p.kind != SeriesKind::Rings {
                 draw_marker(&root, p.marker, c, marker_r + ss, WHITE).map_err(err("series"))?;
-                draw_marker(&root, p.marker, c, marker_r, p.color).map_err(err("series"))?;
             }
+            draw_sample(&root, p, c, marker_r, ring_w()).map_err(err("series"))?;
         }
     }
 
@@ -1131,17 +1149,8 @@ fn draw_shapes(
                 root.draw(&PathElement::new(vec![(xb - third, yc), (xb, yc)], style)).map_err(err("legend"))?;
             }
         }
-        let size = match p.kind {
-            SeriesKind::Points => 1.6,
-            SeriesKind::Rings => RING_SCALE,
-            _ => 1.0,
-        };
-        let r = s(m.marker_r * scale * size);
-        if p.kind == SeriesKind::Rings {
-            draw_ring(&root, p.marker, ((xa + xb) / 2, yc), r, ring_w(), p.color).map_err(err("legend"))?;
-        } else {
-            draw_marker(&root, p.marker, ((xa + xb) / 2, yc), r, p.color).map_err(err("legend"))?;
-        }
+        let r = s(m.marker_r * scale * scatter_scale(p.kind).unwrap_or(1.0));
+        draw_sample(&root, p, ((xa + xb) / 2, yc), r, ring_w()).map_err(err("legend"))?;
     }
     root.present().map_err(err("image"))
 }
