@@ -418,30 +418,15 @@ mod tests {
         assert_eq!(labels, ["FP32 vector", "FP32 packed and matrix"]);
     }
 
+    /// The calculator's H100 with the clocks, memory and runtime its device reports.
     fn h100() -> crate::device::Props {
-        use crate::device::{Arch, Platform, Props, WaveSize};
-        Props {
-            platform: Platform::Nvidia,
-            ordinal: 0,
-            name: "NVIDIA H100 80GB HBM3".into(),
-            arch: Arch::parse("sm_90").unwrap(),
-            arch_full: "sm_90".into(),
-            wave_size: WaveSize(32),
-            cu_count: 132,
-            max_items_per_cu: 2048,
-            max_group_size: 1024,
-            max_groups_per_cu: Some(32),
-            lds_bytes_per_cu: 233472,
-            lds_bytes_per_group: 49152,
-            lds_bytes_per_group_optin: 232448,
-            registers_per_cu: 65536,
+        crate::device::Props {
             clock_mhz: Some(1980),
             memory_clock_mhz: Some(2619),
             memory_bus_bits: Some(5120),
             l2_bytes: Some(50 << 20),
-            memory_bytes: 80 << 30,
             runtime_version: "CUDA 13.0".into(),
-            driver_version: String::new(),
+            ..crate::occupancy::tests::h100()
         }
     }
 
