@@ -90,6 +90,17 @@ impl Inputs {
         }
         Ok(Inputs { shape, a, b, reference })
     }
+
+    /// C, read back from the device, checked at every element against the reference.
+    fn check(&self, gpu: &Gpu, c: &Buffer<f32>) -> Result<Verification, Error> {
+        let got = gpu.device.download(c)?;
+        Ok(verify::check_matmul(&got, &self.reference, self.shape.k))
+    }
+
+    /// The FLOP of one product of this shape.
+    fn flops(&self) -> f64 {
+        matmul_flops(self.shape.m, self.shape.n, self.shape.k)
+    }
 }
 
 /// C = A·B computed on the device by `v` (split-K into `split` ranges where it splits, by [`split_k_for`] when
@@ -177,13 +188,11 @@ impl Case for VendorCase<'_> {
     }
 
     fn verify(&mut self) -> Result<Verification, Error> {
-        let got = self.gpu.device.download(&self.c)?;
-        Ok(verify::check_matmul(&got, &self.inputs.reference, self.inputs.shape.k))
+        self.inputs.check(self.gpu, &self.c)
     }
 
     fn work(&self) -> f64 {
-        let s = self.inputs.shape;
-        matmul_flops(s.m, s.n, s.k)
+        self.inputs.flops()
     }
 
     fn footprint_bytes(&self) -> Option<u64> {
@@ -261,13 +270,11 @@ impl Case for KernelCase<'_> {
     }
 
     fn verify(&mut self) -> Result<Verification, Error> {
-        let got = self.gpu.device.download(&self.c)?;
-        Ok(verify::check_matmul(&got, &self.inputs.reference, self.inputs.shape.k))
+        self.inputs.check(self.gpu, &self.c)
     }
 
     fn work(&self) -> f64 {
-        let s = self.inputs.shape;
-        matmul_flops(s.m, s.n, s.k)
+        self.inputs.flops()
     }
 
     fn footprint_bytes(&self) -> Option<u64> {
