@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
+use crate::device::planning::{PlannedPart, PlanningDevice};
 use crate::device::{self, Device, Kernel, Module, Platform};
 use crate::kernels::{self, CompilerRecord, KernelStore};
 
@@ -68,6 +69,19 @@ impl Gpu {
             })?,
         };
         Ok(Gpu { device, store: KernelStore::new(kernels_dir), modules: Mutex::new(HashMap::new()) })
+    }
+
+    /// A plan of `part`, a known part that is not present (`suite run --dry-run` on a login node): its device is a
+    /// [`PlanningDevice`], which answers from the part's data sheet and the code objects' static metadata and runs
+    /// nothing. Kernels come from the store as for [`Gpu::open`]: prebuilt objects from `kernels_dir`
+    /// (`--kernels-dir`), else compiled with the local compiler and cached, so the plan also finds a kernel that
+    /// does not build. A `Result` like [`Gpu::open`]'s, so the command line treats both alike.
+    pub fn planning(part: &PlannedPart, kernels_dir: Option<PathBuf>) -> Result<Gpu, Error> {
+        Ok(Gpu {
+            device: Box::new(PlanningDevice::new(part)),
+            store: KernelStore::new(kernels_dir),
+            modules: Mutex::new(HashMap::new()),
+        })
     }
 
     /// Makes sure kernel source `source` is compiled (or found) for this device and loaded.

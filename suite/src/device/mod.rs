@@ -3,10 +3,13 @@
 //! Everything above this module is safe Rust and vendor-neutral: it speaks of *groups*, *items*, *waves*, *CUs*
 //! and *LDS*. The platform modules ([`amd`] over HIP, [`nvidia`] over the CUDA driver API) translate to their
 //! runtime's terms and hold all of the suite's `unsafe` code. The shape follows BabelStream: one small interface of
-//! blocking or stream-ordered operations, one self-contained implementation per programming model.
+//! blocking or stream-ordered operations, one self-contained implementation per programming model. A third, safe
+//! implementation, [`planning`], stands for a known part that is not present (`suite run --dry-run` on a login
+//! node): it answers from the datasheet and the code objects' static metadata and runs nothing.
 
 pub mod amd;
 pub mod nvidia;
+pub mod planning;
 
 use std::any::Any;
 use std::fmt;
@@ -324,6 +327,35 @@ pub enum Error {
     ForeignObject {
         /// What was handed over.
         what: &'static str,
+    },
+    /// An operation that would run or allocate, asked of a plan ([`planning::PlanningDevice`]): a dry run only
+    /// enumerates and estimates points.
+    #[error("`{operation}` cannot run on a plan of {part}: nothing runs in a dry run (it plans from the data sheet)")]
+    PlanningOnly {
+        /// The planned part, e.g. `MI250X GCD (110 CUs)`.
+        part: String,
+        /// The device operation asked for, e.g. `alloc`.
+        operation: &'static str,
+    },
+    /// A kernel's resources that only the vendor's driver can tell, asked of a plan of an NVIDIA part (a cubin
+    /// records no register counts).
+    #[error(
+        "register use of `{kernel}` on {part} is known only to the NVIDIA driver: plan on the node, or plan for an \
+         AMD part"
+    )]
+    PlanningNeedsDriver {
+        /// The planned part, e.g. `H100 SXM5 (132 SMs)`.
+        part: String,
+        /// The kernel asked for.
+        kernel: String,
+    },
+    /// A part key that the planning table does not hold.
+    #[error("no part `{key}` to plan for; known: {known}")]
+    UnknownPart {
+        /// The key asked for.
+        key: String,
+        /// The known keys, comma-separated.
+        known: String,
     },
 }
 

@@ -1,0 +1,149 @@
+//! Whole sweeps planned on a planning device (`suite run --dry-run`, [`crate::device::planning`]): every
+//! experiment's quick preset on an MI250X GCD from the real gfx90a code objects, and pt's on an H100, whose kernels
+//! only the NVIDIA driver can describe. These tests live here rather than beside the planning device because the
+//! layers below the experiments do not reach up into them (`tests/layout.rs`).
+
+use std::path::PathBuf;
+
+use super::entry::Sweep;
+use super::occupancy::{group_counts, OccupancySweep};
+use super::pt::PtSweep;
+use super::registry::EXPERIMENTS;
+use super::{plan, Experiment, Planned, RunOptions};
+use crate::device::planning::{part, PlannedPart};
+use crate::device::Timing;
+use crate::gpu::Gpu;
+use crate::kernels::test_support::compiler;
+
+/// `suite run`'s defaults.
+fn options() -> RunOptions {
+    RunOptions {
+        out_dir: PathBuf::new(),
+        resume: false,
+        shard: None,
+        warmup: 3,
+        reps: 20,
+        time_budget_s: 2.0,
+        timing: Timing::Graph,
+        max_point_s: 60.0,
+    }
+}
+
+/// A plan of `key`, with its compiler present (a missing one fails the test saying what to install).
+fn planned(key: &str) -> (Gpu, &'static PlannedPart) {
+    let part = part(key).unwrap_or_else(|e| panic!("{e}"));
+    compiler(part.arch().platform());
+    (Gpu::planning(part, None).unwrap_or_else(|e| panic!("{e}")), part)
+}
+
+/// `exp` fitted to the plan's device and planned on it.
+fn plan_of(gpu: &Gpu, mut exp: Box<dyn Experiment>) -> Vec<Planned> {
+    exp.fit_to_device(gpu.device.props());
+    plan(gpu, exp.as_ref(), &options())
+}
+
+/// A point's value in the column called `column`.
+fn param<'p>(exp: &dyn Experiment, p: &'p Planned, column: &str) -> &'p str {
+    let i = exp.param_columns().iter().position(|c| *c == column).unwrap_or_else(|| panic!("no column {column}"));
+    &p.point.params[i]
+}
+
+/// Words of the reasons a point is invalid for when the plan, not the sweep, is at fault: a refusal of the planning
+/// device, a kernel the code object lacks, a code object that could not be made.
+const PLAN_FAULTS: [&str; 6] = [
+    "on a plan of",
+    "known only to the",
+    "is not in the module",
+    "kernel compiler found",
+    "no prebuilt code object",
+    "compiling kernel source",
+];
+
+#[test]
+fn every_quick_preset_plans_on_an_mi250x_gcd_from_its_code_objects() {
+    let (gpu, part) = planned("mi250x-gcd");
+    for entry in EXPERIMENTS {
+        let planned = plan_of(&gpu, (entry.quick)());
+        assert!(!planned.is_empty(), "{}: an empty plan", entry.name);
+        for p in &planned {
+            if let Some(why) = &p.point.invalid {
+                let fault = PLAN_FAULTS.iter().find(|f| why.contains(*f));
+                assert!(fault.is_none(), "{} on {}: {} is invalid: {why}", entry.name, part.datasheet, p.point.key);
+            }
+        }
+        let valid = planned.iter().filter(|p| p.point.invalid.is_none()).count();
+        assert!(valid > 0, "{}: no point of the quick preset would run", entry.name);
+        // What runs is estimated; what does not takes no time.
+        for p in &planned {
+            assert_eq!(p.point.invalid.is_none(), p.estimate_s > 0.0, "{}: {}", entry.name, p.point.key);
+        }
+    }
+}
+
+#[test]
+fn pt_plans_its_maximal_launches_from_the_occupancy_calculator() {
+    let (gpu, _) = planned("mi250x-gcd");
+    let exp: Box<dyn Experiment> = Box::new(PtSweep::quick());
+    let planned = plan_of(&gpu, Box::new(PtSweep::quick()));
+    let with_launch: Vec<&Planned> =
+        planned.iter().filter(|p| !param(exp.as_ref(), p, "max_groups").is_empty()).collect();
+    assert!(
+        with_launch.len() > planned.len() / 2,
+        "{} of {} points have a maximal launch",
+        with_launch.len(),
+        planned.len()
+    );
+    for p in with_launch {
+        // The device's answer is the calculator's: the `max_groups` and `calc_groups` columns agree, and each is a
+        // whole number of groups per CU (1 to 8 groups of 256 items on 110 CUs of 32 wave slots).
+        let max: u32 = param(exp.as_ref(), p, "max_groups").parse().unwrap();
+        assert_eq!(param(exp.as_ref(), p, "calc_groups"), max.to_string(), "{}", p.point.key);
+        assert!(max.is_multiple_of(110) && (110..=8 * 110).contains(&max), "{}: {max}", p.point.key);
+    }
+}
+
+#[test]
+fn occupancy_plans_its_group_counts_around_the_resident_capacity() {
+    let (gpu, _) = planned("mi250x-gcd");
+    let sweep = OccupancySweep::quick();
+    let chunks = gpu.kernel("occupancy", "occupancy_chunks").unwrap();
+    let per_cu = gpu.device.occupancy_groups_per_cu(&chunks, sweep.count_group_size, 0).unwrap();
+    // Groups of 512 items are 8 waves: at most 4 on a CU's 32 wave slots, so the counts differ from one per CU's.
+    assert!((2..=4).contains(&per_cu), "{per_cu} groups of {} per CU", sweep.count_group_size);
+    let want = group_counts(110, Some(per_cu));
+    assert_ne!(want, group_counts(110, None));
+    let planned = plan_of(&gpu, Box::new(sweep));
+    let counts: Vec<u32> = planned
+        .iter()
+        .filter_map(|p| p.point.key.strip_prefix("group_count_spin/groups="))
+        .map(|rest| rest.split(',').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(counts, want);
+}
+
+#[test]
+fn an_nvidia_plan_leaves_its_kernel_dependent_points_to_the_driver() {
+    let (gpu, part) = planned("h100-sxm");
+    let sweep = PtSweep::quick();
+    let specs = sweep.specs();
+    let planned = plan_of(&gpu, Box::new(sweep));
+    assert_eq!(planned.len(), specs.len());
+    let mut driver_bound = 0;
+    for p in &planned {
+        let spec = &specs[p.point.index];
+        match spec.pt_kernel() {
+            Some(kernel) => {
+                let why = p.point.invalid.as_deref().unwrap_or_else(|| panic!("{} is valid", p.point.key));
+                let reason = format!(
+                    "maximal launch of {kernel}: register use of `{kernel}` on {} is known only to the NVIDIA \
+                     driver: plan on the node, or plan for an AMD part",
+                    part.datasheet
+                );
+                assert_eq!(why, reason, "{}", p.point.key);
+                driver_bound += 1;
+            }
+            None => assert_eq!(p.point.invalid, None, "{}", p.point.key),
+        }
+    }
+    assert!(driver_bound > 0 && driver_bound < planned.len(), "{driver_bound} of {}", planned.len());
+}
