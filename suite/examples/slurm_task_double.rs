@@ -5,10 +5,13 @@
 //! - Its command line is parsed by the suite's real parser (`suite::cli::Cli`), so a job script that passes its
 //!   arguments in an order `suite run` rejects fails here too; an experiment's own flags are checked by the
 //!   experiment's real sweep (`registry` entry), whose options go into the fingerprint as `suite run` records them.
-//! - For its shard (`--shard i/n`) of a fixed list of points per experiment it appends one row per point through the
-//!   suite's `CsvLog` (same file names, header, `--resume` semantics: a point already in the CSV is skipped, a cut
-//!   row is dropped) and records its invocation in `run.json` through `report::run_json`, so the real `suite merge`
-//!   takes the folder as it takes a real run's.
+//! - It writes as `suite run` does, through the suite's own code: it takes the results folder's locks
+//!   (`FolderLock`, refused when another writer holds them), records its plan in `run.json` (refused for a folder of
+//!   another layout) before any point, and then, for its shard (`--shard i/n`) of a fixed list of points per
+//!   experiment, appends one row per point through the suite's `CsvLog` (same file names, header, lock, `--resume`
+//!   semantics: a point already in the CSV is skipped, a cut row is dropped) and records its invocation in
+//!   `run.json`, so the real `suite merge` and `suite status` take the folder as they take a real run's. It exits
+//!   with the suite's status for each error (2 bad arguments, 3 refused folder).
 //! - Every row is `invalid`, with the message "slurm test double: nothing measured", on a device named as the test
 //!   double (no figures at all: no time, no rate), so nothing it writes can pass for a measurement.
 //!
@@ -31,11 +34,13 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser as _;
+use suite::app::Error;
 use suite::cli::{Cli, Command, RunAll, RunArgs, RunCommand};
 use suite::device::{Arch, Platform, Props, WaveSize};
-use suite::experiments::{csv_name, registry, Experiment, Shard};
+use suite::experiments::{csv_name, plan_record, registry, Experiment, Shard};
 use suite::report::csv::{header, Context, CsvLog, Row, Status};
-use suite::report::run_json::{self, Fingerprint, Invocation};
+use suite::report::lock::{FolderLock, Wait};
+use suite::report::run_json::{self, Fingerprint, Invocation, PlannedExperiment};
 
 /// The device every row and `run.json` name: a test double, with no properties that could be mistaken for a GPU's.
 fn double_device() -> Props {
@@ -117,34 +122,55 @@ fn main() -> ExitCode {
             eprintln!("slurm test double: failing on request (SUITE_DOUBLE_FAIL)");
             ExitCode::FAILURE
         }
+        // As the real binary: the error chain, and the error's own status.
         Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::FAILURE
+            let code = e.exit_code();
+            eprintln!("error: {}", suite::app::error_text(anyhow::Error::from(e).chain()));
+            ExitCode::from(code)
         }
     }
 }
 
-fn run(cli: &Cli) -> Result<Outcome, String> {
+fn run(cli: &Cli) -> Result<Outcome, Error> {
     let Command::Run(all) = &cli.command else {
-        return Err("the slurm test double stands in for `suite run` only; run the real suite for the rest".into());
+        return Err(Error::Options(
+            "the slurm test double stands in for `suite run` only; run the real suite for the rest".into(),
+        ));
     };
-    let behaviour = Behaviour::from_env()?;
+    let behaviour = Behaviour::from_env().map_err(Error::Options)?;
     let device = double_device();
     // The experiments as `suite run` makes them: one with its own (checked) flags, or every one's quick or full sweep.
-    let (experiments, args): (Vec<Box<dyn Experiment>>, &RunArgs) = match all {
+    let (experiments, args): (Vec<Box<dyn Experiment>>, &RunArgs) = match all.as_ref() {
         RunAll { experiment: Some(RunCommand { experiment, matches, run }), .. } => {
-            (vec![(experiment.sweep)(matches).map_err(|e| e.to_string())?], run)
+            (vec![(experiment.sweep)(matches)?], run)
         }
         RunAll { experiment: None, full, run } => {
             let make = |e: &registry::Entry| if *full { (e.default)() } else { (e.quick)() };
             (registry::EXPERIMENTS.iter().map(make).collect(), run)
         }
     };
-    let out = args.out.clone().ok_or("the slurm test double needs --out (the job scripts pass it)")?;
+    let out =
+        args.out.clone().ok_or(Error::Options("the slurm test double needs --out (the job scripts pass it)".into()))?;
+    // As `suite run`: the folder's locks first, then the plan of every experiment, then the points.
+    let wait = if args.wait { Wait::Forever } else { Wait::No };
+    let _lock = FolderLock::take(&out, args.shard, "suite run", wait).map_err(suite::experiments::Error::from)?;
+    let shard = args.shard.unwrap_or(Shard { index: 0, count: 1 });
+    let planned = experiments
+        .iter()
+        .map(|e| PlannedExperiment {
+            name: e.name().to_string(),
+            sweep_points: behaviour.points,
+            points: (0..behaviour.points).filter(|p| p % shard.count == shard.index).count(),
+        })
+        .collect();
+    run_json::record_plan(&out, &device, plan_record(&out, args.shard, planned))
+        .map_err(suite::experiments::Error::from)?;
     let mut written = 0;
     for mut exp in experiments {
         exp.fit_to_device(&device);
-        if let Outcome::Failed = run_experiment(exp.as_ref(), args, &out, &device, &behaviour, &mut written)? {
+        let outcome = run_experiment(exp.as_ref(), args, &out, &device, &behaviour, &mut written)
+            .map_err(suite::experiments::Error::from)?;
+        if let Outcome::Failed = outcome {
             return Ok(Outcome::Failed);
         }
     }
@@ -159,7 +185,7 @@ fn run_experiment(
     device: &Props,
     behaviour: &Behaviour,
     written: &mut usize,
-) -> Result<Outcome, String> {
+) -> Result<Outcome, suite::report::Error> {
     let options = serde_json::json!({
         exp.name(): exp.options(),
         "warmup": args.warmup,
@@ -174,7 +200,7 @@ fn run_experiment(
     invocation.blas = "none (slurm test double)".into();
     invocation.fingerprint = Some(Fingerprint::new(&options, exp.sources(), &[], device, &columns));
     let csv_path = out.join(csv_name(exp.name(), args.shard));
-    run_json::check(out, device, &invocation, csv_path.exists()).map_err(|e| e.to_string())?;
+    run_json::check(out, device, &invocation, csv_path.exists())?;
     let context = Context {
         experiment: exp.name().to_string(),
         platform: device.platform.name().to_string(),
@@ -182,8 +208,8 @@ fn run_experiment(
         arch: device.arch.to_string(),
         wave_size: device.wave_size.0,
     };
-    let mut log = CsvLog::open(&csv_path, context.clone(), &columns, args.resume).map_err(|e| e.to_string())?;
-    run_json::record(out, device, invocation).map_err(|e| e.to_string())?;
+    let mut log = CsvLog::open(&csv_path, context.clone(), &columns, args.resume)?;
+    run_json::record(out, device, invocation)?;
 
     let shard = args.shard.unwrap_or(Shard { index: 0, count: 1 });
     for point in (0..behaviour.points).filter(|p| p % shard.count == shard.index) {
@@ -192,17 +218,26 @@ fn run_experiment(
             continue;
         }
         if behaviour.fail.is_some_and(|(index, after)| index == shard.index && *written == after) {
-            leave_cut_row(&csv_path, context, &columns, &row)?;
+            leave_cut_row(&csv_path, context, &columns, &row).map_err(double_error)?;
             return Ok(Outcome::Failed);
         }
         std::thread::sleep(Duration::from_secs_f64(behaviour.seconds_per_point));
-        log.append(&row).map_err(|e| e.to_string())?;
+        log.append(&row)?;
         *written += 1;
         if let Some(path) = &behaviour.log {
-            note_measured(path, out, exp.name(), &row.key, shard)?;
+            note_measured(path, out, exp.name(), &row.key, shard).map_err(double_error)?;
         }
     }
     Ok(Outcome::Done)
+}
+
+/// A failure of the double's own bookkeeping, as a report error.
+fn double_error(message: String) -> suite::report::Error {
+    suite::report::Error::Io {
+        action: "slurm test double:",
+        path: PathBuf::new(),
+        source: std::io::Error::other(message),
+    }
 }
 
 /// The double's row for point `index`: `invalid`, saying it is the test double's, no figures.

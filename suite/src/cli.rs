@@ -64,7 +64,7 @@ pub enum Command {
     Kernels(KernelsCommand),
     /// Run every experiment (the quick preset, or --full) into one results folder with a summary, or one
     /// experiment with its own flags: `suite run <experiment> --help`.
-    Run(RunAll),
+    Run(Box<RunAll>),
     /// List the experiments `suite run` knows, one name per line (scripts/run-all.sh runs each).
     Experiments,
     /// Micro-benchmarks of the suite itself.
@@ -78,9 +78,21 @@ pub enum Command {
     Merge {
         /// Results folder holding `<experiment>.shard-<i>-of-<n>.csv` files and their run.json.
         dir: PathBuf,
-        /// Merge a set with shards missing (it says which), e.g. after a node failed.
+        /// Merge a run that holds fewer points than it planned (it says how many are missing), e.g. after a node
+        /// failed or the job reached its time limit.
         #[arg(long)]
         partial: bool,
+        /// Wait for the folder's writers (the shards of a running job, another merge) to end instead of refusing.
+        #[arg(long)]
+        wait: bool,
+    },
+    /// What a results folder holds against what its runs planned: one line per experiment, then `complete` or
+    /// `incomplete` with the command that continues it. Exit status: 0 complete, 4 incomplete, 5 no plan recorded (no
+    /// folder yet, or one from an older suite), 6 complete but some points failed verification or errored, 1 the
+    /// folder could not be read.
+    Status {
+        /// The results folder.
+        dir: PathBuf,
     },
     /// Compare results folders side by side: report.md (devices, wave64 vs warp32, commits, timing; per experiment
     /// the headline figures, the largest differences, the points only some runs hold) and PNGs with one line per run.
@@ -183,6 +195,18 @@ pub struct RunArgs {
     /// Run every n-th point starting at i (0-based), e.g. --shard $SLURM_LOCALID/8.
     #[arg(long, global = true, value_name = "I/N")]
     pub shard: Option<Shard>,
+    /// Wait for another writer of the results folder to end instead of refusing at once.
+    #[arg(long, global = true)]
+    pub wait: bool,
+    /// Plan the run without a GPU and measure nothing: parse the experiment and its flags as the run will, list the
+    /// points per experiment, estimate the time on --part, suggest a Slurm --time, and say whether --out would
+    /// accept the run (exit 3 when it would refuse it). With --shard i/n: the plan of n tasks.
+    #[arg(long, global = true)]
+    pub dry_run: bool,
+    /// With --dry-run: the part to plan for (mi250x-gcd, LUMI's MI250X GCD, unless told; the keys are listed in
+    /// the error for an unknown one).
+    #[arg(long, global = true, value_name = "PART")]
+    pub part: Option<String>,
 }
 
 /// `suite run [--full] [shared run flags]` (every experiment, one folder, `summary.md`) or
@@ -323,6 +347,14 @@ mod tests {
 
     use super::*;
 
+    /// The `suite run` of a parsed command line, if it is one.
+    fn run_of(cli: Cli) -> Option<RunAll> {
+        match cli.command {
+            Command::Run(all) => Some(*all),
+            _ => None,
+        }
+    }
+
     #[test]
     fn the_command_line_declares_exactly_the_registry() {
         let cmd = Cli::command();
@@ -341,22 +373,22 @@ mod tests {
             assert_eq!(help.as_deref(), Some(entry.help));
             // Each parses to its own entry, with the shared run options.
             let cli = Cli::try_parse_from(["suite", "run", entry.name, "--reps", "7"]).expect("a valid command line");
-            let Command::Run(RunAll { experiment: Some(run), .. }) = cli.command else {
+            let Some(RunAll { experiment: Some(run), .. }) = run_of(cli) else {
                 panic!("`suite run {}` is not a run of one experiment", entry.name)
             };
             assert_eq!((run.experiment.name, run.run.reps), (entry.name, 7));
         }
         // No experiment: every one, quick or --full, with the shared options; they go before no experiment name.
         let cli = Cli::try_parse_from(["suite", "run", "--full", "--reps", "5"]).expect("a valid command line");
-        let Command::Run(all) = cli.command else { panic!("`suite run --full` is not a run") };
+        let Some(all) = run_of(cli) else { panic!("`suite run --full` is not a run") };
         assert!(all.experiment.is_none() && all.full && all.run.reps == 5, "{all:?}");
         let cli = Cli::try_parse_from(["suite", "run"]).expect("a valid command line");
-        assert!(matches!(cli.command, Command::Run(RunAll { experiment: None, full: false, .. })));
+        assert!(matches!(run_of(cli), Some(RunAll { experiment: None, full: false, .. })));
         // The shared run options go before or after the experiment and its flags (a job script puts its own
         // `--out --resume` around whatever the user passed), with the same result.
         let parsed = |args: &[&str]| {
             let cli = Cli::try_parse_from(args).unwrap_or_else(|e| panic!("{args:?}: {e}"));
-            let Command::Run(RunAll { experiment: Some(run), .. }) = cli.command else { panic!("{args:?}") };
+            let Some(RunAll { experiment: Some(run), .. }) = run_of(cli) else { panic!("{args:?}") };
             let sizes: Vec<String> =
                 run.matches.get_raw("sizes").into_iter().flatten().map(|v| v.to_string_lossy().into_owned()).collect();
             (run.experiment.name, sizes, run.run.out, run.run.resume, run.run.reps, run.run.shard)

@@ -190,13 +190,14 @@ fn occupancy_calc_names_the_flag_to_fix() {
         (&["--arch", "gfx90a", "--wg", "1024", "--vgprs", "129"], "--vgprs: not even one group fits"),
         (&["--arch", "sm_90", "--wg", "1024", "--regs", "65"], "at most 64 registers per item fit"),
     ];
+    // Values it cannot use are bad arguments: status 2, as clap's own.
     for (args, message) in cases {
         suite_without_gpu(cache.path())
             .args(["occupancy", "calc"])
             .args(args)
             .assert()
             .failure()
-            .code(1)
+            .code(2)
             .stderr(predicate::str::contains(message));
     }
     // Registers are required: clap refuses the command line.
@@ -480,7 +481,9 @@ fn merge_refuses_an_incomplete_shard_set_and_merges_it_with_partial() {
         .assert()
         .success()
         .stdout(predicate::str::contains("rows from 2 shards"))
-        .stdout(predicate::str::contains("matmul.csv: partial, missing matmul.shard-1-of-3.csv"));
+        .stdout(predicate::str::contains("matmul.csv: incomplete: missing matmul.shard-1-of-3.csv"))
+        // A folder from before plans were recorded: what the shards prove, and that completeness is otherwise unknown.
+        .stdout(predicate::str::contains("completeness unknown: run.json records no plan"));
     let merged = std::fs::read_to_string(merged).unwrap();
     assert_eq!(merged.lines().count(), kept + 1);
     assert_eq!(merged.lines().next(), Some(header));

@@ -27,6 +27,34 @@ pub enum Error {
     Options(String),
 }
 
+impl Error {
+    /// The exit status `suite` ends with for this error: 2 for arguments or options it cannot use (as clap's own
+    /// usage errors), 3 when a results folder refuses the run before anything is measured (another writer holds
+    /// it, or it was written with another layout, device or fingerprint), 1 for anything else. Job scripts read it:
+    /// bad arguments are not worth submitting again, and a refused folder needs another one or its own writer.
+    pub fn exit_code(&self) -> u8 {
+        use crate::report::Error as Report;
+        match self {
+            Error::Options(_) | Error::Experiment(experiments::Error::Options(_)) => 2,
+            Error::Experiment(experiments::Error::UnknownExperiment { .. })
+            | Error::Experiment(experiments::Error::Device(crate::device::Error::UnknownPart { .. })) => 2,
+            Error::Experiment(experiments::Error::Report(
+                Report::Locked { .. }
+                | Report::Layout { .. }
+                | Report::FingerprintMismatch { .. }
+                | Report::Exists { .. }
+                | Report::HeaderMismatch { .. },
+            )) => 3,
+            Error::Experiment(experiments::Error::Report(Report::Io { action, .. }))
+                if *action == "refusing to mix devices in" =>
+            {
+                3
+            }
+            _ => 1,
+        }
+    }
+}
+
 /// The layers below reach the app through [`experiments::Error`], which names each of them.
 macro_rules! through_experiments {
     ($($from:ty),*) => {$(

@@ -5,6 +5,8 @@ mod bench;
 mod error;
 mod info;
 mod kernels_cmd;
+mod merge;
+mod run;
 use bench::*;
 pub use error::Error;
 pub use info::{describe_device, info, info_text};
@@ -13,14 +15,12 @@ use kernels_cmd::*;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Instant;
 
-use crate::cli::{BenchCommand, Cli, Command, KernelsCommand, OccupancyCommand, RunAll, RunArgs, RunCommand};
-use crate::experiments::{self, registry, Experiment, RunOptions};
+use crate::cli::{BenchCommand, Cli, Command, KernelsCommand, OccupancyCommand};
+use crate::experiments::{self, registry};
 use crate::gpu::Gpu;
 use crate::kernels::KernelStore;
-use crate::options;
-use crate::report::summary::Section;
+use crate::report::lock::Wait;
 
 /// Appends a formatted line to a command's output text (writing to a `String` cannot fail).
 macro_rules! outln {
@@ -69,18 +69,7 @@ pub fn run(cli: &Cli) -> Result<ExitCode, Error> {
             let sources = select_sources(sources)?;
             inspect(cli, arch.as_deref(), &sources)
         }
-        Command::Run(RunAll { experiment: Some(RunCommand { experiment, matches, run }), full, .. }) => {
-            if *full {
-                return Err(Error::Options(format!(
-                    "--full runs every experiment's complete sweep and cannot name one: `suite run {}` alone runs \
-                     its complete sweep, its own flags narrow it",
-                    experiment.name
-                )));
-            }
-            let exp = (experiment.sweep)(matches)?;
-            run_experiment(cli, exp, run)
-        }
-        Command::Run(RunAll { experiment: None, full, run }) => run_all(cli, *full, run),
+        Command::Run(all) => run::run(cli, all),
         Command::Experiments => {
             let mut text = String::new();
             for name in registry::names() {
@@ -96,61 +85,10 @@ pub fn run(cli: &Cli) -> Result<ExitCode, Error> {
             bench_roundtrip(cli, *count, *trials, baseline.as_deref(), cubin.as_deref())
         }
         Command::Occupancy(OccupancyCommand::Calc(args)) => occupancy_calc(args),
-        Command::Merge { dir, partial } => {
-            use crate::report::{merge, run_json};
-            let groups = merge::shard_files(dir)?;
-            if groups.is_empty() {
-                return Err(Error::Options(format!("{}: no <experiment>.shard-<i>-of-<n>.csv files", dir.display())));
-            }
-            let run = run_json::read(dir)?;
-            // Every set is checked before anything is written.
-            let mut gaps = Vec::new();
-            for (experiment, shards) in &groups {
-                gaps.push(merge::check(experiment, shards, run.as_ref(), &run_json::path(dir), *partial)?);
-            }
-            let mut text = String::new();
-            let mut sections = Vec::new();
-            for ((experiment, shards), gaps) in groups.iter().zip(gaps) {
-                let out = dir.join(experiments::csv_name(experiment, None));
-                let count = merge::merge(shards, &out)?;
-                outln!(text, "{}: {count} rows from {} shards", out.display(), shards.len());
-                if !gaps.is_empty() {
-                    outln!(text, "{}: partial, {gaps}", out.display());
-                }
-                let entry = registry::find(experiment)?;
-                let exp = (entry.default)();
-                for path in experiments::render_plots(exp.as_ref(), &out, dir)? {
-                    outln!(text, "{}", path.display());
-                }
-                let rows = crate::report::csv::read_rows(&out)?;
-                let status = |s: &str| rows.iter().filter(|r| r.get("status").is_some_and(|v| v == s)).count();
-                let partial = if gaps.is_empty() { String::new() } else { format!(", {gaps}") };
-                let points = format!(
-                    "{} ok, {} failed verification, {} errors, {} invalid, merged from {} shards{partial}",
-                    status("ok"),
-                    status("fail"),
-                    status("error"),
-                    status("invalid"),
-                    shards.len()
-                );
-                sections.push(Section::new(entry.name, None, Ok(points), exp.headlines(&rows), &rows, dir));
-            }
-            for path in crate::report::roofline::write(dir, &registry::roofline_roles())? {
-                outln!(text, "{}", path.display());
-            }
-            // The merged run's summary, as `suite run` writes for an unsharded one (its seconds are the shards').
-            if let Some(run) = &run {
-                let path = dir.join(crate::report::summary::file_name(None));
-                crate::report::summary::write(
-                    &path,
-                    &(crate::report::summary::markdown(&run.device, "merged shards", &sections, None)
-                        + &crate::report::summary::roofline_note(dir)),
-                )?;
-                outln!(text, "{}", path.display());
-            }
-            emit(&text);
-            Ok(ExitCode::SUCCESS)
+        Command::Merge { dir, partial, wait } => {
+            merge::merge(dir, *partial, if *wait { Wait::Forever } else { Wait::No })
         }
+        Command::Status { dir } => status(dir),
         Command::Compare { runs, out } => {
             let out = out.clone().unwrap_or_else(|| compare_out_dir(runs));
             let written = crate::report::compare::compare(runs, &out, &registry::known())?;
@@ -195,128 +133,30 @@ fn open_gpu(cli: &Cli) -> Result<Gpu, Error> {
     Ok(Gpu::open(cli.platform.platform(), cli.device, cli.kernels_dir.clone())?)
 }
 
-/// Runs `exp` on the device the command line names, into `--out` or the default results folder.
-/// The runner's options from the shared flags, checked, for results in `out_dir`.
-fn run_options(args: &RunArgs, out_dir: &Path) -> Result<RunOptions, Error> {
-    let reps = options::check_reps(args.reps)?;
-    if args.time_budget.is_nan() || args.time_budget <= 0.0 {
-        return Err(Error::Options(format!("--time-budget: {} is not a positive number of seconds", args.time_budget)));
+/// `suite status DIR`: the folder's rows against its plans, one line per experiment and the verdict.
+fn status(dir: &Path) -> Result<ExitCode, Error> {
+    let folder = crate::report::status::read(dir)?;
+    let mut text = String::new();
+    for e in &folder.experiments {
+        let failed =
+            if e.failed > 0 { format!(", {} failed verification or errored", e.failed) } else { String::new() };
+        outln!(text, "{}{failed}", e.counts());
     }
-    if args.max_point_seconds.is_nan() || args.max_point_seconds <= 0.0 {
-        return Err(Error::Options(format!(
-            "--max-point-seconds: {} is not a positive number of seconds",
-            args.max_point_seconds
-        )));
-    }
-    Ok(RunOptions {
-        max_point_s: args.max_point_seconds,
-        out_dir: out_dir.to_path_buf(),
-        resume: args.resume,
-        shard: args.shard,
-        warmup: args.warmup,
-        reps,
-        time_budget_s: args.time_budget,
-        timing: args.timing,
-    })
-}
-
-fn run_experiment(cli: &Cli, mut exp: Box<dyn Experiment>, args: &RunArgs) -> Result<ExitCode, Error> {
-    // Options are checked before the GPU is opened, so a bad flag fails at once.
-    let mut opts = run_options(args, Path::new(""))?;
-    let gpu = open_gpu(cli)?;
-    opts.out_dir = args.out.clone().unwrap_or_else(|| experiments::default_out_dir(&gpu));
-    exp.set_results_dir(&opts.out_dir);
-    exp.fit_to_device(gpu.device.props());
-    let exp = exp.as_ref();
-    let props = gpu.device.props();
-    eprintln!("{} on {} ({}, wave {}), {}", exp.name(), props.name, props.arch, props.wave_size, props.runtime_version);
-    let summary = experiments::run(&gpu, exp, &opts)?;
-    eprintln!("{}: {}; results in {}", exp.name(), summary_line(&summary), opts.out_dir.display());
-    Ok(if summary.success() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
-}
-
-/// `suite run` with no experiment: every experiment of the registry, its quick preset (or `--full` sweep), into one
-/// results folder, then `summary.md` with each experiment's headline figures. An experiment that cannot run (its
-/// kernels do not build, say) is reported and the others still run; the exit code is non-zero if any failed.
-fn run_all(cli: &Cli, full: bool, args: &RunArgs) -> Result<ExitCode, Error> {
-    let mut opts = run_options(args, Path::new(""))?;
-    let started = Instant::now();
-    let gpu = open_gpu(cli)?;
-    opts.out_dir = args.out.clone().unwrap_or_else(|| experiments::default_out_dir(&gpu));
-    let out_dir = opts.out_dir.clone();
-    let props = gpu.device.props();
-    let preset = if full { "full sweeps" } else { "quick preset" };
-    let mut experiments = Vec::new();
-    for entry in registry::EXPERIMENTS {
-        let mut exp = if full { (entry.default)() } else { (entry.quick)() };
-        exp.set_results_dir(&out_dir);
-        exp.fit_to_device(props);
-        experiments.push((entry, exp));
-    }
-    // Every point of every experiment, estimated before anything runs (points a resumed CSV holds included).
-    let estimate: f64 = experiments
-        .iter()
-        .flat_map(|(_, exp)| experiments::plan(&gpu, exp.as_ref(), &opts))
-        .map(|p| p.estimate_s)
-        .sum();
-    let ceilings = crate::peaks::ceilings(props);
-    eprintln!(
-        "suite run ({preset}): {} experiments on {} ({}, wave {}) into {}\nestimate: about {} for every point \
-         (from each point's operations and bytes at the {} ceilings: {})",
-        registry::EXPERIMENTS.len(),
-        props.name,
-        props.arch,
-        props.wave_size,
-        out_dir.display(),
-        experiments::estimate::seconds_text(estimate),
-        ceilings.part,
-        ceilings.source
-    );
-    let mut sections = Vec::new();
-    let mut success = true;
-    for (entry, exp) in experiments {
-        let exp_started = Instant::now();
-        let outcome = experiments::run(&gpu, exp.as_ref(), &opts);
-        let seconds = exp_started.elapsed().as_secs_f64();
-        let csv = out_dir.join(experiments::csv_name(entry.name, opts.shard));
-        let section = match outcome {
-            Ok(summary) => {
-                success &= summary.success();
-                eprintln!("{}: {} in {seconds:.1} s", entry.name, summary_line(&summary));
-                // A shard's CSV holds only its points: its headlines wait for `suite merge`.
-                let (headlines, rows) = match (opts.shard, crate::report::csv::read_rows(&csv)) {
-                    (None, Ok(rows)) => (exp.headlines(&rows), rows),
-                    (None, Err(e)) => (vec![format!("cannot read {}: {e}", csv.display())], Vec::new()),
-                    (Some(_), _) => (Vec::new(), Vec::new()),
-                };
-                let outcome = Ok(summary_line(&summary));
-                Section::new(entry.name, Some(seconds), outcome, headlines, &rows, &out_dir)
-            }
-            Err(e) => {
-                success = false;
-                let text =
-                    error_text(std::iter::successors(Some(&e as &(dyn std::error::Error + 'static)), |e| e.source()));
-                eprintln!("{}: could not run: {text}", entry.name);
-                Section::new(entry.name, Some(seconds), Err(text), Vec::new(), &[], &out_dir)
-            }
-        };
-        sections.push(section);
-    }
-    let total = started.elapsed().as_secs_f64();
-    let summary_path = out_dir.join(crate::report::summary::file_name(opts.shard));
-    let text = crate::report::summary::markdown(props, preset, &sections, Some(total))
-        + &crate::report::summary::roofline_note(&out_dir);
-    crate::report::summary::write(&summary_path, &text)?;
-    eprintln!(
-        "done in {total:.1} s (estimate {}); read {} first",
-        experiments::estimate::seconds_text(estimate),
-        summary_path.display()
-    );
-    Ok(if success { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    outln!(text, "{}", folder.line());
+    emit(&text);
+    Ok(ExitCode::from(if !folder.plan_recorded {
+        5
+    } else if !folder.complete() {
+        4
+    } else if folder.failed() > 0 {
+        6
+    } else {
+        0
+    }))
 }
 
 /// What became of an experiment's points, in one line.
-fn summary_line(s: &experiments::Summary) -> String {
+pub(crate) fn summary_line(s: &experiments::Summary) -> String {
     format!(
         "{} ok, {} failed verification, {} errors, {} invalid, {} already in the CSV ({} of them failed or errored)",
         s.ok, s.fail, s.error, s.invalid, s.skipped, s.skipped_failed

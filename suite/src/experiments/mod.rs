@@ -29,7 +29,10 @@ use crate::verify::Verification;
 
 pub use crate::options::Shard;
 pub use estimate::Work;
-pub use runner::{csv_name, default_out_dir, plan, render_plots, run, Planned, RunOptions, Summary};
+pub use runner::{
+    continue_command, csv_name, default_out_dir, plan, plan_record, render_plots, run, Planned, RunOptions, Summary,
+    CONTINUE_VARIABLE,
+};
 pub use timing::{
     launch_gaps_us, launches_per_rep, launches_within_budget, time_case, timing_record, Timed, MAX_LAUNCHES_PER_REP,
     TARGET_BATCH_MS,

@@ -185,6 +185,77 @@ pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary
     Ok(summary)
 }
 
+/// The environment variable a job script sets to the command that continues it (its script, arguments, folder and
+/// geometry), recorded with the plan so that every reader of the folder can print it.
+pub const CONTINUE_VARIABLE: &str = "SUITE_CONTINUE_COMMAND";
+
+/// The command that continues this run where it stops: the job script's, when it says (`SUITE_CONTINUE_COMMAND`),
+/// else this command line with `--out` and `--resume` (for a shard: every shard of the run, then `suite merge`).
+pub fn continue_command(out_dir: &Path, shard: Option<Shard>) -> String {
+    if let Ok(command) = std::env::var(CONTINUE_VARIABLE) {
+        if !command.trim().is_empty() {
+            return command;
+        }
+    }
+    let mut args: Vec<String> = std::env::args().collect();
+    if let Some(first) = args.first_mut() {
+        *first = "suite".into();
+    }
+    // Drop --shard (each shard's own) and --out/--resume (added back once).
+    let mut kept = Vec::new();
+    let mut skip = false;
+    for arg in args {
+        if skip {
+            skip = false;
+            continue;
+        }
+        match arg.as_str() {
+            "--shard" | "--out" => skip = true,
+            "--resume" => {}
+            a if a.starts_with("--shard=") || a.starts_with("--out=") => {}
+            _ => kept.push(arg),
+        }
+    }
+    let quoted: Vec<String> = kept.iter().map(|a| shell_word(a)).collect();
+    let base = format!("{} --out {} --resume", quoted.join(" "), shell_word(&out_dir.display().to_string()));
+    match shard {
+        None => base,
+        Some(s) => format!(
+            "{base} --shard i/{} for every i below {}, then suite merge {}",
+            s.count,
+            s.count,
+            out_dir.display()
+        ),
+    }
+}
+
+/// `word` quoted for a POSIX shell where it needs it.
+fn shell_word(word: &str) -> String {
+    if !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,^+@%".contains(c)) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// The plan record of this process, now: `experiments` as planned, for a writer of `out_dir` (of `shard`). Every
+/// writer records one before it measures anything ([`run_json::record_plan`]).
+pub fn plan_record(
+    out_dir: &Path,
+    shard: Option<Shard>,
+    experiments: Vec<crate::report::run_json::PlannedExperiment>,
+) -> crate::report::run_json::Plan {
+    crate::report::run_json::Plan {
+        date: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        host: gethostname::gethostname().to_string_lossy().into_owned(),
+        command: std::env::args().collect(),
+        shard: shard.map(|s| s.to_string()),
+        slurm: crate::report::run_json::SlurmJob::this_job(),
+        continue_with: continue_command(out_dir, shard),
+        experiments,
+    }
+}
+
 /// A point as the runner will treat it: with its estimate, and made `invalid` when that is over the limit.
 #[derive(Debug, Clone)]
 pub struct Planned {

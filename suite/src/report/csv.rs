@@ -5,11 +5,12 @@
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
-use std::io::{Seek, SeekFrom};
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use super::lock::{lock_path_for, Wait, WriterLock};
 use super::{Error, Result};
 
 /// Columns every row starts with.
@@ -135,13 +136,14 @@ fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -
     move |source| Error::Io { action, path: path.to_path_buf(), source }
 }
 
-/// An experiment's CSV, open for appending rows.
+/// An experiment's CSV, open for appending rows, with its lock held: one writer per file.
 pub struct CsvLog {
     path: PathBuf,
     context: Context,
     width: usize,
-    writer: ::csv::Writer<File>,
+    file: File,
     done: HashMap<String, Status>,
+    _lock: WriterLock,
 }
 
 impl CsvLog {
@@ -149,7 +151,11 @@ impl CsvLog {
     /// of the rows already there, whatever their status, so the caller skips them: a resumed run writes each key
     /// once, as an uninterrupted one does. A row cut short by a killed process (at any byte, inside a quoted field
     /// too) is removed from the file, and its point runs again.
+    ///
+    /// The file's lock (`.<name>.lock` beside it, [`super::lock`]) is taken first and held until the log is
+    /// dropped: a second writer is refused, naming the first, before it reads or changes anything.
     pub fn open(path: &Path, context: Context, header: &[String], resume: bool) -> Result<CsvLog> {
+        let lock = WriterLock::exclusive(&lock_path_for(path), path, "a writer of this CSV", Wait::No)?;
         let exists = path.exists();
         if exists && !resume {
             return Err(Error::Exists { path: path.to_path_buf() });
@@ -196,21 +202,27 @@ impl CsvLog {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(io("cannot create", dir))?;
         }
-        let file = OpenOptions::new()
-            .create(true)
-            .write(true)
-            .truncate(!exists)
-            .open(path)
-            .map_err(io("cannot open", path))?;
-        // Drop the cut row (or everything, when even the header was cut), then write after what is kept.
+        // O_APPEND: every write lands at the end of the file as it is then, whoever else wrote since.
+        let file = OpenOptions::new().create(true).append(true).open(path).map_err(io("cannot open", path))?;
+        // Drop the cut row (or everything, when even the header was cut): under the lock, nobody else writes.
         file.set_len(keep as u64).map_err(io("cannot truncate", path))?;
-        (&file).seek(SeekFrom::End(0)).map_err(io("cannot write", path))?;
-        let mut writer = ::csv::WriterBuilder::new().has_headers(false).from_writer(file);
+        let mut log = CsvLog { path: path.to_path_buf(), context, width: header.len(), file, done, _lock: lock };
         if write_header {
-            writer.write_record(header).map_err(|source| Error::Csv { path: path.into(), source })?;
-            writer.flush().map_err(io("cannot write", path))?;
+            log.write_record(header)?;
         }
-        Ok(CsvLog { path: path.to_path_buf(), context, width: header.len(), writer, done })
+        Ok(log)
+    }
+
+    /// Writes one record with one `write` call, so a reader (or a writer that ignored the lock) never sees part of
+    /// one record followed by another's bytes.
+    fn write_record<I: AsRef<[u8]>>(&mut self, fields: impl IntoIterator<Item = I>) -> Result<()> {
+        let mut bytes = Vec::new();
+        {
+            let mut writer = ::csv::WriterBuilder::new().has_headers(false).from_writer(&mut bytes);
+            writer.write_record(fields).map_err(|source| Error::Csv { path: self.path.clone(), source })?;
+            writer.flush().map_err(io("cannot write", &self.path))?;
+        }
+        self.file.write_all(&bytes).map_err(io("cannot write", &self.path))
     }
 
     /// Whether a point with this key is already in the file (any status).
@@ -261,9 +273,7 @@ impl CsvLog {
             row.key.clone(),
         ]);
         assert_eq!(fields.len(), self.width, "a row has one value per column (experiment bug)");
-        let path = self.path.clone();
-        self.writer.write_record(&fields).map_err(|source| Error::Csv { path: path.clone(), source })?;
-        self.writer.flush().map_err(io("cannot write", &path))?;
+        self.write_record(&fields)?;
         self.done.insert(row.key.clone(), row.status);
         Ok(())
     }
@@ -429,6 +439,33 @@ mod tests {
         std::fs::write(&path, format!("{whole}{}", &first[..first.len() - 1])).unwrap();
         let keys: Vec<String> = read_rows(&path).unwrap().into_iter().map(|r| r["key"].clone()).collect();
         assert_eq!(keys, ["a", "b", "c", "d"]);
+    }
+
+    #[test]
+    fn a_second_writer_of_one_csv_is_refused_naming_the_first_and_rows_stay_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("smoke.csv");
+        let h = header(&["n", "group_size"], "gbps");
+        let mut first = CsvLog::open(&path, context(), &h, false).unwrap();
+        first.append(&row("a", Status::Ok)).unwrap();
+        // A second writer, as a resumed run beside a running job would open it.
+        let err = CsvLog::open(&path, context(), &h, true).err().expect("a second writer is refused");
+        let text = err.to_string();
+        assert!(matches!(err, Error::Locked { .. }), "{text}");
+        assert!(text.contains(&format!("{} is being written by", path.display())), "{text}");
+        assert!(text.contains(&format!("pid {}", std::process::id())), "{text}");
+        // Rows of different lengths, as real timings give: each whole, in order, nothing interleaved.
+        let mut long = row("b", Status::Fail);
+        long.message = "a long message, with commas, quoted: ".repeat(40);
+        first.append(&long).unwrap();
+        first.append(&row("c", Status::Ok)).unwrap();
+        drop(first);
+        let rows = read_rows(&path).unwrap();
+        assert_eq!(rows.iter().map(|r| r["key"].as_str()).collect::<Vec<_>>(), ["a", "b", "c"]);
+        assert_eq!(rows[1]["message"], long.message);
+        // Once the first has let go, the second may resume.
+        let log = CsvLog::open(&path, context(), &h, true).unwrap();
+        assert_eq!(log.done_count(), 3);
     }
 
     #[test]

@@ -29,6 +29,15 @@ pub fn shard_file_name(experiment: &str, index: usize, count: usize) -> String {
     format!("{experiment}.shard-{index}-of-{count}.csv")
 }
 
+/// Points of shard `index` of `count` in a sweep of `points`: the shard runs points index, index + count, ...
+pub fn shard_points(points: usize, index: usize, count: usize) -> usize {
+    if count == 0 || index >= points {
+        0
+    } else {
+        (points - index - 1) / count + 1
+    }
+}
+
 /// `(experiment, index, count)` from a shard file name; `None` for other files. A name that has `.shard-` but not
 /// the rest of the pattern is an error, so a mangled file is never left out of a merge unnoticed.
 fn parse_name(path: &Path) -> Result<Option<(String, usize, usize)>> {
@@ -95,14 +104,18 @@ impl std::fmt::Display for Gaps {
 }
 
 /// Checks that `shards` (one experiment's files, from [`shard_files`]) form one complete run: one shard count, no
-/// shard missing or incomplete (see [`incomplete`]), and every shard recorded in `run` (the folder's `run.json`)
-/// with the same fingerprint. With `partial`, missing and incomplete shards are allowed and returned.
+/// shard missing or incomplete, and every shard recorded in `run` (the folder's `run.json`) with the same
+/// fingerprint. `planned` is the sweep's points as the run's plan records them: each shard must then hold exactly
+/// its share ([`shard_points`]); a folder from before plans were recorded has none, and a shard is
+/// then incomplete only where the others prove it ([`incomplete`]). With `partial`, missing and incomplete shards
+/// are allowed and returned.
 pub fn check(
     experiment: &str,
     shards: &[ShardFile],
     run: Option<&RunJson>,
     run_path: &Path,
     partial: bool,
+    planned: Option<usize>,
 ) -> Result<Gaps> {
     let mut counts: Vec<usize> = shards.iter().map(|s| s.count).collect();
     counts.dedup();
@@ -111,6 +124,8 @@ pub fn check(
         return Err(Error::ShardCounts { experiment: experiment.into(), found });
     }
     let Some(&count) = counts.first() else { return Ok(Gaps::default()) };
+    // A shard with no point of its own (more shards than points) writes no rows, but its file is still expected:
+    // every task opens its CSV before its first point.
     let missing: Vec<String> = (0..count)
         .filter(|i| !shards.iter().any(|s| s.index == *i))
         .map(|i| shard_file_name(experiment, i, count))
@@ -150,7 +165,16 @@ pub fn check(
     for shard in shards {
         rows.push((shard, read_shard(&shard.path)?.rows.len()));
     }
-    let incomplete = incomplete(&rows);
+    let incomplete = match planned {
+        Some(points) => rows
+            .iter()
+            .filter_map(|(s, r)| {
+                let expected = shard_points(points, s.index, s.count);
+                (*r < expected).then(|| format!("{} ({r} of {expected} planned rows)", display_name(&s.path)))
+            })
+            .collect(),
+        None => incomplete(&rows),
+    };
     if !incomplete.is_empty() && !partial {
         return Err(Error::IncompleteShards { experiment: experiment.into(), incomplete: incomplete.join(", ") });
     }
@@ -295,14 +319,21 @@ mod tests {
     use super::*;
     use crate::occupancy::tests::h100;
     use crate::report::run_json::tests::fingerprint;
-    use crate::report::run_json::{self, record, Invocation};
+    use crate::report::run_json::{self, Invocation};
 
-    /// Records that shard `i/n` of `experiment` ran with `fingerprint` in `dir`'s run.json.
+    /// Records that shard `i/n` of `experiment` ran with `fingerprint` in `dir`'s run.json. Written as it is, without
+    /// `record`'s checks: merge must refuse by itself what older suites let into a folder (shards of two counts).
     fn recorded(dir: &Path, experiment: &str, shard: &str, fingerprint: Fingerprint) {
         let mut inv = Invocation::now(serde_json::json!({}), Some(shard.into()));
         inv.experiment = experiment.into();
         inv.fingerprint = Some(fingerprint);
-        record(dir, &h100(), inv).unwrap();
+        let mut run = run_json::read(dir).unwrap().unwrap_or(run_json::RunJson {
+            device: h100(),
+            invocations: vec![],
+            plans: vec![],
+        });
+        run.invocations.push(inv);
+        std::fs::write(run_json::path(dir), serde_json::to_string(&run).unwrap()).unwrap();
     }
 
     /// Writes shard `i` of `n` of `m` with rows for `keys`, and records it.
@@ -317,7 +348,7 @@ mod tests {
     fn check_dir(dir: &Path, partial: bool) -> Result<Gaps> {
         let groups = shard_files(dir)?;
         let run = run_json::read(dir)?;
-        check("m", &groups["m"], run.as_ref(), &run_json::path(dir), partial)
+        check("m", &groups["m"], run.as_ref(), &run_json::path(dir), partial, None)
     }
 
     #[test]
@@ -525,7 +556,8 @@ mod tests {
         assert!(text.contains(&a.display().to_string()) && text.contains(&b.display().to_string()), "{text}");
         assert!(!out.exists(), "nothing is written");
         // Twice in one file (an older suite's resume) is refused too.
-        let c = shard(dir.path(), 0, 1, &["x", "x"]);
+        let other = tempfile::tempdir().unwrap();
+        let c = shard(other.path(), 0, 1, &["x", "x"]);
         let err = merge(&[ShardFile { index: 0, count: 1, path: c }], &out).unwrap_err();
         assert!(matches!(err, Error::DuplicateKey { ref key, .. } if key == "x"), "{err}");
     }

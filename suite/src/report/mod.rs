@@ -2,11 +2,13 @@
 
 pub mod compare;
 pub mod csv;
+pub mod lock;
 pub mod merge;
 pub mod plot;
 pub mod roofline;
 pub mod run_json;
 pub mod static_compare;
+pub mod status;
 pub mod summary;
 
 use std::path::PathBuf;
@@ -138,6 +140,46 @@ pub enum Error {
         first: PathBuf,
         /// The file where it appeared again.
         second: PathBuf,
+    },
+    /// Another process writes the file or folder: a file has one writer at a time.
+    #[error(
+        "{guarded} is being written by {holder}. One writer at a time: wait for it to end (add --wait to wait for \
+         it), or choose another --out (the lock is {lock})"
+    )]
+    Locked {
+        /// The file or folder the lock guards.
+        guarded: PathBuf,
+        /// The lock file.
+        lock: PathBuf,
+        /// Who holds it, as [`lock::Holder::describe`] says.
+        holder: String,
+    },
+    /// The folder was written with another layout (unsharded, or sharded in another count) than this run's: its
+    /// rows and this run's would neither merge nor resume.
+    #[error(
+        "{dir} holds a run written {found}; this run would write it {this}, which would neither resume nor merge \
+         with it: continue it as it was written ({continue_with}), or choose another --out"
+    )]
+    Layout {
+        /// The results folder.
+        dir: PathBuf,
+        /// The folder's layout, in words.
+        found: String,
+        /// This run's layout, in words.
+        this: String,
+        /// How to continue the folder as it was written.
+        continue_with: String,
+    },
+    /// A merge of a run that holds fewer points than it planned, without `--partial`.
+    #[error(
+        "{dir}: {status}. `suite merge --partial {dir}` joins what is there and says it is incomplete; or continue \
+         the run first"
+    )]
+    Incomplete {
+        /// The results folder.
+        dir: PathBuf,
+        /// What it holds against its plan ([`status::FolderStatus::line`]).
+        status: String,
     },
     /// run.json could not be encoded or decoded.
     #[error("{path}: {source}")]

@@ -5,13 +5,13 @@
 //! new text goes to a temporary file of its own that is renamed into place: a reader never sees half a file and no
 //! writer loses another's invocation.
 
-use std::fs::OpenOptions;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use super::lock::{Wait, WriterLock};
 use super::{Error, FieldDifference, Result};
 use crate::device::Props;
 
@@ -169,6 +169,142 @@ pub struct RunJson {
     pub device: Props,
     /// Every invocation that wrote into this folder, oldest first.
     pub invocations: Vec<Invocation>,
+    /// What each process that wrote into the folder planned to measure, oldest first (absent in folders from before
+    /// plans were recorded): every reader compares the rows with it.
+    #[serde(default)]
+    pub plans: Vec<Plan>,
+}
+
+/// What one process (`suite run`, one shard of a sharded run) planned before it measured anything: the points of
+/// every experiment it was about to run, so a run stopped before its end (a time limit, a killed task) is known to
+/// be incomplete, even for experiments it never reached.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    /// Start time, RFC 3339 (UTC).
+    pub date: String,
+    /// Host name.
+    pub host: String,
+    /// The command line.
+    pub command: Vec<String>,
+    /// The shard `i/n` this process ran, when sharded.
+    pub shard: Option<String>,
+    /// The Slurm job it ran in, with the geometry that continues it.
+    #[serde(default)]
+    pub slurm: Option<SlurmJob>,
+    /// The command that continues this run where it stopped, as its job script computed it (`SUITE_CONTINUE_COMMAND`),
+    /// or built from the command line.
+    pub continue_with: String,
+    /// The experiments, in the order they run.
+    pub experiments: Vec<PlannedExperiment>,
+}
+
+/// One experiment of a [`Plan`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlannedExperiment {
+    /// The experiment.
+    pub name: String,
+    /// Points of the whole sweep (every shard).
+    pub sweep_points: usize,
+    /// Points this process runs: its shard's, or the whole sweep unsharded.
+    pub points: usize,
+}
+
+/// The Slurm job a plan was made in.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SlurmJob {
+    /// `SLURM_JOB_ID`.
+    pub job_id: String,
+    /// `SLURM_RESTART_COUNT` (0 when unset: not requeued).
+    pub restart_count: u32,
+    /// `SLURM_JOB_NUM_NODES`.
+    pub nodes: Option<u32>,
+    /// `SLURM_NTASKS`.
+    pub tasks: Option<u32>,
+    /// `SLURM_NTASKS_PER_NODE` (set only when the job asked for it).
+    pub tasks_per_node: Option<String>,
+    /// `SLURM_GPUS_PER_NODE` (set only when the job asked for it).
+    pub gpus_per_node: Option<String>,
+}
+
+impl SlurmJob {
+    /// The job this process runs in, from Slurm's variables; `None` outside Slurm.
+    pub fn this_job() -> Option<SlurmJob> {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        Some(SlurmJob {
+            job_id: var("SLURM_JOB_ID")?,
+            restart_count: var("SLURM_RESTART_COUNT").and_then(|c| c.parse().ok()).unwrap_or(0),
+            nodes: var("SLURM_JOB_NUM_NODES").and_then(|c| c.parse().ok()),
+            tasks: var("SLURM_NTASKS").and_then(|c| c.parse().ok()),
+            tasks_per_node: var("SLURM_NTASKS_PER_NODE"),
+            gpus_per_node: var("SLURM_GPUS_PER_NODE"),
+        })
+    }
+}
+
+/// How a folder's rows are split among the processes that write them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// One process writes `<experiment>.csv` (`suite run`, `gcd.sbatch`, `dev.sbatch`).
+    Unsharded,
+    /// `count` processes each write `<experiment>.shard-<i>-of-<count>.csv` (`--shard i/count`, `node.sbatch`),
+    /// joined by `suite merge`.
+    Sharded {
+        /// The number of shards.
+        count: usize,
+    },
+}
+
+impl Layout {
+    /// The layout a process with this `--shard` writes.
+    pub fn of(shard: Option<crate::options::Shard>) -> Layout {
+        match shard {
+            None => Layout::Unsharded,
+            Some(s) => Layout::Sharded { count: s.count },
+        }
+    }
+
+    /// The layout a recorded `i/n` shard (or none) means; `None` for a shard that does not parse.
+    fn of_recorded(shard: Option<&str>) -> Option<Layout> {
+        match shard {
+            None => Some(Layout::Unsharded),
+            Some(s) => s.parse::<crate::options::Shard>().ok().map(|s| Layout::Sharded { count: s.count }),
+        }
+    }
+}
+
+impl std::fmt::Display for Layout {
+    /// `unsharded (one process)`, `sharded in 8 (--shard i/8, merged by suite merge)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Layout::Unsharded => f.write_str("unsharded (one process, no --shard)"),
+            Layout::Sharded { count } => write!(f, "sharded in {count} (--shard i/{count}, joined by suite merge)"),
+        }
+    }
+}
+
+impl RunJson {
+    /// The layout the folder was written with, from its plans and invocations; `Err` with the layouts found when
+    /// they disagree (a folder written before layouts were checked); `Ok(None)` when nothing says.
+    pub fn layout(&self) -> std::result::Result<Option<Layout>, String> {
+        let shards =
+            self.plans.iter().map(|p| p.shard.as_deref()).chain(self.invocations.iter().map(|i| i.shard.as_deref()));
+        let mut found: Vec<Layout> = Vec::new();
+        for layout in shards.filter_map(Layout::of_recorded) {
+            if !found.contains(&layout) {
+                found.push(layout);
+            }
+        }
+        match found.as_slice() {
+            [] => Ok(None),
+            [one] => Ok(Some(*one)),
+            many => Err(many.iter().map(|l| l.to_string()).collect::<Vec<_>>().join(" and ")),
+        }
+    }
+
+    /// The command that continues the folder's run, as its latest plan recorded it.
+    pub fn continue_with(&self) -> Option<&str> {
+        self.plans.last().map(|p| p.continue_with.as_str())
+    }
 }
 
 impl Invocation {
@@ -236,22 +372,25 @@ pub fn check(dir: &Path, device: &Props, invocation: &Invocation, has_csv: bool)
 /// from another shard). A folder measured on another device, or holding rows of the experiment measured with
 /// another fingerprint, is refused, so one folder never mixes results that do not compare.
 pub fn record(dir: &Path, device: &Props, invocation: Invocation) -> Result<()> {
+    update(dir, device, |run, path| {
+        admit(run, path, device, &invocation)?;
+        run.invocations.push(invocation);
+        Ok(())
+    })
+}
+
+/// Read-modify-write of `dir`'s run.json under its lock: `change` sees the file as it is (a new one for this device
+/// when there is none) and either changes it or refuses, leaving the file as it was.
+fn update(dir: &Path, device: &Props, change: impl FnOnce(&mut RunJson, &Path) -> Result<()>) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|source| Error::Io { action: "cannot create", path: dir.into(), source })?;
-    let lock_path = dir.join(".run.json.lock");
-    // A separate lock file, because run.json itself is replaced by a rename (a lock on the old inode would not
-    // exclude a writer that opens the new one). The lock is released when `lock` is dropped, also on error.
-    let lock = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .map_err(|source| Error::Io { action: "cannot open", path: lock_path.clone(), source })?;
-    lock.lock().map_err(|source| Error::Io { action: "cannot lock", path: lock_path, source })?;
     let path = path(dir);
-    let mut run = read(dir)?.unwrap_or_else(|| RunJson { device: device.clone(), invocations: vec![] });
-    admit(&run, &path, device, &invocation)?;
+    // A separate lock file, because run.json itself is replaced by a rename (a lock on the old inode would not
+    // exclude a writer that opens the new one). Held for a moment by each writer, so it is waited for; released
+    // when `lock` is dropped, also on error.
+    let lock = WriterLock::exclusive(&dir.join(".run.json.lock"), &path, "an update of run.json", Wait::Forever)?;
+    let mut run = read(dir)?.unwrap_or_else(|| RunJson { device: device.clone(), invocations: vec![], plans: vec![] });
+    change(&mut run, &path)?;
     run.device = device.clone();
-    run.invocations.push(invocation);
     let text = serde_json::to_string_pretty(&run).map_err(|source| Error::Json { path: path.clone(), source })?;
     // A temporary file of this process's own (the name is random), renamed over run.json: readers see the old or
     // the new file, never a mix.
@@ -278,16 +417,8 @@ pub fn record(dir: &Path, device: &Props, invocation: Invocation) -> Result<()> 
 
 /// Whether `invocation` may join `run` (the file at `path`).
 fn admit(run: &RunJson, path: &Path, device: &Props, invocation: &Invocation) -> Result<()> {
-    if run.device.name != device.name || run.device.arch != device.arch || run.device.platform != device.platform {
-        return Err(Error::Io {
-            action: "refusing to mix devices in",
-            path: path.into(),
-            source: std::io::Error::other(format!(
-                "it holds results from {} ({}), this is {} ({}): choose another --out",
-                run.device.name, run.device.arch, device.name, device.arch
-            )),
-        });
-    }
+    admit_device(run, path, device)?;
+    admit_layout(run, path, Layout::of_recorded(invocation.shard.as_deref()))?;
     let Some(new) = &invocation.fingerprint else { return Ok(()) };
     let mismatch = |diff: FieldDifference| Error::FingerprintMismatch {
         path: path.into(),
@@ -313,6 +444,61 @@ fn admit(run: &RunJson, path: &Path, device: &Props, invocation: &Invocation) ->
         return Err(mismatch(unrecorded()));
     }
     Ok(())
+}
+
+/// Whether the folder of `run` holds results of `device` (or none yet).
+fn admit_device(run: &RunJson, path: &Path, device: &Props) -> Result<()> {
+    if run.device.name != device.name || run.device.arch != device.arch || run.device.platform != device.platform {
+        return Err(Error::Io {
+            action: "refusing to mix devices in",
+            path: path.into(),
+            source: std::io::Error::other(format!(
+                "it holds results from {} ({}), this is {} ({}): choose another --out",
+                run.device.name, run.device.arch, device.name, device.arch
+            )),
+        });
+    }
+    Ok(())
+}
+
+/// Whether a writer of `layout` may write into the folder of `run`: only with the layout it was written with.
+fn admit_layout(run: &RunJson, path: &Path, layout: Option<Layout>) -> Result<()> {
+    let Some(this) = layout else { return Ok(()) };
+    let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let found = match run.layout() {
+        Ok(None) => return Ok(()),
+        Ok(Some(found)) if found == this => return Ok(()),
+        Ok(Some(found)) => found.to_string(),
+        Err(mixed) => format!("both {mixed} (by an older suite)"),
+    };
+    let continue_with = run.continue_with().map(str::to_string).unwrap_or_else(|| match run.layout() {
+        Ok(Some(Layout::Sharded { count })) => {
+            format!("`suite run ... --shard i/{count} --resume` for every i below {count}, then `suite merge`")
+        }
+        _ => "`suite run ... --resume` without --shard".to_string(),
+    });
+    Err(Error::Layout { dir, found, this: this.to_string(), continue_with })
+}
+
+/// Records `plan` in `dir`'s run.json (creating it), after checking that the folder holds this device's results
+/// and was written with this plan's layout: the one check every writer passes before it measures anything.
+pub fn record_plan(dir: &Path, device: &Props, plan: Plan) -> Result<()> {
+    update(dir, device, |run, path| {
+        admit_device(run, path, device)?;
+        admit_layout(run, path, Layout::of_recorded(plan.shard.as_deref()))?;
+        run.plans.push(plan);
+        Ok(())
+    })
+}
+
+/// Checks, without writing anything, that a run of `layout` on `device` may write into `dir`: what
+/// `suite run --dry-run --out DIR` tells before a job is queued.
+pub fn check_layout(dir: &Path, device: Option<&Props>, layout: Layout) -> Result<()> {
+    let Some(run) = read(dir)? else { return Ok(()) };
+    if let Some(device) = device {
+        admit_device(&run, &path(dir), device)?;
+    }
+    admit_layout(&run, &path(dir), Some(layout))
 }
 
 /// How a run was timed, for `run.json`: the method asked for and the GPU's gap between back-to-back kernels both
@@ -368,7 +554,7 @@ pub(crate) mod tests {
     #[test]
     fn invocations_accumulate_and_devices_do_not_mix() {
         let dir = tempfile::tempdir().unwrap();
-        record(dir.path(), &h100(), invocation("smoke", None, fingerprint())).unwrap();
+        record(dir.path(), &h100(), invocation("smoke", Some("0/2"), fingerprint())).unwrap();
         record(dir.path(), &h100(), invocation("smoke", Some("1/2"), fingerprint())).unwrap();
         let run = read(dir.path()).unwrap().unwrap();
         assert_eq!(run.invocations.len(), 2);
@@ -419,7 +605,7 @@ pub(crate) mod tests {
             );
             assert_ne!(old_value, new_value, "{field}");
             for err in [
-                check(dir.path(), &h100(), &invocation("smoke", Some("3/8"), changed.clone()), true).unwrap_err(),
+                check(dir.path(), &h100(), &invocation("smoke", None, changed.clone()), true).unwrap_err(),
                 record(dir.path(), &h100(), invocation("smoke", None, changed)).unwrap_err(),
             ] {
                 let text = err.to_string();
@@ -447,7 +633,7 @@ pub(crate) mod tests {
         let err = check(empty.path(), &h100(), &invocation("smoke", None, fingerprint()), true).unwrap_err();
         assert!(err.to_string().contains("run.json does not record the rows there"), "{err}");
         check(empty.path(), &h100(), &invocation("smoke", None, fingerprint()), false).unwrap();
-        check(dir.path(), &h100(), &invocation("matmul", Some("1/2"), fingerprint()), true).unwrap();
+        check(dir.path(), &h100(), &invocation("matmul", None, fingerprint()), true).unwrap();
         check(dir.path(), &h100(), &invocation("fusion", None, fingerprint()), false).unwrap();
     }
 
@@ -480,6 +666,48 @@ pub(crate) mod tests {
         let options = serde_json::json!({"smoke": {"sizes": [1024]}, "reps": 20, "warmup": 3, "time_budget_s": 2.0});
         let both = Fingerprint::new(&options, &["smoke"], &compilers, &h100(), &["a".to_string(), "b".to_string()]);
         assert_eq!(both.difference(&f), None);
+    }
+
+    fn plan(shard: Option<&str>, continue_with: &str) -> Plan {
+        Plan {
+            date: "2026-11-25T10:00:00Z".into(),
+            host: "nid001".into(),
+            command: vec!["suite".into(), "run".into()],
+            shard: shard.map(str::to_string),
+            slurm: None,
+            continue_with: continue_with.into(),
+            experiments: vec![PlannedExperiment { name: "smoke".into(), sweep_points: 8, points: 8 }],
+        }
+    }
+
+    #[test]
+    fn a_folder_keeps_the_layout_it_was_written_with() {
+        let continued = "SUITE_OUT=r sbatch --nodes=2 --ntasks-per-node=8 --gpus-per-node=8 scripts/lumi/node.sbatch";
+        let sharded = tempfile::tempdir().unwrap();
+        record_plan(sharded.path(), &h100(), plan(Some("3/16"), continued)).unwrap();
+        record_plan(sharded.path(), &h100(), plan(Some("4/16"), continued)).unwrap();
+        let run = read(sharded.path()).unwrap().unwrap();
+        assert_eq!(run.layout(), Ok(Some(Layout::Sharded { count: 16 })));
+        for (shard, this) in [(None, "unsharded"), (Some("0/8"), "sharded in 8")] {
+            let err = record_plan(sharded.path(), &h100(), plan(shard, "x")).unwrap_err();
+            let text = err.to_string();
+            assert!(matches!(err, Error::Layout { .. }), "{text}");
+            assert!(text.contains("holds a run written sharded in 16"), "{text}");
+            assert!(text.contains(&format!("this run would write it {this}")), "{text}");
+            assert!(text.contains(&format!("continue it as it was written ({continued})")), "{text}");
+            // A per-experiment record and the read-only check refuse it alike.
+            let layout = Layout::of(shard.map(|s| s.parse().unwrap()));
+            assert!(matches!(check_layout(sharded.path(), None, layout), Err(Error::Layout { .. })));
+            let inv = invocation("smoke", shard, fingerprint());
+            assert!(matches!(record(sharded.path(), &h100(), inv), Err(Error::Layout { .. })));
+        }
+        assert_eq!(read(sharded.path()).unwrap().unwrap().plans.len(), 2, "a refused plan is not recorded");
+        let unsharded = tempfile::tempdir().unwrap();
+        record_plan(unsharded.path(), &h100(), plan(None, "suite run --out r --resume")).unwrap();
+        let err = record_plan(unsharded.path(), &h100(), plan(Some("0/8"), "x")).unwrap_err().to_string();
+        assert!(err.contains("holds a run written unsharded") && err.contains("suite run --out r --resume"), "{err}");
+        check_layout(unsharded.path(), None, Layout::Unsharded).unwrap();
+        check_layout(tempfile::tempdir().unwrap().path(), None, Layout::Sharded { count: 8 }).unwrap();
     }
 
     /// Set by [`eight_processes_at_once_lose_no_invocation`] for the child processes it starts.

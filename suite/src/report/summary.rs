@@ -71,8 +71,15 @@ pub fn file_name(shard: Option<Shard>) -> String {
     }
 }
 
-/// The summary's Markdown text; `total_s` is the whole run's time, where known.
-pub fn markdown(device: &Props, preset: &str, sections: &[Section], total_s: Option<f64>) -> String {
+/// The summary's Markdown text; `status` is the folder's rows against its plan, said first (a run that holds fewer
+/// points than it planned says so before anything else); `total_s` is the whole run's time, where known.
+pub fn markdown(
+    device: &Props,
+    preset: &str,
+    status: &super::status::FolderStatus,
+    sections: &[Section],
+    total_s: Option<f64>,
+) -> String {
     let wave = if device.wave_size.0 == 64 { "wave64" } else { "warp32" };
     // Each vendor's word for its compute units: streaming multiprocessors on NVIDIA, compute units on AMD.
     let units = match device.platform {
@@ -80,8 +87,13 @@ pub fn markdown(device: &Props, preset: &str, sections: &[Section], total_s: Opt
         crate::device::Platform::Amd => "CUs",
     };
     let took = |s: Option<f64>| s.map(|s| format!(" in {s:.1} s")).unwrap_or_default();
+    let first = if status.complete() {
+        format!("**Complete**: {}.\n\n", status.line().trim_start_matches("complete: "))
+    } else {
+        format!("**{}**\n\n", capitalised(&status.line()))
+    };
     let mut text = format!(
-        "# suite run: {} ({}, {wave}, {} {units})\n\n{preset}, {} experiments{}; {}, driver {}.\n\
+        "# suite run: {} ({}, {wave}, {} {units})\n\n{first}{preset}, {} experiments{}; {}, driver {}.\n\
          Every figure below was verified against a reference before it was timed; `run.json` holds the context.\n",
         device.name,
         device.arch,
@@ -135,6 +147,12 @@ pub fn markdown(device: &Props, preset: &str, sections: &[Section], total_s: Opt
     text
 }
 
+/// `text` with its first letter in upper case.
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
+}
+
 /// The closing lines for a results folder `dir` that holds a roofline of the run (see [`super::roofline`]).
 pub fn roofline_note(dir: &Path) -> String {
     if dir.join("roofline.png").is_file() {
@@ -177,8 +195,19 @@ mod tests {
                 plots: vec![],
             },
         ];
-        let text = markdown(&h100(), "quick preset", &sections, Some(2.75));
+        let text =
+            markdown(&h100(), "quick preset", &status(&[("smoke", 2, 2), ("matmul", 0, 40)]), &sections, Some(2.75));
         assert!(text.starts_with("# suite run: NVIDIA H100 80GB HBM3 (sm_90, warp32, 132 SMs)\n"), "{text}");
+        // What the folder holds against its plan comes first.
+        assert!(
+            text.contains("132 SMs)\n\n**Incomplete: matmul 0 of 40 points (smoke complete)**\n\nquick preset"),
+            "{text}"
+        );
+        let complete = markdown(&h100(), "quick preset", &status(&[("smoke", 2, 2)]), &sections[..1], None);
+        assert!(
+            complete.contains("SMs)\n\n**Complete**: every planned point has a row (smoke 2).\n\nquick preset"),
+            "{complete}"
+        );
         assert!(text.contains("quick preset, 2 experiments in 2.8 s"), "{text}");
         assert!(text.contains("\n## smoke (2.2 s)\n\nPoints: 2 ok, 0 failed verification. Rows: `smoke.csv`.\n\n- triad at n = 67108864: 2755 GB/s\n"), "{text}");
         assert!(text.contains("\n## matmul (0.5 s)\n\n**Could not run**: nvcc not found\n"), "{text}");
@@ -189,8 +218,28 @@ mod tests {
         assert_eq!(std::fs::read_to_string(dir.path().join("summary.md")).unwrap(), text);
         // A merge knows no times.
         let merged = Section { seconds: None, ..sections[0].clone() };
-        let text = markdown(&h100(), "merged shards", &[merged], None);
+        let text = markdown(&h100(), "merged shards", &status(&[("smoke", 2, 2)]), &[merged], None);
         assert!(text.contains("\n\nmerged shards, 1 experiments; ") && text.contains("\n## smoke\n\n"), "{text}");
+    }
+
+    /// A folder's status with experiments of (name, rows, planned points), unsharded.
+    fn status(experiments: &[(&str, usize, usize)]) -> crate::report::status::FolderStatus {
+        crate::report::status::FolderStatus {
+            dir: "r".into(),
+            layout: None,
+            plan_recorded: true,
+            experiments: experiments
+                .iter()
+                .map(|(name, rows, planned)| crate::report::status::ExperimentStatus {
+                    name: name.to_string(),
+                    planned: Some(*planned),
+                    rows: *rows,
+                    failed: 0,
+                    shards: vec![],
+                })
+                .collect(),
+            continue_with: None,
+        }
     }
 
     #[test]
@@ -221,7 +270,7 @@ mod tests {
         );
         let mut amd = h100();
         amd.platform = crate::device::Platform::Amd;
-        let text = markdown(&amd, "quick preset", &[section], None);
+        let text = markdown(&amd, "quick preset", &status(&[("matmul", 4, 4)]), &[section], None);
         assert!(text.contains(" CUs)\n"), "{text}");
         assert!(text.contains("- best: 0.93x\n\n| size | x |\n|---|---|\n| 512 | 1 |\n"), "{text}");
         assert!(text.contains("**3 invalid**"), "{text}");

@@ -76,6 +76,10 @@ pub fn report(runs: &[Run], known: &Known) -> (String, Vec<(String, LinePlot)>) 
         crate::report::run_json::SUITE_VERSION,
         crate::report::run_json::git_describe()
     );
+    // A run that holds fewer points than it planned says so before any of its figures.
+    for r in runs.iter().filter(|r| !r.complete) {
+        let _ = writeln!(md, "**Run {} ({}) is not known to be complete: {}.**\n", r.index, r.name(), r.completeness);
+    }
     runs_section(&mut md, runs);
     for experiment in experiment_order(runs, known) {
         let holding: Vec<&Run> = runs.iter().filter(|r| r.tables.contains_key(&experiment)).collect();
@@ -180,6 +184,10 @@ fn runs_section(md: &mut String, runs: &[Run]) {
             commits.into_iter().collect::<Vec<_>>().join(", "),
             dates.into_iter().collect::<Vec<_>>().join(", "),
         );
+    }
+    let _ = writeln!(md, "\nEach run's rows against its plan (`suite status`):\n");
+    for r in runs {
+        let _ = writeln!(md, "- run {}: {}", r.index, r.completeness);
     }
     let mut waves: Vec<String> = Vec::new();
     for w in runs.iter().map(Run::wave) {

@@ -124,6 +124,10 @@ pub struct Run {
     pub notes: Vec<String>,
     /// Experiment name → its CSV.
     pub tables: BTreeMap<String, Table>,
+    /// What the folder holds against its plan, in one line ([`super::status::FolderStatus::line`]).
+    pub completeness: String,
+    /// Whether every planned point has a row (false where no plan is recorded: unknown).
+    pub complete: bool,
 }
 
 impl Run {
@@ -408,7 +412,11 @@ pub fn read_run(dir: &Path, index: usize) -> Result<Run, Error> {
         return Err(not_a_run(format!("no <experiment>.csv with experiment and key columns{hint}")));
     }
     let device = device_info(&json, &tables, &mut notes);
-    Ok(Run { index, dir: dir.to_path_buf(), device, invocations, notes, tables })
+    let (completeness, complete) = match super::status::read(dir) {
+        Ok(status) => (status.line(), status.complete()),
+        Err(e) => (format!("completeness unknown: {e}"), false),
+    };
+    Ok(Run { index, dir: dir.to_path_buf(), device, invocations, notes, tables, completeness, complete })
 }
 
 /// The device from run.json, or from the CSVs' context columns where run.json lacks it.

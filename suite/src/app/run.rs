@@ -1,0 +1,372 @@
+//! `suite run`: one experiment with its own flags, or every experiment's quick preset (or `--full` sweep), measured
+//! into one results folder; or, with `--dry-run`, only planned for a part that need not be present.
+//!
+//! A measuring run takes its results folder's locks first ([`crate::report::lock`]), then plans every experiment
+//! it will run and records the plan in `run.json` (which also refuses a folder written with another layout), and
+//! only then measures: so a second writer, or a writer of the wrong layout, is refused before anything is measured,
+//! and a run stopped before its end is known to be incomplete by every reader.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use super::{error_text, Error};
+use crate::cli::{Cli, RunAll, RunArgs, RunCommand};
+use crate::experiments::{self, estimate::seconds_text, registry, Experiment, Planned, RunOptions, Shard};
+use crate::gpu::Gpu;
+use crate::options;
+use crate::report::lock::{FolderLock, Wait};
+use crate::report::run_json::{self, Layout, Plan, PlannedExperiment};
+use crate::report::summary::{self, Section};
+
+/// What `suite run` was asked to run.
+struct Selection {
+    /// The experiments, in the order they run.
+    experiments: Vec<Box<dyn Experiment>>,
+    /// `quick preset` or `full sweeps` when every experiment runs (the run then writes `summary.md`); `None` for one
+    /// experiment.
+    preset: Option<&'static str>,
+}
+
+/// `suite run ...`.
+pub(super) fn run(cli: &Cli, all: &RunAll) -> Result<ExitCode, Error> {
+    let (selection, args) = select(all)?;
+    let opts = run_options(args)?;
+    if args.dry_run {
+        return dry_run(cli, selection, args, opts);
+    }
+    if args.part.is_some() {
+        return Err(Error::Options("--part names the part a --dry-run plans for: add --dry-run".into()));
+    }
+    measure(cli, selection, args, opts)
+}
+
+fn select(all: &RunAll) -> Result<(Selection, &RunArgs), Error> {
+    match all {
+        RunAll { experiment: Some(RunCommand { experiment, matches, run }), full, .. } => {
+            if *full {
+                return Err(Error::Options(format!(
+                    "--full runs every experiment's complete sweep and cannot name one: `suite run {}` alone runs \
+                     its complete sweep, its own flags narrow it",
+                    experiment.name
+                )));
+            }
+            Ok((Selection { experiments: vec![(experiment.sweep)(matches)?], preset: None }, run))
+        }
+        RunAll { experiment: None, full, run } => {
+            let make = |e: &registry::Entry| if *full { (e.default)() } else { (e.quick)() };
+            let experiments = registry::EXPERIMENTS.iter().map(make).collect();
+            let preset = if *full { "full sweeps" } else { "quick preset" };
+            Ok((Selection { experiments, preset: Some(preset) }, run))
+        }
+    }
+}
+
+/// The runner's options from the shared flags, checked; the results folder is set once the device is known.
+fn run_options(args: &RunArgs) -> Result<RunOptions, Error> {
+    let reps = options::check_reps(args.reps)?;
+    if args.time_budget.is_nan() || args.time_budget <= 0.0 {
+        return Err(Error::Options(format!("--time-budget: {} is not a positive number of seconds", args.time_budget)));
+    }
+    if args.max_point_seconds.is_nan() || args.max_point_seconds <= 0.0 {
+        return Err(Error::Options(format!(
+            "--max-point-seconds: {} is not a positive number of seconds",
+            args.max_point_seconds
+        )));
+    }
+    Ok(RunOptions {
+        max_point_s: args.max_point_seconds,
+        out_dir: args.out.clone().unwrap_or_default(),
+        resume: args.resume,
+        shard: args.shard,
+        warmup: args.warmup,
+        reps,
+        time_budget_s: args.time_budget,
+        timing: args.timing,
+    })
+}
+
+/// Every point of each experiment (all shards), estimated on `gpu`: what the run plans.
+fn plan_all(gpu: &Gpu, experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Vec<Vec<Planned>> {
+    let whole = RunOptions { shard: None, ..opts.clone() };
+    experiments.iter().map(|e| experiments::plan(gpu, e.as_ref(), &whole)).collect()
+}
+
+/// The points of `points` (a whole sweep) that `shard` runs.
+fn of_shard(points: &[Planned], shard: Option<Shard>) -> impl Iterator<Item = &Planned> {
+    points.iter().enumerate().filter(move |(i, _)| shard.is_none_or(|s| i % s.count == s.index)).map(|(_, p)| p)
+}
+
+/// The plan record of this process: every experiment's points (whole sweep, and this process's share).
+fn plan_record(selection: &Selection, plans: &[Vec<Planned>], opts: &RunOptions) -> Plan {
+    let experiments = selection
+        .experiments
+        .iter()
+        .zip(plans)
+        .map(|(e, points)| PlannedExperiment {
+            name: e.name().to_string(),
+            sweep_points: points.len(),
+            points: of_shard(points, opts.shard).count(),
+        })
+        .collect();
+    experiments::plan_record(&opts.out_dir, opts.shard, experiments)
+}
+
+fn measure(cli: &Cli, mut selection: Selection, args: &RunArgs, mut opts: RunOptions) -> Result<ExitCode, Error> {
+    let started = Instant::now();
+    let gpu = super::open_gpu(cli)?;
+    opts.out_dir = args.out.clone().unwrap_or_else(|| experiments::default_out_dir(&gpu));
+    let out_dir = opts.out_dir.clone();
+    let wait = if args.wait { Wait::Forever } else { Wait::No };
+    // Before anything else touches the folder: one writer at a time, refused at once (or waited for).
+    let _lock = FolderLock::take(&out_dir, opts.shard, "suite run", wait)?;
+    let props = gpu.device.props();
+    for exp in &mut selection.experiments {
+        exp.set_results_dir(&out_dir);
+        exp.fit_to_device(props);
+    }
+    // Every point of every experiment, planned before anything is measured and recorded in run.json, which
+    // refuses a folder of another device or layout.
+    let plans = plan_all(&gpu, &selection.experiments, &opts);
+    run_json::record_plan(&out_dir, props, plan_record(&selection, &plans, &opts))?;
+    let estimate: f64 = plans.iter().flat_map(|p| of_shard(p, opts.shard)).map(|p| p.estimate_s).sum();
+    let ceilings = crate::peaks::ceilings(props);
+    let Some(preset) = selection.preset else {
+        let exp = selection.experiments[0].as_ref();
+        eprintln!(
+            "{} on {} ({}, wave {}), {}",
+            exp.name(),
+            props.name,
+            props.arch,
+            props.wave_size,
+            props.runtime_version
+        );
+        let outcome = experiments::run(&gpu, exp, &opts)?;
+        eprintln!("{}: {}; results in {}", exp.name(), super::summary_line(&outcome), out_dir.display());
+        return Ok(if outcome.success() { ExitCode::SUCCESS } else { ExitCode::FAILURE });
+    };
+    eprintln!(
+        "suite run ({preset}): {} experiments on {} ({}, wave {}) into {}\nestimate: about {} for every point \
+         (from each point's operations and bytes at the {} ceilings: {})",
+        selection.experiments.len(),
+        props.name,
+        props.arch,
+        props.wave_size,
+        out_dir.display(),
+        seconds_text(estimate),
+        ceilings.part,
+        ceilings.source
+    );
+    let summary_path = out_dir.join(summary::file_name(opts.shard));
+    // Written now and after every experiment, so a run stopped midway leaves a summary that says how far it got.
+    let pending = |name: &'static str| Section::new(name, None, Err("not run yet".into()), Vec::new(), &[], &out_dir);
+    let mut sections: Vec<Section> = selection.experiments.iter().map(|e| pending(e.name())).collect();
+    write_summary(&out_dir, &summary_path, props, preset, &sections, None)?;
+    let mut success = true;
+    for (i, exp) in selection.experiments.iter().enumerate() {
+        let name = exp.name();
+        let exp_started = Instant::now();
+        let outcome = experiments::run(&gpu, exp.as_ref(), &opts);
+        let seconds = exp_started.elapsed().as_secs_f64();
+        let csv = out_dir.join(experiments::csv_name(name, opts.shard));
+        sections[i] = match outcome {
+            Ok(outcome) => {
+                success &= outcome.success();
+                eprintln!("{name}: {} in {seconds:.1} s", super::summary_line(&outcome));
+                // A shard's CSV holds only its points: its headlines wait for `suite merge`.
+                let (headlines, rows) = match (opts.shard, crate::report::csv::read_rows(&csv)) {
+                    (None, Ok(rows)) => (exp.headlines(&rows), rows),
+                    (None, Err(e)) => (vec![format!("cannot read {}: {e}", csv.display())], Vec::new()),
+                    (Some(_), _) => (Vec::new(), Vec::new()),
+                };
+                Section::new(name, Some(seconds), Ok(super::summary_line(&outcome)), headlines, &rows, &out_dir)
+            }
+            // Another writer or another layout: nothing of this run may go on.
+            Err(e) if is_refusal(&e) => {
+                return Err(e.into());
+            }
+            Err(e) => {
+                success = false;
+                let text =
+                    error_text(std::iter::successors(Some(&e as &(dyn std::error::Error + 'static)), |e| e.source()));
+                eprintln!("{name}: could not run: {text}");
+                Section::new(name, Some(seconds), Err(text), Vec::new(), &[], &out_dir)
+            }
+        };
+        write_summary(&out_dir, &summary_path, props, preset, &sections, None)?;
+    }
+    let total = started.elapsed().as_secs_f64();
+    write_summary(&out_dir, &summary_path, props, preset, &sections, Some(total))?;
+    eprintln!("done in {total:.1} s (estimate {}); read {} first", seconds_text(estimate), summary_path.display());
+    Ok(if success { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// Whether `e` refuses the whole run (another writer, another layout or fingerprint), rather than one experiment.
+fn is_refusal(e: &experiments::Error) -> bool {
+    matches!(
+        e,
+        experiments::Error::Report(
+            crate::report::Error::Locked { .. }
+                | crate::report::Error::Layout { .. }
+                | crate::report::Error::FingerprintMismatch { .. }
+        )
+    )
+}
+
+/// Writes `summary.md` (or a shard's summary): the folder's status against its plan first, then the sections.
+fn write_summary(
+    dir: &Path,
+    path: &Path,
+    props: &crate::device::Props,
+    preset: &str,
+    sections: &[Section],
+    total_s: Option<f64>,
+) -> Result<(), Error> {
+    let status = crate::report::status::read(dir)?;
+    let text = summary::markdown(props, preset, &status, sections, total_s) + &summary::roofline_note(dir);
+    summary::write(path, &text)?;
+    Ok(())
+}
+
+/// Margin of the suggested `--time` over the estimate: the estimate errs long for kernels, but not for what it does
+/// not count (the GPU's start-up, compiles where no prebuilt object is found, plots, the merge).
+const TIME_FACTOR: f64 = 1.5;
+/// Seconds added to the suggested `--time` for start-up, plots and the merge.
+const TIME_FIXED_S: f64 = 300.0;
+
+/// The suggested Slurm `--time` for a task estimated at `seconds`: `seconds × 1.5 + 5 min`, rounded up to whole
+/// 5 minutes, as `HH:MM:SS`.
+pub fn suggested_time(seconds: f64) -> String {
+    let total = (seconds.max(0.0) * TIME_FACTOR + TIME_FIXED_S) / 60.0;
+    let minutes = ((total / 5.0).ceil() * 5.0) as u64;
+    format!("{:02}:{:02}:00", minutes / 60, minutes % 60)
+}
+
+/// `suite run --dry-run`: the plan of the run on `--part` (MI250X GCD unless told), from its datasheet and the
+/// kernels' static metadata, with no GPU: points per experiment, the estimate per task, a suggested `--time`, and
+/// whether `--out` would accept the run. Exits 3 when the folder would refuse it.
+fn dry_run(cli: &Cli, mut selection: Selection, args: &RunArgs, opts: RunOptions) -> Result<ExitCode, Error> {
+    let key = args.part.as_deref().unwrap_or(crate::device::planning::DEFAULT_KEY);
+    let part = crate::device::planning::part(key)?;
+    let gpu = Gpu::planning(part, cli.kernels_dir.clone())?;
+    let props = gpu.device.props().clone();
+    for exp in &mut selection.experiments {
+        exp.fit_to_device(&props);
+    }
+    // The kernels' code objects tell registers and LDS, which decide some points (and occupancy's group counts):
+    // without them the plan is only approximate, and says so.
+    let mut unreadable: Vec<String> = Vec::new();
+    for exp in &selection.experiments {
+        for source in exp.sources() {
+            if let Err(e) = gpu.module(source) {
+                if !unreadable.iter().any(|u| u.starts_with(&format!("{source}:"))) {
+                    unreadable.push(format!("{source}: {e}"));
+                }
+            }
+        }
+    }
+    let plans = plan_all(&gpu, &selection.experiments, &opts);
+    let ceilings = crate::peaks::ceilings(&props);
+    let tasks = opts.shard.map_or(1, |s| s.count);
+    let what = selection.preset.map_or_else(|| selection.experiments[0].name().to_string(), str::to_string);
+    let mut text = format!(
+        "plan: {what}, {} experiment{} on {} ({}, wave {}), {tasks} task{}; from the part's datasheet and the kernels' \
+         code objects: nothing runs\n",
+        selection.experiments.len(),
+        if selection.experiments.len() == 1 { "" } else { "s" },
+        ceilings.part,
+        props.arch,
+        props.wave_size,
+        if tasks == 1 { "" } else { "s" },
+    );
+    let mut task_s = vec![0.0; tasks];
+    let mut total_points = 0;
+    let mut reasons: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+    for (exp, points) in selection.experiments.iter().zip(&plans) {
+        let invalid = points.iter().filter(|p| p.point.invalid.is_some()).count();
+        let seconds: f64 = points.iter().map(|p| p.estimate_s).sum();
+        for (i, p) in points.iter().enumerate() {
+            task_s[i % tasks] += p.estimate_s;
+            if let Some(why) = &p.point.invalid {
+                *reasons.entry(why.clone()).or_default() += 1;
+            }
+        }
+        total_points += points.len();
+        let invalid = if invalid > 0 { format!(" ({invalid} invalid: not run)") } else { String::new() };
+        text.push_str(&format!(
+            "  {:<10} {:>5} points{invalid:<24} estimate {}\n",
+            exp.name(),
+            points.len(),
+            seconds_text(seconds)
+        ));
+    }
+    let slowest = task_s.iter().copied().fold(0.0, f64::max);
+    let all: f64 = task_s.iter().sum();
+    text.push_str(&format!("  {:<10} {total_points:>5} points{:<24} estimate {}", "total", "", seconds_text(all)));
+    if tasks > 1 {
+        text.push_str(&format!("; the slowest of the {tasks} tasks about {}", seconds_text(slowest)));
+    }
+    text.push('\n');
+    if !reasons.is_empty() {
+        let mut reasons: Vec<(String, usize)> = reasons.into_iter().collect();
+        reasons.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        text.push_str("invalid points, by reason (they are rows, not measured):\n");
+        for (why, n) in reasons.iter().take(5) {
+            text.push_str(&format!("  {n} x {why}\n"));
+        }
+    }
+    text.push_str(&format!(
+        "estimate: each point's operations and bytes at the {} ceilings ({}), with its warm-up and repetitions\n\
+         suggested --time={} (the {} estimate x {TIME_FACTOR} + {} min for start-up, plots and the merge, rounded up to 5 min)\n",
+        ceilings.part,
+        ceilings.source,
+        suggested_time(slowest),
+        if tasks > 1 { "slowest task's" } else { "run's" },
+        TIME_FIXED_S / 60.0,
+    ));
+    if !unreadable.is_empty() {
+        text.push_str(&format!(
+            "warning: this plan is approximate: the code objects of {} could not be read, so the points that depend \
+             on their registers and LDS are counted as invalid above and left out of the estimate (occupancy's \
+             group counts depend on them too). Build them first (on LUMI: scripts/lumi/build.sh; elsewhere: suite \
+             kernels build --arch {}):\n",
+            unreadable.iter().map(|u| u.split(':').next().unwrap_or_default()).collect::<Vec<_>>().join(", "),
+            props.arch
+        ));
+        for u in &unreadable {
+            text.push_str(&format!("  {u}\n"));
+        }
+    }
+    let mut refused = None;
+    if let Some(out) = &args.out {
+        match folder_verdict(out, opts.shard) {
+            Ok(line) => text.push_str(&format!("results folder {}: {line}\n", out.display())),
+            Err(e) => refused = Some(e),
+        }
+    }
+    super::emit(&text);
+    match refused {
+        Some(e) => Err(e),
+        None => Ok(ExitCode::SUCCESS),
+    }
+}
+
+/// What a run of `shard`'s layout would find in `dir`: a line when it may write there, or the refusal it would meet
+/// (another writer holds it, or it was written with another layout).
+fn folder_verdict(dir: &Path, shard: Option<Shard>) -> Result<String, Error> {
+    if !dir.exists() {
+        return Ok("new".into());
+    }
+    let holders = FolderLock::holders(dir);
+    if !holders.is_empty() {
+        return Err(crate::report::Error::Locked {
+            guarded: dir.to_path_buf(),
+            lock: crate::report::lock::folder_lock_path(dir),
+            holder: holders.iter().map(|h| h.describe()).collect::<Vec<_>>().join("; "),
+        }
+        .into());
+    }
+    run_json::check_layout(dir, None, Layout::of(shard))?;
+    let status = crate::report::status::read(dir)?;
+    Ok(format!("accepts this run; it holds {}", status.line()))
+}
