@@ -9,9 +9,10 @@
 # 128 CPUs, 480 GiB (config_overrides: the machine's own CPUs and memory are not checked). Partitions: small-g and
 # dev-g (allocatable by resources), standard-g (whole nodes). Nothing outside DIR is written, no systemd unit is
 # touched, and the ports are free ones. Needs root (slurmd starts jobs as their user).
-# `down` cancels the jobs, stops the daemons by their pid files and then ends, by pid, every process that still
-# carries this cluster's marker in its environment (job steps, tasks): it leaves no daemon or job behind, in
-# bounded time. Every step has a time limit, and `up` runs `down` itself when it fails.
+# `down` cancels the jobs, stops the daemons by their pid files and then ends, by pid, every process of the cluster
+# that is still there (one that carries this cluster's marker and is a Slurm daemon or part of a job: job steps,
+# tasks): it leaves no daemon or job behind, in bounded time, and never ends its caller, nor a process that only
+# inherited the marker from a shell that used the cluster. Every step has a time limit, and `up` runs `down` itself when it fails.
 set -euo pipefail
 
 usage() {
@@ -28,14 +29,30 @@ export SLURM_CONF="$dir/slurm.conf"
 
 say() { echo "slurm-test-cluster: $*" >&2; }
 
-# The pids of processes whose environment holds the marker (this shell and its children excepted).
+# This process and its ancestors, one pid per line: never signalled, whatever they carry (a shell that submitted
+# jobs to the cluster inherits its marker, and must outlive `down`).
+ancestors() {
+    local pid=$BASHPID
+    while [ -n "$pid" ] && [ "$pid" -gt 1 ]; do
+        echo "$pid"
+        pid=$(awk '{ sub(/.*\) /, ""); print $2 }' "/proc/$pid/stat" 2>/dev/null || true)
+    done
+}
+
+# The pids of the cluster's own processes that are still there: those whose environment holds the marker and that
+# are Slurm's (a daemon, or a job's script, step or task, which carry SLURM_JOB_ID); never this process, its
+# ancestors, or another process that merely inherited the marker from a shell that used the cluster.
 marked_pids() {
-    local environ pid
+    local environ pid env mine
+    mine=$(ancestors)
     for environ in /proc/[0-9]*/environ; do
         pid=${environ#/proc/}
         pid=${pid%/environ}
-        if [ "$pid" = "$$" ] || [ "$pid" = "$BASHPID" ]; then continue; fi
-        if { tr '\0' '\n' <"$environ"; } 2>/dev/null | grep -qxF "$marker"; then
+        if [ "$pid" = "$$" ] || grep -qxF "$pid" <<<"$mine"; then continue; fi
+        env=$({ tr '\0' '\n' <"$environ"; } 2>/dev/null) || continue
+        grep -qxF "$marker" <<<"$env" || continue
+        if grep -q '^SLURM_JOB_ID=' <<<"$env" ||
+            grep -qxE 'slurmctld|slurmd|slurmstepd|munged' "/proc/$pid/comm" 2>/dev/null; then
             echo "$pid"
         fi
     done
