@@ -1,5 +1,7 @@
 //! Turning command-line values into validated options. Errors name the flag to fix.
 
+use std::path::PathBuf;
+
 /// A flag's value that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{flag}: {problem}")]
@@ -117,6 +119,29 @@ impl Memory {
             _ => None,
         }
     }
+}
+
+/// How to run a sweep: the shared flags of `suite run`, checked. The runner, the timing of each point and the
+/// estimate all read it, so it lives here, below them.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Results folder.
+    pub out_dir: PathBuf,
+    /// Skip points already measured in an existing CSV instead of refusing to overwrite it.
+    pub resume: bool,
+    /// Run only this shard of the points.
+    pub shard: Option<Shard>,
+    /// Untimed launches before timing.
+    pub warmup: u32,
+    /// Timed launches (at most; see `time_budget_s`).
+    pub reps: u32,
+    /// Time one point may spend in warm-up and timed launches, in seconds. A point whose single launch is slow
+    /// gets fewer launches (never fewer than 3 timed), so a naive kernel at 8192 does not take minutes.
+    pub time_budget_s: f64,
+    /// How each repetition's batch of launches is enqueued.
+    pub timing: crate::device::Timing,
+    /// A point estimated to take longer than this, in seconds, is not run but written as an `invalid` row.
+    pub max_point_s: f64,
 }
 
 /// Every `n`-th point starting at `index` (`--shard index/count`, 0-based), for one process per GPU under `srun`.

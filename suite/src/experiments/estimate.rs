@@ -8,7 +8,8 @@
 
 use crate::peaks::Ceilings;
 
-use super::{RunOptions, TARGET_BATCH_MS};
+use super::TARGET_BATCH_MS;
+use crate::options::RunOptions;
 
 /// What one launch (or, for a host-timed case, one sequence) of a point does.
 #[derive(Debug, Clone, Copy, PartialEq)]

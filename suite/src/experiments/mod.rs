@@ -27,10 +27,10 @@ use crate::gpu::Gpu;
 use crate::report::plot::LinePlot;
 use crate::verify::Verification;
 
-pub use crate::options::Shard;
+pub use crate::options::{RunOptions, Shard};
 pub use estimate::Work;
 pub use runner::{
-    continue_command, csv_name, default_out_dir, plan, plan_record, render_plots, run, Planned, RunOptions, Summary,
+    continue_command, csv_name, default_out_dir, plan, plan_record, render_plots, run, Planned, Summary,
     CONTINUE_VARIABLE,
 };
 pub use timing::{

@@ -8,33 +8,11 @@ use indicatif::{ProgressBar, ProgressStyle};
 use super::estimate;
 use super::timing::{time_case, timing_record};
 use super::{Error, Experiment, Point, Shard};
-use crate::device::Timing;
 use crate::gpu::Gpu;
+use crate::options::RunOptions;
 use crate::report::csv::{header, read_rows, Context, CsvLog, Row, Status};
 use crate::report::plot::render_png;
 use crate::report::run_json::{self, Fingerprint, Invocation};
-
-/// How to run a sweep.
-#[derive(Debug, Clone)]
-pub struct RunOptions {
-    /// Results folder.
-    pub out_dir: PathBuf,
-    /// Skip points already measured in an existing CSV instead of refusing to overwrite it.
-    pub resume: bool,
-    /// Run only this shard of the points.
-    pub shard: Option<Shard>,
-    /// Untimed launches before timing.
-    pub warmup: u32,
-    /// Timed launches (at most; see `time_budget_s`).
-    pub reps: u32,
-    /// Time one point may spend in warm-up and timed launches, in seconds. A point whose single launch is slow
-    /// gets fewer launches (never fewer than 3 timed), so a naive kernel at 8192 does not take minutes.
-    pub time_budget_s: f64,
-    /// How each repetition's batch of launches is enqueued.
-    pub timing: Timing,
-    /// A point estimated to take longer than this, in seconds, is not run but written as an `invalid` row.
-    pub max_point_s: f64,
-}
 
 /// Counts of what became of a run's points.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

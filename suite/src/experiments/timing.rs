@@ -2,11 +2,11 @@
 //! the events' resolution and the launch latency do not show, median with min and max; and the launch gap recorded
 //! in `run.json`.
 
-use super::runner::RunOptions;
 use super::{Case, Clock, Error, TimedBy};
 use crate::device::{self, Device, LaunchConfig, Timing};
 use crate::gpu::Gpu;
 use crate::measure::Stats;
+use crate::options::RunOptions;
 use crate::report::run_json::TimingRecord;
 
 /// A repetition's batch lasts at least this long (ms) where the budget allows: long against the events'
