@@ -6,6 +6,7 @@
 //! resumed CSV already holds, verify before timing, warm up, time repetitions with device events, and append each
 //! row as it finishes.
 
+pub mod copy_reference;
 pub mod entry;
 pub mod estimate;
 pub mod fusion;

@@ -4,37 +4,12 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use crate::experiments::copy_reference::{copy_gbps, copy_or_reason};
 use crate::report::compare::{
     devices_in_title, fmt_num, is_ok, key, level, num, per_run_plot, runs_subtitle, sorted_points, table, text,
     Comparison, Headline, Rec, Run, Values,
 };
 use crate::report::plot::{Axis, Series};
-
-/// The driver's device-to-device copy in `run`, GB/s: the `copy` row of its occupancy CSV (the reference of
-/// every memory-bound comparison).
-pub fn copy_gbps(run: &Run) -> Option<f64> {
-    run.rows("occupancy")
-        .iter()
-        .find(|r| is_ok(r) && is_driver_copy(r))
-        .and_then(|r| num(r, "gbps"))
-        .filter(|g| *g > 0.0)
-}
-
-/// Whether an occupancy row is the driver's device-to-device copy (the `copy` sweep): the reference of the
-/// comparisons and the memory ceiling of the run's roofline.
-pub fn is_driver_copy(row: &Rec) -> bool {
-    row.get("sweep").is_some_and(|s| s == "copy")
-}
-
-/// [`copy_gbps`], or why the run has none.
-pub fn copy_or_reason(run: &Run) -> Result<f64, String> {
-    copy_gbps(run).ok_or_else(|| {
-        format!(
-            "run {} has no copy reference (the `copy` row of occupancy.csv; `suite run occupancy --sweeps copy`)",
-            run.index
-        )
-    })
-}
 
 /// Occupancy: bandwidth as % of the run's copy, and the theoretical occupancy, against group size and LDS; the
 /// residency probe's time against rounds (groups / groups the device holds), which removes the device's size.

@@ -43,7 +43,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 pub use self::cases::{lds_expected, registers_expected};
-pub use self::compare::{copy_gbps, copy_or_reason, OccupancyComparison};
+pub use self::compare::OccupancyComparison;
 pub use self::plots::plots;
 use self::specs::{bytes_moved, elements_of, geometry, point_work, resources, sweep_name, symbol, Spec};
 pub use self::specs::{group_counts, spin_timeline_groups, BarrierConfig, BARRIER_CONFIGS, COPY_GROUP};
@@ -175,7 +175,7 @@ impl Experiment for OccupancySweep {
         // The driver copy is the run's memory ceiling.
         crate::report::roofline::Role {
             family: |r| r.get("sweep").cloned().unwrap_or_default(),
-            is_copy: compare::is_driver_copy,
+            is_copy: super::copy_reference::is_driver_copy,
             ..Default::default()
         }
     }

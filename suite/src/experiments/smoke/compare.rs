@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::experiments::occupancy::{copy_gbps, copy_or_reason};
+use crate::experiments::copy_reference::{copy_gbps, copy_or_reason};
 use crate::report::compare::{
     devices_in_title, fmt_num, is_ok, key, level, num, per_run_plot, runs_subtitle, table, Comparison, Headline, Run,
     Values,
