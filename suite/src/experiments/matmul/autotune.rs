@@ -4,7 +4,7 @@
 use std::rc::Rc;
 
 use super::cases::{device_plan, AutotuneCase, Inputs, KernelCase};
-use super::kernels::{default_kernels, Schedule, Variant, MIN_SLABS_PER_SPLIT, VARIANTS};
+use super::kernels::{default_kernels, point_problem, Schedule, Variant, MIN_SLABS_PER_SPLIT, VARIANTS};
 use super::shape::Shape;
 use crate::experiments::{Case, Error};
 use crate::gpu::Gpu;
@@ -92,7 +92,7 @@ pub(super) fn autotune<'g>(gpu: &'g Gpu, inputs: Rc<Inputs>) -> Result<AutotuneC
     };
     let trial = |v: &'static Variant, split: Option<u32>| -> Result<Option<f64>, Error> {
         let Ok(plan) = device_plan(gpu, v, shape, split) else { return Ok(None) };
-        if shape.problem(Some(v), props.max_group_size, &memory, plan.workspace_bytes()).is_some() {
+        if point_problem(shape, Some(v), props.max_group_size, &memory, plan.workspace_bytes()).is_some() {
             return Ok(None);
         }
         let mut case = KernelCase::new(gpu, inputs.clone(), v, plan)?;

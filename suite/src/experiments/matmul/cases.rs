@@ -3,7 +3,7 @@
 
 use std::rc::Rc;
 
-use super::kernels::{Plan, Schedule, Variant};
+use super::kernels::{Plan, Schedule, Variant, REFERENCE_SYMBOL, REFERENCE_TILE};
 use super::shape::Shape;
 use crate::device::{Arg, Buffer, Kernel, LaunchConfig};
 use crate::experiments::{Case, Error};
@@ -14,14 +14,8 @@ use crate::verify::{self, Verification};
 /// Elements of the GPU reference checked against the host's own FP64 sums.
 const HOST_SAMPLES: usize = 4096;
 
-/// The reference kernel (`kernels/matmul.hip`): FP64 accumulation in 16×16 tiles.
-pub(super) const REFERENCE_SYMBOL: &str = "matmul_reference_f64";
-
 /// The `reference` column: what every point is checked against.
 pub(super) const REFERENCE_NAME: &str = "gpu_f64";
-
-/// Rows and columns of C one group of the reference kernel computes.
-pub(super) const REFERENCE_TILE: u32 = 16;
 
 /// Inputs as the experiment draws them: uniform in [−1, 1), fresh for every shape so no kernel can pass by
 /// matching one fixed pattern ([`verify::matmul_tolerance`] is derived for this distribution). An allocation the

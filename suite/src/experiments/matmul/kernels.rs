@@ -5,6 +5,14 @@
 use serde::Serialize;
 
 use super::shape::Shape;
+use crate::options::Memory;
+
+/// The reference kernel (`kernels/matmul.hip`): FP64 accumulation in 16×16 tiles. It runs at every shape, so its
+/// grid bounds every point ([`point_problem`]), and every point is checked against its result.
+pub(super) const REFERENCE_SYMBOL: &str = "matmul_reference_f64";
+
+/// Rows and columns of C one group of the reference kernel computes.
+pub(super) const REFERENCE_TILE: u32 = 16;
 
 /// What a kernel needs of the sizes: each of M, N, K must be a multiple of the given number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -142,6 +150,33 @@ impl Variant {
             }
         }
     }
+}
+
+/// Why a point at `shape` cannot run on a device with `memory` and groups of at most `max_group_size` items: sizes
+/// the kernels cannot index or launch (the reference kernel's grid, and for a kernel, `variant`, its own), byte
+/// counts that overflow, memory that is not there (the point's matrices plus `workspace_bytes` on the device), and
+/// the kernel's own size requirements. `None`: the point is valid. Needs no GPU.
+pub fn point_problem(
+    shape: Shape,
+    variant: Option<&Variant>,
+    max_group_size: u32,
+    memory: &Memory,
+    workspace_bytes: u64,
+) -> Option<String> {
+    // The reference kernel runs at every shape; a kernel point also launches its own grid.
+    shape
+        .size_problem()
+        .or_else(|| shape.grid_problem(REFERENCE_SYMBOL, [REFERENCE_TILE, REFERENCE_TILE]))
+        .or_else(|| variant.and_then(|v| shape.grid_problem(v.symbol, v.block)))
+        .or_else(|| shape.memory_problem(memory, workspace_bytes))
+        .or_else(|| {
+            let v = variant?;
+            let items = v.group[0] * v.group[1];
+            v.check(shape).or_else(|| {
+                (items > max_group_size)
+                    .then(|| format!("{} uses groups of {items} items; the device allows {max_group_size}", v.name))
+            })
+        })
 }
 
 /// How one kernel runs at one shape (see [`Variant::plan`]).
@@ -462,7 +497,8 @@ pub fn selected(names: &[String], tiles: &[u32]) -> Vec<&'static Variant> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiments::matmul::cases::REFERENCE_SYMBOL;
+    use crate::experiments::matmul::shape::KERNEL_DIM_MAX;
+    use crate::options::{MAX_GROUPS_X, MAX_GROUPS_YZ};
 
     #[test]
     fn every_variant_has_a_symbol_named_after_it_and_a_sane_geometry() {
@@ -672,5 +708,88 @@ mod tests {
             let occ = profile.occupancy(&Resources::from_amd_kernel(k)).unwrap();
             assert!(occ.percent >= 50.0, "{symbol}: {occ:?}");
         }
+    }
+
+    fn edge_dims() -> impl proptest::strategy::Strategy<Value = usize> {
+        use proptest::prelude::*;
+        prop_oneof![
+            prop::sample::select(vec![
+                0,
+                1,
+                4,
+                255,
+                65_535 * 16,
+                65_535 * 16 + 1,
+                KERNEL_DIM_MAX,
+                KERNEL_DIM_MAX + 1,
+                (1 << 31) - 1,
+                1 << 31,
+                1 << 32,
+                (1 << 32) + 1,
+                1 << 40,
+                usize::MAX / 4,
+                usize::MAX,
+            ]),
+            1usize..20_000,
+            any::<usize>(),
+        ]
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn matmul_sizes_are_invalid_exactly_when_they_cannot_run(
+            m in edge_dims(),
+            n in edge_dims(),
+            k in edge_dims(),
+            kernel in 0..=VARIANTS.len(),
+            device in proptest::prop_oneof![proptest::strategy::Just(80u64 << 30), proptest::strategy::Just(u64::MAX), proptest::arbitrary::any::<u64>()],
+            host in proptest::option::of(proptest::prop_oneof![proptest::strategy::Just(2u64 << 40), proptest::arbitrary::any::<u64>()]),
+            workspace in proptest::prop_oneof![proptest::strategy::Just(0u64), proptest::strategy::Just(1u64 << 30), proptest::arbitrary::any::<u64>()],
+        ) {
+            let shape = Shape { m, n, k };
+            let variant = VARIANTS.get(kernel);
+            let memory = Memory { device, host };
+            let problem = point_problem(shape, variant, 1024, &memory, workspace);
+            // The same rules in u128, where nothing overflows.
+            let (m1, n1, k1) = (m as u128, n as u128, k as u128);
+            let bytes = [m1 * k1, k1 * n1, m1 * n1, m1 * n1].iter().fold(0u128, |sum, x| sum.saturating_add(x.saturating_mul(4)));
+            let grid_ok = |block: [u32; 2]| {
+                n1.div_ceil(block[0].into()) <= MAX_GROUPS_X.into() && m1.div_ceil(block[1].into()) <= MAX_GROUPS_YZ.into()
+            };
+            let valid = m.min(n).min(k) > 0
+                && m.max(n).max(k) <= KERNEL_DIM_MAX
+                && grid_ok([16, 16])
+                && variant.is_none_or(|v| {
+                    grid_ok(v.block)
+                        && m % v.multiples.m as usize == 0
+                        && n % v.multiples.n as usize == 0
+                        && k % v.multiples.k as usize == 0
+                })
+                && bytes.saturating_add(u128::from(workspace)) <= u128::from(device)
+                && host.is_none_or(|h| bytes <= u128::from(h));
+            proptest::prop_assert_eq!(problem.is_none(), valid, "{}: {:?}", shape, problem);
+        }
+    }
+
+    #[test]
+    fn size_problems_name_their_cause() {
+        let mem = Memory { device: 80 << 30, host: Some(1 << 40) };
+        let why = |m, n, k| point_problem(Shape { m, n, k }, None, 1024, &mem, 0).unwrap();
+        assert!(why(0, 4, 4).contains("M = 0"));
+        assert!(why(4, 1 << 32, 4).contains("exceeds what the kernels index"));
+        assert!(why(65_535 * 16 + 1, 1, 1).contains("grid"));
+        assert!(why(1 << 17, 1 << 17, 1 << 17).contains("GiB of device memory"));
+        assert!(Shape::square(1 << 20).bytes().is_some());
+        assert_eq!(Shape { m: 1 << 40, n: 1 << 40, k: 1 }.bytes(), None);
+        let host_small = Memory { device: u64::MAX, host: Some(1 << 30) };
+        assert!(point_problem(Shape::square(1 << 14), None, 1024, &host_small, 0).unwrap().contains("host memory"));
+        assert_eq!(point_problem(Shape::square(8192), Some(&VARIANTS[0]), 1024, &mem, 0), None);
+        assert!(point_problem(Shape::square(8192), Some(&VARIANTS[0]), 128, &mem, 0)
+            .unwrap()
+            .contains("groups of 256"));
+        // A workspace counts against the device only (the host never holds it).
+        let tight = Memory { device: Shape::square(4096).bytes().unwrap() + 100, host: Some(1 << 40) };
+        assert_eq!(point_problem(Shape::square(4096), None, 1024, &tight, 100), None);
+        assert!(point_problem(Shape::square(4096), None, 1024, &tight, 101).unwrap().contains("GiB of device memory"));
     }
 }

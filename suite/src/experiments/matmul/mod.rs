@@ -8,7 +8,7 @@
 //! Sizes: every kernel takes any M, N, K: out-of-range loads read zero and stores are guarded, and the kernels with
 //! 16-byte accesses launch their `_unaligned` twins (guarded 4-byte accesses) where N or K is not a multiple of 4
 //! ([`Variant::symbol_for`]). A size the kernels cannot index, launch or fit in memory is an `invalid` row that says
-//! why ([`Shape::problem`]).
+//! why ([`point_problem`]).
 //!
 //! Beyond the ladder: split-K and stream-K kernels give small sizes enough groups for the device ([`Variant::plan`]),
 //! and at every size an `autotune` row names the fastest kernel that verified, picked by measurement
@@ -33,14 +33,15 @@ use crate::gpu::Gpu;
 use crate::measure::matmul_flops;
 use crate::options::Memory;
 use crate::report::plot::LinePlot;
-use cases::{device_plan, Inputs, KernelCase, VendorCase, REFERENCE_NAME, REFERENCE_SYMBOL};
+use cases::{device_plan, Inputs, KernelCase, VendorCase, REFERENCE_NAME};
+use kernels::REFERENCE_SYMBOL;
 
 pub use autotune::{autotune_candidates, autotune_pick, AUTOTUNE, AUTOTUNE_SPLITS};
 pub use cases::{draw_inputs, multiply};
 pub use compare::MatmulComparison;
 pub use kernels::{
-    default_kernels, default_names, select_kernels, selected, split_k_for, ArchKernels, Multiples, Plan, Schedule,
-    Variant, ARCH_DEFAULTS, MAX_SPLIT_K, VARIANTS,
+    default_kernels, default_names, point_problem, select_kernels, selected, split_k_for, ArchKernels, Multiples, Plan,
+    Schedule, Variant, ARCH_DEFAULTS, MAX_SPLIT_K, VARIANTS,
 };
 pub use plots::plots;
 pub use shape::{Shape, KERNEL_DIM_MAX};
@@ -321,7 +322,7 @@ impl Experiment for MatmulSweep {
                         ceilings.fp32_matrix_tflops.map(|t| t.to_string()).unwrap_or_default(),
                     ]
                 };
-                let basic = shape.problem(None, max_group, &memory, 0);
+                let basic = point_problem(shape, None, max_group, &memory, 0);
                 let mut work = match slot {
                     Slot::Vendor => point_work(shape, None),
                     Slot::Kernel(v) => point_work(shape, Some(v.name)),
@@ -352,12 +353,12 @@ impl Experiment for MatmulSweep {
                         let tile_m = v.tile_m.map(|m| m.to_string()).unwrap_or_default();
                         let group = [v.group[0].to_string(), v.group[1].to_string()];
                         // The plan needs a launchable size, and its workspace counts against the memory.
-                        let plan = match shape.problem(Some(v), max_group, &memory, 0) {
+                        let plan = match point_problem(shape, Some(v), max_group, &memory, 0) {
                             Some(why) => Err(why),
                             None => device_plan(gpu, v, shape, None),
                         };
                         let invalid = match &plan {
-                            Ok(p) => shape.problem(Some(v), max_group, &memory, p.workspace_bytes()),
+                            Ok(p) => point_problem(shape, Some(v), max_group, &memory, p.workspace_bytes()),
                             Err(why) => Some(why.clone()),
                         };
                         Point {
