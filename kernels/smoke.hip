@@ -4,9 +4,6 @@
 // (two 4-byte reads, one 4-byte write), so its GB/s sits near the device's copy bandwidth when it works.
 // Launch: 1-D grid, any group size; items past n do nothing, so n need not divide the grid.
 //
-// smoke_empty does nothing: timing many launches of it measures launch overhead alone (the spine's
-// benchmark of the suite's launch path against a C++ program on the driver API).
-//
 // smoke_spin (below) spins for a set time on the device clock.
 #include "gpu.h"
 
@@ -15,8 +12,6 @@ GPU_KERNEL void smoke_triad(float* __restrict__ a, const float* __restrict__ b, 
     unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) a[i] = b[i] + scalar * c[i];
 }
-
-GPU_KERNEL void smoke_empty() {}
 
 // smoke_spin waits until the device clock (gpu_wall_clock(): %globaltimer in ns on NVIDIA, the 100 MHz wall clock
 // on CDNA) has advanced by `ticks`, then returns: a kernel of a known duration, which calibrates the runner's

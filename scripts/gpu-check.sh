@@ -27,7 +27,7 @@ amd_only=()
 step "$bin/test-suite-lib" --ignored --test-threads=1 "${amd_only[@]}"
 if "$bin/suite" --platform nvidia info >/dev/null 2>&1; then
     arch=$("$bin/suite" --platform nvidia info | sed -n 's/^  device 0: .*(\(sm_[0-9a-z]*\)[,)].*/\1/p')
-    step "$bin/suite" kernels build --arch "$arch" --sources smoke --out "$out/prebuilt"
+    step "$bin/suite" kernels build --arch "$arch" --sources launch --out "$out/prebuilt"
     cuda=${CUDA_PATH:-/usr/local/cuda}
     step g++ -O2 -std=c++17 scripts/bench/launch_overhead.cpp -I"$cuda/include" -L"$cuda/lib64" -L"$cuda/lib64/stubs" \
         -lcuda -o "$out/launch_overhead"
@@ -35,7 +35,7 @@ if "$bin/suite" --platform nvidia info >/dev/null 2>&1; then
     # clocks or load hits both alike, and prints both medians and the ratio. `--platform nvidia` skips probing the
     # HIP runtime first (auto does, and a HIP runtime may be installed on an NVIDIA node).
     step "$bin/suite" --platform nvidia bench launch --count 10000 --trials 15 \
-        --baseline "$out/launch_overhead" --cubin "$out/prebuilt/smoke.$arch.cubin"
+        --baseline "$out/launch_overhead" --cubin "$out/prebuilt/launch.$arch.cubin"
     # The AMD path (hip-sys, device/amd, rocBLAS calls) on this GPU; add --compare to the script for the quick
     # preset on both paths and their comparison.
     step "$(dirname "$0")/hip-over-cuda.sh" "$bin" "$out/hip-over-cuda"

@@ -4,8 +4,9 @@
 // overhead the Rust layers add to a launch.
 //
 // Build: g++ -O2 -std=c++17 launch_overhead.cpp -I$CUDA_PATH/include -lcuda -o launch_overhead
-// Run:   ./launch_overhead smoke.sm_90.cubin [count=10000] [trials=7] [device=0]
-// `suite bench launch --baseline ./launch_overhead --cubin smoke.sm_90.cubin` runs it with trials=1 between its own
+// Run:   ./launch_overhead launch.sm_90.cubin [count=10000] [trials=7] [device=0]
+// (the cubin of kernels/launch.hip: `suite kernels build --arch sm_90 --sources launch --out DIR`)
+// `suite bench launch --baseline ./launch_overhead --cubin launch.sm_90.cubin` runs it with trials=1 between its own
 // trials and prints the ratio.
 #include <cuda.h>
 
@@ -55,7 +56,7 @@ int main(int argc, char** argv) {
     check(cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
     check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
     check(cuModuleLoadData(&mod, image.data()), "cuModuleLoadData");
-    check(cuModuleGetFunction(&fn, mod, "smoke_empty"), "cuModuleGetFunction");
+    check(cuModuleGetFunction(&fn, mod, "launch_empty"), "cuModuleGetFunction");
     check(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
 
     for (int i = 0; i < 100; ++i) check(cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, stream, nullptr, nullptr), "launch");

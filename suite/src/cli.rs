@@ -318,7 +318,7 @@ pub enum BenchCommand {
         /// driving the same cubin, and reported beside them as a ratio (needs --cubin).
         #[arg(long, requires = "cubin")]
         baseline: Option<PathBuf>,
-        /// The cubin holding `smoke_empty` (from `suite kernels build --sources smoke`) that both programs load.
+        /// The cubin holding `launch_empty` (from `suite kernels build --sources launch`) that both programs load.
         #[arg(long)]
         cubin: Option<PathBuf>,
     },

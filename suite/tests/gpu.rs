@@ -124,7 +124,7 @@ fn runtime_occupancy_matches_the_suite_over_kernels_group_sizes_and_lds() {
     let profile = Profile::from_props(&props).unwrap();
     // Kernels from few registers and no LDS (smoke) to many registers and LDS tiles (the matmul ladder).
     let kernels = [
-        ("smoke", "smoke_empty"),
+        ("launch", "launch_empty"),
         ("smoke", "smoke_triad"),
         ("matmul", "matmul_accumulator"),
         ("matmul", "matmul_blocktile_2d"),

@@ -34,7 +34,7 @@ pub(super) struct BenchSpec {
     goal: f64,
 }
 
-/// `suite bench launch`: host time per launch of an empty kernel (`smoke_empty`), `count` launches back to back per
+/// `suite bench launch`: host time per launch of the empty kernel (`launch_empty`), `count` launches back to back per
 /// trial and one synchronisation, median of trials, beside `scripts/bench/launch_overhead.cpp` (goal ≤ 1.02).
 pub(super) fn bench_launch(
     cli: &Cli,
@@ -43,7 +43,13 @@ pub(super) fn bench_launch(
     baseline: Option<&Path>,
     cubin: Option<&Path>,
 ) -> Result<ExitCode, Error> {
-    let spec = BenchSpec { unit: "launch", units: "launches", source: "smoke", kernel: "smoke_empty", goal: 1.02 };
+    let spec = BenchSpec {
+        unit: "launch",
+        units: "launches",
+        source: crate::kernels::LAUNCH_SOURCE,
+        kernel: crate::kernels::EMPTY_KERNEL,
+        goal: 1.02,
+    };
     bench_against(cli, &spec, count, trials, baseline, cubin, &mut |dev, kernel, count| {
         let config = LaunchConfig::linear(1, 1);
         for _ in 0..count {

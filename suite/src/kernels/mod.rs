@@ -30,7 +30,7 @@ pub use compile::{compile, find, flags, Compiler, CompilerKind};
 pub use metadata::{
     arg_sizes, check_arch, check_target, cubin_kernel_names, inspect, AmdKernelMeta, ArgMeta, CodeObjectInfo, Format,
 };
-pub use sources::{all, headers, source, Header, Source};
+pub use sources::{all, headers, source, Header, Source, EMPTY_KERNEL, LAUNCH_SOURCE};
 
 /// Everything that can go wrong between a kernel source and a checked code object. Messages say what was sought
 /// and what to do.

@@ -31,6 +31,13 @@ pub struct Header {
 
 include!(concat!(env!("OUT_DIR"), "/kernel_sources.rs"));
 
+/// The source of the empty kernel (`kernels/launch.hip`): the launch path alone, for what measures one launch's cost
+/// rather than a kernel's work (the launch gap in `run.json`, `suite bench launch`).
+pub const LAUNCH_SOURCE: &str = "launch";
+
+/// The empty kernel of [`LAUNCH_SOURCE`]. `scripts/bench/launch_overhead.cpp` loads it by this name too.
+pub const EMPTY_KERNEL: &str = "launch_empty";
+
 /// Every embedded kernel source, sorted by name.
 pub fn all() -> &'static [Source<'static>] {
     SOURCES
@@ -97,6 +104,15 @@ mod tests {
         let smoke = source("smoke").unwrap();
         assert!(smoke.text.contains("smoke_triad"));
         assert!(headers().iter().any(|h| h.name == "gpu.h"));
+    }
+
+    #[test]
+    fn the_empty_kernel_has_a_source_of_its_own() {
+        let launch = source(LAUNCH_SOURCE).unwrap();
+        assert!(launch.text.contains(&format!("GPU_KERNEL void {EMPTY_KERNEL}() {{}}")), "{}", launch.text);
+        // Nothing else defines it: what loads it by name finds it in one place.
+        let holders: Vec<&str> = all().iter().filter(|s| s.text.contains(EMPTY_KERNEL)).map(|s| s.name).collect();
+        assert_eq!(holders, [LAUNCH_SOURCE]);
     }
 
     #[test]
