@@ -37,7 +37,7 @@ use clap::Parser as _;
 use suite::app::Error;
 use suite::cli::{Cli, Command, RunAll, RunArgs, RunCommand};
 use suite::device::{Arch, Platform, Props, WaveSize};
-use suite::experiments::{csv_name, plan_record, registry, Experiment, Shard};
+use suite::experiments::{csv_name, plan_record, registry, Experiment, Results, Shard};
 use suite::report::csv::{header, Context, CsvLog, Row, Status};
 use suite::report::lock::{FolderLock, Wait};
 use suite::report::run_json::{self, Fingerprint, Invocation, PlannedExperiment};
@@ -166,8 +166,7 @@ fn run(cli: &Cli) -> Result<Outcome, Error> {
     run_json::record_plan(&out, &device, plan_record(&out, args.shard, planned))
         .map_err(suite::experiments::Error::from)?;
     let mut written = 0;
-    for mut exp in experiments {
-        exp.fit_to_device(&device);
+    for exp in experiments {
         let outcome = run_experiment(exp.as_ref(), args, &out, &device, &behaviour, &mut written)
             .map_err(suite::experiments::Error::from)?;
         if let Outcome::Failed = outcome {
@@ -186,15 +185,17 @@ fn run_experiment(
     behaviour: &Behaviour,
     written: &mut usize,
 ) -> Result<Outcome, suite::report::Error> {
+    // As the runner records them: the options as run on this device, the read side's metric and columns.
+    let results = exp.results();
     let options = serde_json::json!({
-        exp.name(): exp.options(),
+        exp.name(): exp.options(device),
         "warmup": args.warmup,
         "reps": args.reps,
         "time_budget_s": args.time_budget,
         "timing": args.timing,
-        "metric": exp.metric(),
+        "metric": results.metric(),
     });
-    let columns = header(exp.param_columns(), exp.metric().column);
+    let columns = header(results.param_columns(), results.metric().column);
     let mut invocation = Invocation::now(options.clone(), args.shard.map(|s| s.to_string()));
     invocation.experiment = exp.name().to_string();
     invocation.blas = "none (slurm test double)".into();
@@ -213,7 +214,7 @@ fn run_experiment(
 
     let shard = args.shard.unwrap_or(Shard { index: 0, count: 1 });
     for point in (0..behaviour.points).filter(|p| p % shard.count == shard.index) {
-        let row = double_row(exp, point);
+        let row = double_row(results, point);
         if log.is_done(&row.key) {
             continue;
         }
@@ -241,9 +242,9 @@ fn double_error(message: String) -> suite::report::Error {
 }
 
 /// The double's row for point `index`: `invalid`, saying it is the test double's, no figures.
-fn double_row(exp: &dyn Experiment, index: usize) -> Row {
+fn double_row(results: &dyn Results, index: usize) -> Row {
     Row {
-        params: exp.param_columns().iter().map(|_| index.to_string()).collect(),
+        params: results.param_columns().iter().map(|_| index.to_string()).collect(),
         reps: 0,
         launches_per_rep: 0,
         timing: String::new(),

@@ -430,7 +430,6 @@ fn occupancy_sweeps_verify_and_record_timelines_of_every_wave() {
         lds_bytes: vec![4096, 40 * 1024],
         register_values: vec![16, 96],
         register_rounds: 3,
-        timeline_dir: Some(dir.path().to_path_buf()),
         ..OccupancySweep::default()
     };
     let opts = quick_run(dir.path(), false, 0.5);
@@ -550,14 +549,11 @@ fn the_gap_between_back_to_back_kernels_is_measured_both_ways() {
 #[ignore = "needs a GPU"]
 fn every_fusion_variant_verifies_at_odd_and_non_power_of_two_sizes() {
     use suite::experiments::fusion::{FusionSweep, COMPILE_CSV, MEASURES, OPERATIONS, RATIOS_CSV, VARIANTS};
-    use suite::experiments::Experiment as _;
     let gpu = gpu();
     let dir = tempfile::tempdir().unwrap();
     // One element, a ragged group, the seed's smallest size, and 2^20 + 1 (one element past a power of two).
     let sizes = vec![1, 257, 1 << 15, (1 << 20) + 1];
-    let mut sweep = FusionSweep::default();
-    sweep.sizes = sizes.clone();
-    sweep.set_results_dir(dir.path());
+    let sweep = FusionSweep { sizes: sizes.clone(), ..FusionSweep::default() };
     let summary = experiments::run(&gpu, &sweep, &quick_run(dir.path(), false, 0.3)).unwrap();
     let rows = read_rows(&dir.path().join("fusion.csv")).unwrap();
     assert_eq!(rows.len(), sizes.len() * (1 + OPERATIONS.len() * VARIANTS.len() * MEASURES.len()));

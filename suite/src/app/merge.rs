@@ -53,9 +53,9 @@ pub(super) fn merge(dir: &Path, partial: bool, wait: Wait) -> Result<ExitCode, E
         if let Some(missing) = &missing {
             let _ = writeln!(text, "{}: {missing}", out.display());
         }
+        // The read side alone: a merge reads rows and builds no sweep.
         let entry = registry::find(experiment)?;
-        let exp = (entry.default)();
-        for path in experiments::render_plots(exp.as_ref(), &out, dir)? {
+        for path in experiments::render_plots(entry.results, &out, dir)? {
             let _ = writeln!(text, "{}", path.display());
         }
         let rows = crate::report::csv::read_rows(&out)?;
@@ -69,7 +69,7 @@ pub(super) fn merge(dir: &Path, partial: bool, wait: Wait) -> Result<ExitCode, E
             count_of("invalid"),
             shards.len()
         );
-        sections.push(Section::new(entry.name, None, Ok(points), exp.headlines(&rows), &rows, dir));
+        sections.push(Section::new(entry.name, None, Ok(points), entry.results.headlines(&rows), &rows, dir));
     }
     // Planned experiments no shard reached: said in the summary as not run.
     for e in folder.experiments.iter().filter(|e| !groups.contains_key(&e.name)) {

@@ -101,9 +101,9 @@ pub fn run(cli: &Cli) -> Result<ExitCode, Error> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Plot { experiment, csv, out } => {
-            let exp = registry::default_experiment(experiment)?;
+            let results = registry::results(experiment)?;
             let out_dir = out.clone().unwrap_or_else(|| csv.parent().map(Path::to_path_buf).unwrap_or_default());
-            let written = experiments::render_plots(exp.as_ref(), csv, &out_dir)?;
+            let written = experiments::render_plots(results, csv, &out_dir)?;
             if written.is_empty() {
                 return Err(Error::NothingToPlot { csv: csv.clone() });
             }

@@ -112,7 +112,7 @@ fn plan_record(selection: &Selection, plans: &[Vec<Planned>], opts: &RunOptions)
     experiments::plan_record(&opts.out_dir, opts.shard, experiments)
 }
 
-fn measure(cli: &Cli, mut selection: Selection, args: &RunArgs, mut opts: RunOptions) -> Result<ExitCode, Error> {
+fn measure(cli: &Cli, selection: Selection, args: &RunArgs, mut opts: RunOptions) -> Result<ExitCode, Error> {
     let started = Instant::now();
     let gpu = super::open_gpu(cli)?;
     opts.out_dir = args.out.clone().unwrap_or_else(|| experiments::default_out_dir(&gpu));
@@ -121,10 +121,6 @@ fn measure(cli: &Cli, mut selection: Selection, args: &RunArgs, mut opts: RunOpt
     // Before anything else touches the folder: one writer at a time, refused at once (or waited for).
     let _lock = FolderLock::take(&out_dir, opts.shard, "suite run", wait)?;
     let props = gpu.device.props();
-    for exp in &mut selection.experiments {
-        exp.set_results_dir(&out_dir);
-        exp.fit_to_device(props);
-    }
     // Every point of every experiment, planned before anything is measured and recorded in run.json, which
     // refuses a folder of another device or layout.
     let plans = plan_all(&gpu, &selection.experiments, &opts);
@@ -141,7 +137,7 @@ fn measure(cli: &Cli, mut selection: Selection, args: &RunArgs, mut opts: RunOpt
             props.wave_size,
             props.runtime_version
         );
-        let outcome = experiments::run(&gpu, exp, &opts)?;
+        let outcome = run_one(&gpu, exp, &opts)?;
         eprintln!("{}: {}; results in {}", exp.name(), super::summary_line(&outcome), out_dir.display());
         return Ok(if outcome.success() { ExitCode::SUCCESS } else { ExitCode::FAILURE });
     };
@@ -166,7 +162,7 @@ fn measure(cli: &Cli, mut selection: Selection, args: &RunArgs, mut opts: RunOpt
     for (i, exp) in selection.experiments.iter().enumerate() {
         let name = exp.name();
         let exp_started = Instant::now();
-        let outcome = experiments::run(&gpu, exp.as_ref(), &opts);
+        let outcome = run_one(&gpu, exp.as_ref(), &opts);
         let seconds = exp_started.elapsed().as_secs_f64();
         let csv = out_dir.join(experiments::csv_name(name, opts.shard));
         sections[i] = match outcome {
@@ -175,7 +171,7 @@ fn measure(cli: &Cli, mut selection: Selection, args: &RunArgs, mut opts: RunOpt
                 eprintln!("{name}: {} in {seconds:.1} s", super::summary_line(&outcome));
                 // A shard's CSV holds only its points: its headlines wait for `suite merge`.
                 let (headlines, rows) = match (opts.shard, crate::report::csv::read_rows(&csv)) {
-                    (None, Ok(rows)) => (exp.headlines(&rows), rows),
+                    (None, Ok(rows)) => (exp.results().headlines(&rows), rows),
                     (None, Err(e)) => (vec![format!("cannot read {}: {e}", csv.display())], Vec::new()),
                     (Some(_), _) => (Vec::new(), Vec::new()),
                 };
@@ -199,6 +195,18 @@ fn measure(cli: &Cli, mut selection: Selection, args: &RunArgs, mut opts: RunOpt
     write_summary(&out_dir, &summary_path, props, preset, &sections, Some(total))?;
     eprintln!("done in {total:.1} s (estimate {}); read {} first", seconds_text(estimate), summary_path.display());
     Ok(if success { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// Runs one experiment into `opts.out_dir`, then (unsharded) redraws the folder's roofline over every experiment in
+/// it so far; a shard's waits for `suite merge`, as its plots do.
+fn run_one(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<experiments::Summary, experiments::Error> {
+    let outcome = experiments::run(gpu, exp, opts)?;
+    if opts.shard.is_none() {
+        for path in crate::report::roofline::write(&opts.out_dir, &registry::roofline_roles())? {
+            eprintln!("roofline: {}", path.display());
+        }
+    }
+    Ok(outcome)
 }
 
 /// Whether `e` refuses the whole run (another writer, another layout or fingerprint), rather than one experiment.
@@ -245,14 +253,11 @@ pub fn suggested_time(seconds: f64) -> String {
 /// `suite run --dry-run`: the plan of the run on `--part` (MI250X GCD unless told), from its datasheet and the
 /// kernels' static metadata, with no GPU: points per experiment, the estimate per task, a suggested `--time`, and
 /// whether `--out` would accept the run. Exits 3 when the folder would refuse it.
-fn dry_run(cli: &Cli, mut selection: Selection, args: &RunArgs, opts: RunOptions) -> Result<ExitCode, Error> {
+fn dry_run(cli: &Cli, selection: Selection, args: &RunArgs, opts: RunOptions) -> Result<ExitCode, Error> {
     let key = args.part.as_deref().unwrap_or(crate::device::planning::DEFAULT_KEY);
     let part = crate::device::planning::part(key)?;
     let gpu = Gpu::planning(part, cli.kernels_dir.clone())?;
     let props = gpu.device.props().clone();
-    for exp in &mut selection.experiments {
-        exp.fit_to_device(&props);
-    }
     // The kernels' code objects tell registers and LDS, which decide some points (and occupancy's group counts):
     // without them the plan is only approximate, and says so.
     let mut unreadable: Vec<String> = Vec::new();

@@ -1,10 +1,11 @@
-//! What an experiment exports: one [`Entry`] value, made from its sweep type by [`Entry::of`]. The sweep struct is
-//! its own command line (a `clap::Args`, one declaration per knob, defaults included), so `suite run <name>`, the
-//! default sweep that `suite plot` and `suite merge` read, and `--full` all come from the same declaration.
+//! What an experiment exports: one [`Entry`] value, made from its sweep type by [`Entry::of`]: its read side
+//! ([`Results`], which `suite plot`, `suite merge` and `suite compare` use alone) and its run side, the sweep. The
+//! sweep struct is its own command line (a `clap::Args`, one declaration per knob, defaults included), so
+//! `suite run <name>`, `--full` and the quick preset all come from the same declaration.
 
 use clap::{ArgMatches, Args, FromArgMatches};
 
-use super::{Error, Experiment};
+use super::{Error, Experiment, Results};
 
 /// One experiment: its name, its help line, its flags and how they become its sweep.
 pub struct Entry {
@@ -12,12 +13,13 @@ pub struct Entry {
     pub name: &'static str,
     /// One line of help for `suite run --help`.
     pub help: &'static str,
+    /// The experiment's read side: everything that only reads its results uses this, and builds no sweep.
+    pub results: &'static dyn Results,
     /// Declares the experiment's own flags on its `suite run <name>` subcommand.
     pub flags: fn(clap::Command) -> clap::Command,
     /// The sweep that the parsed flags ask for (the defaults where a flag is absent), checked.
     pub sweep: fn(&ArgMatches) -> Result<Box<dyn Experiment>, Error>,
-    /// The default sweep, for commands that only read the experiment's CSV (`suite plot`, `suite merge`), and the
-    /// one `suite run --full` runs.
+    /// The default sweep: the one `suite run --full` runs.
     pub default: fn() -> Box<dyn Experiment>,
     /// The quick preset that `suite run` (no experiment named) runs: the points that carry the experiment's
     /// headline figures, small enough that every experiment together takes about a minute on one GPU.
@@ -31,12 +33,15 @@ impl std::fmt::Debug for Entry {
 }
 
 /// A sweep that is its own command line: clap parses it (every field a flag with its default), [`Sweep::check`]
-/// rejects what clap cannot see (e.g. a combination), and [`Entry::of`] makes the experiment's entry from it.
+/// rejects what clap cannot see (e.g. a combination), and [`Entry::of`] makes the experiment's entry from it and
+/// its read side.
 pub trait Sweep: Experiment + Args + FromArgMatches + 'static {
     /// The experiment's name (also [`Experiment::name`]).
     const NAME: &'static str;
     /// One line of help.
     const HELP: &'static str;
+    /// The experiment's read side (also [`Experiment::results`]).
+    const RESULTS: &'static dyn Results;
     /// The quick preset (see [`Entry::quick`]).
     fn quick() -> Self;
     /// Rejects a sweep clap accepted but the experiment cannot run as a whole; the message names the flag.
@@ -51,6 +56,7 @@ impl Entry {
         Entry {
             name: S::NAME,
             help: S::HELP,
+            results: S::RESULTS,
             flags: S::augment_args,
             sweep: sweep_of::<S>,
             default: default_of::<S>,

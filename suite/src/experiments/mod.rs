@@ -1,11 +1,14 @@
 //! Experiments and the one runner they share.
 //!
-//! An experiment is data plus three small pieces of code: its sweep expands into [`Point`]s (each with a stable
-//! key), `prepare` allocates and initialises one point's buffers, and the resulting [`Case`] launches, verifies and
-//! says how much work one launch does. The runner does the rest the same way for every experiment: skip points a
-//! resumed CSV already holds, verify before timing, warm up, time repetitions with device events, and append each
-//! row as it finishes.
+//! An experiment has two sides. Its run side ([`Experiment`]) is data plus two small pieces of code: its sweep (the
+//! options) expands into [`Point`]s (each with a stable key), `prepare` allocates and initialises one point's
+//! buffers, and the resulting [`Case`] launches, verifies and says how much work one launch does; what the run keeps
+//! meanwhile is in the [`RunContext`] the runner passes in. Its read side ([`Results`]) is stateless: its columns,
+//! metric, plots, headlines, comparison and place on the roofline. The runner does the rest the same way for every
+//! experiment: skip points a resumed CSV already holds, verify before timing, warm up, time repetitions with device
+//! events, and append each row as it finishes.
 
+mod context;
 pub mod copy_reference;
 pub mod entry;
 pub mod estimate;
@@ -24,11 +27,11 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::device::{self, Timing};
-use crate::gpu::Gpu;
 use crate::report::plot::LinePlot;
 use crate::verify::Verification;
 
 pub use crate::options::{RunOptions, Shard};
+pub use context::{RunContext, Shared};
 pub use estimate::Work;
 pub use runner::{
     continue_command, csv_name, default_out_dir, plan, plan_record, render_plots, run, Planned, Summary,
@@ -177,22 +180,17 @@ impl std::fmt::Display for TimedBy {
     }
 }
 
-/// An experiment: a sweep and how to prepare each of its points.
-pub trait Experiment {
+/// The read side of an experiment: what its rows are and how they are read, plotted, summarised and compared. It
+/// holds no state (each experiment implements it on a unit struct, e.g. `SmokeResults`, exported in its
+/// [`entry::Entry`]), so everything that only reads results (`suite plot`, `suite merge`, `suite compare`, the
+/// summary's headlines, the run's roofline) uses it and never builds a sweep.
+pub trait Results {
     /// Name, used for the CSV file and the `experiment` column.
     fn name(&self) -> &'static str;
     /// The experiment's parameter columns, in order.
     fn param_columns(&self) -> &'static [&'static str];
     /// The rate column and its formula.
     fn metric(&self) -> Metric;
-    /// The sweep's options as run, for `run.json`.
-    fn options(&self) -> serde_json::Value;
-    /// Kernel sources the experiment loads (compiled up front, so a compile error stops the run early).
-    fn sources(&self) -> &'static [&'static str];
-    /// The points of the sweep, in a fixed order.
-    fn points(&self, gpu: &Gpu) -> Vec<Point>;
-    /// Allocates and initialises one point. Outputs are poisoned so unwritten elements fail verification.
-    fn prepare<'g>(&self, gpu: &'g Gpu, point: &Point) -> Result<Box<dyn Case + 'g>, Error>;
     /// The experiment's plots, made from all rows of its CSV (as column → value) and any side files in the CSV's
     /// folder `dir`, as (file name, plot).
     fn plots(&self, rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, LinePlot)> {
@@ -204,6 +202,13 @@ pub trait Experiment {
     /// Most experiments have none.
     fn derived_tables(&self, rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, String)> {
         let _ = (rows, dir);
+        Vec::new()
+    }
+    /// The experiment's headline figures from all rows of its CSV, one line each, for the run's `summary.md`
+    /// (what a person should read first; the plots and the CSV hold the rest): a line is a bullet, or a row of a
+    /// Markdown table when it starts with `|`. Empty when no row says anything.
+    fn headlines(&self, rows: &[BTreeMap<String, String>]) -> Vec<String> {
+        let _ = rows;
         Vec::new()
     }
     /// How `suite compare` compares this experiment across runs (see [`crate::report::compare`]): by default its
@@ -218,77 +223,33 @@ pub trait Experiment {
     fn roofline(&self) -> crate::report::roofline::Role {
         crate::report::roofline::Role::default()
     }
-    /// Tells the experiment its results folder before the run starts, for side files beside the CSV (e.g.
-    /// occupancy's timelines). Most experiments write none.
-    fn set_results_dir(&mut self, dir: &Path) {
-        let _ = dir;
+}
+
+/// The run side of an experiment: its sweep (the options, as data: the experiment's clap `Args` struct) and how to
+/// run it. Everything a run learns or keeps while it runs (the device, the results folder, inputs shared by
+/// consecutive points) is in the [`RunContext`] the runner passes in, never in the sweep.
+pub trait Experiment {
+    /// The experiment's read side.
+    fn results(&self) -> &'static dyn Results;
+    /// The experiment's name (its read side's).
+    fn name(&self) -> &'static str {
+        self.results().name()
     }
-    /// The experiment's headline figures from all rows of its CSV, one line each, for the run's `summary.md`
-    /// (what a person should read first; the plots and the CSV hold the rest): a line is a bullet, or a row of a
-    /// Markdown table when it starts with `|`. Empty when no row says anything.
-    fn headlines(&self, rows: &[BTreeMap<String, String>]) -> Vec<String> {
-        let _ = rows;
-        Vec::new()
-    }
+    /// The sweep's options as run on a device of `device`'s kind, for `run.json` and its fingerprint: what the
+    /// sweep's flags say, resolved where the device decides (e.g. matmul's default kernel set), so the fingerprint
+    /// changes when what runs does.
+    fn options(&self, device: &crate::device::Props) -> serde_json::Value;
+    /// Kernel sources the experiment loads (compiled up front, so a compile error stops the run early).
+    fn sources(&self) -> &'static [&'static str];
+    /// The points of the sweep on the context's device, in a fixed order.
+    fn points(&self, ctx: &RunContext) -> Vec<Point>;
+    /// Allocates and initialises one point. Outputs are poisoned so unwritten elements fail verification.
+    fn prepare<'g>(&self, ctx: &RunContext<'g>, point: &Point) -> Result<Box<dyn Case + 'g>, Error>;
     /// Sources a run of this sweep compiles at run time on a device of `device`'s shape (generated or specialised
     /// kernels), so `suite kernels build` makes them ahead of time for `--kernels-dir`. Most experiments have none.
     fn specialisations(&self, device: crate::kernels::DeviceShape) -> Vec<crate::kernels::Specialisation> {
         let _ = device;
         Vec::new()
-    }
-    /// Fits the sweep to the device it is about to run on, before `options` and `points` are read: e.g. matmul's
-    /// default kernel set depends on the architecture. Most experiments need nothing.
-    fn fit_to_device(&mut self, props: &crate::device::Props) {
-        let _ = props;
-    }
-}
-
-/// Inputs shared by consecutive points of a sweep (matmul's matrices per shape, fusion's vectors per size): made at
-/// the first point that needs them and dropped when the sweep moves on, so one set is alive at a time. Run state, not
-/// an option: a clone starts empty and every cache compares equal (sweeps compare by their options).
-pub struct RunCache<T>(std::cell::RefCell<Option<std::rc::Rc<T>>>);
-
-impl<T> RunCache<T> {
-    /// The cached value if `fits` accepts it; otherwise the old one is freed first and `make` makes the new one.
-    pub fn get_or_make<E>(
-        &self,
-        fits: impl Fn(&T) -> bool,
-        make: impl FnOnce() -> Result<T, E>,
-    ) -> Result<std::rc::Rc<T>, E> {
-        if let Some(value) = self.0.borrow().as_ref().filter(|v| fits(v)) {
-            return Ok(value.clone());
-        }
-        // Free the previous point's buffers before allocating the next.
-        *self.0.borrow_mut() = None;
-        let value = std::rc::Rc::new(make()?);
-        *self.0.borrow_mut() = Some(value.clone());
-        Ok(value)
-    }
-}
-
-impl<T> Default for RunCache<T> {
-    fn default() -> Self {
-        RunCache(std::cell::RefCell::new(None))
-    }
-}
-
-impl<T> Clone for RunCache<T> {
-    fn clone(&self) -> Self {
-        RunCache::default()
-    }
-}
-
-impl<T> PartialEq for RunCache<T> {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-
-impl<T> Eq for RunCache<T> {}
-
-impl<T> std::fmt::Debug for RunCache<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.borrow().is_some() { "RunCache(filled)" } else { "RunCache(empty)" })
     }
 }
 

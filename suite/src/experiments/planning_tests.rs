@@ -36,15 +36,15 @@ fn planned(key: &str) -> (Gpu, &'static PlannedPart) {
     (Gpu::planning(part, None).unwrap_or_else(|e| panic!("{e}")), part)
 }
 
-/// `exp` fitted to the plan's device and planned on it.
-fn plan_of(gpu: &Gpu, mut exp: Box<dyn Experiment>) -> Vec<Planned> {
-    exp.fit_to_device(gpu.device.props());
+/// `exp` planned on the plan's device.
+fn plan_of(gpu: &Gpu, exp: Box<dyn Experiment>) -> Vec<Planned> {
     plan(gpu, exp.as_ref(), &options())
 }
 
 /// A point's value in the column called `column`.
 fn param<'p>(exp: &dyn Experiment, p: &'p Planned, column: &str) -> &'p str {
-    let i = exp.param_columns().iter().position(|c| *c == column).unwrap_or_else(|| panic!("no column {column}"));
+    let i =
+        exp.results().param_columns().iter().position(|c| *c == column).unwrap_or_else(|| panic!("no column {column}"));
     &p.point.params[i]
 }
 

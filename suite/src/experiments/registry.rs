@@ -4,7 +4,7 @@
 
 pub use super::entry::Entry;
 use super::{fusion, matmul, occupancy, pt, smoke};
-use super::{Error, Experiment};
+use super::{Error, Results};
 
 /// Every experiment, in the order `scripts/run-all.sh` runs them: one line each (`tests/layout.rs` checks it).
 #[rustfmt::skip]
@@ -30,53 +30,64 @@ pub fn find(name: &str) -> Result<&'static Entry, Error> {
 }
 
 /// What `suite compare` needs of every experiment, in table order: how it is compared and how its rows go on the
-/// roofline.
+/// roofline. From each entry's read side alone: no sweep is built.
 pub fn known() -> crate::report::compare::Known {
-    let defaults: Vec<(&'static str, Box<dyn Experiment>)> =
-        EXPERIMENTS.iter().map(|e| (e.name, (e.default)())).collect();
     crate::report::compare::Known {
-        comparisons: defaults.iter().map(|(name, e)| (*name, e.comparison())).collect(),
-        roofline: defaults.iter().map(|(name, e)| (*name, e.roofline())).collect(),
+        comparisons: EXPERIMENTS.iter().map(|e| (e.name, e.results.comparison())).collect(),
+        roofline: roofline_roles(),
     }
 }
 
 /// How every experiment's rows go on a run's roofline, for `suite run`, `suite merge` and `suite compare`.
 pub fn roofline_roles() -> Vec<(&'static str, crate::report::roofline::Role)> {
-    EXPERIMENTS.iter().map(|e| (e.name, (e.default)().roofline())).collect()
+    EXPERIMENTS.iter().map(|e| (e.name, e.results.roofline())).collect()
 }
 
-/// The experiment called `name` with its default sweep, for commands that only read its CSV.
-pub fn default_experiment(name: &str) -> Result<Box<dyn Experiment>, Error> {
-    find(name).map(|e| (e.default)())
+/// The read side of the experiment called `name`, for commands that only read its CSV.
+pub fn results(name: &str) -> Result<&'static dyn Results, Error> {
+    find(name).map(|e| e.results)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// Whether a sweep's read side is its entry's (unit structs have no address to compare: their answers are).
+    fn same(a: &dyn Results, b: &dyn Results) -> bool {
+        (a.name(), a.param_columns(), a.metric()) == (b.name(), b.param_columns(), b.metric())
+    }
+
     #[test]
     fn every_entry_builds_its_default_sweep_under_its_own_name() {
+        let device = crate::occupancy::tests::h100();
         let mut seen = std::collections::BTreeSet::new();
         for entry in EXPERIMENTS {
             assert!(seen.insert(entry.name), "{} is listed twice", entry.name);
-            assert_eq!((entry.default)().name(), entry.name);
-            assert_eq!(default_experiment(entry.name).map(|e| e.name()).ok(), Some(entry.name));
+            assert_eq!(entry.results.name(), entry.name);
+            assert!(same((entry.default)().results(), entry.results), "{}", entry.name);
+            assert_eq!(results(entry.name).map(|r| r.name()).ok(), Some(entry.name));
             // No flags: the sweep the command line builds is the default one.
             let cmd = (entry.flags)(clap::Command::new(entry.name));
             let matches = cmd.try_get_matches_from([entry.name]).expect("no flags is a valid command line");
             let built = (entry.sweep)(&matches).expect("the defaults are valid");
-            assert_eq!(built.name(), entry.name);
-            assert_eq!(built.options(), (entry.default)().options(), "{}", entry.name);
+            assert!(same(built.results(), entry.results), "{}", entry.name);
+            assert_eq!(built.options(&device), (entry.default)().options(&device), "{}", entry.name);
             assert!(!entry.help.is_empty());
         }
     }
 
     #[test]
     fn every_quick_preset_is_a_smaller_sweep_of_its_own_experiment() {
+        let device = crate::occupancy::tests::h100();
         for entry in EXPERIMENTS {
             let (quick, full) = ((entry.quick)(), (entry.default)());
-            assert_eq!(quick.name(), entry.name);
-            assert_ne!(quick.options(), full.options(), "{}: the quick preset is the full sweep", entry.name);
+            assert!(same(quick.results(), entry.results), "{}", entry.name);
+            assert_ne!(
+                quick.options(&device),
+                full.options(&device),
+                "{}: the quick preset is the full sweep",
+                entry.name
+            );
         }
     }
 

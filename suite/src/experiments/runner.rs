@@ -1,5 +1,7 @@
 //! The one runner every experiment shares: skip what a resumed CSV holds, estimate, verify before timing, time
-//! with [`super::timing`], append each row as it finishes, and write `run.json` and the plots.
+//! with [`super::timing`], append each row as it finishes, and write `run.json` and the plots. It makes the run's
+//! [`RunContext`] and passes it to the experiment; what the run means for the folder as a whole (its roofline, its
+//! summary) is the caller's.
 
 use std::path::{Path, PathBuf};
 
@@ -7,7 +9,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use super::estimate;
 use super::timing::{time_case, timing_record};
-use super::{Error, Experiment, Point, Shard};
+use super::{Error, Experiment, Point, Results, RunContext, Shard};
 use crate::gpu::Gpu;
 use crate::options::RunOptions;
 use crate::report::csv::{header, read_rows, Context, CsvLog, Row, Status};
@@ -59,21 +61,24 @@ pub fn default_out_dir(gpu: &Gpu) -> PathBuf {
     PathBuf::from("results").join(format!("{}-{}-{}", &date[..10], host, gpu.device.props().arch))
 }
 
-/// Runs an experiment's sweep on `gpu`, writing rows to `<out_dir>/<name>.csv` and the context to `run.json`.
+/// Runs an experiment's sweep on `gpu`, writing rows to `<out_dir>/<name>.csv` and the context to `run.json`, and
+/// (unsharded) its derived tables and plots.
 pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary, Error> {
+    let ctx = RunContext::new(gpu, Some(&opts.out_dir));
+    let results = exp.results();
     let props = gpu.device.props();
     for source in exp.sources() {
         gpu.module(source)?;
     }
     // Everything that makes rows comparable goes into the fingerprint; the shard does not (shards share it).
     let options = serde_json::json!({
-        exp.name(): exp.options(),
+        exp.name(): exp.options(props),
         "warmup": opts.warmup,
         "reps": opts.reps,
         "time_budget_s": opts.time_budget_s,
         "timing": opts.timing,
         "max_point_s": opts.max_point_s,
-        "metric": exp.metric(),
+        "metric": results.metric(),
     });
     let mut invocation = Invocation::now(options.clone(), opts.shard.map(|s| s.to_string()));
     invocation.experiment = exp.name().to_string();
@@ -90,7 +95,7 @@ pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary
         arch: props.arch.to_string(),
         wave_size: props.wave_size.0,
     };
-    let columns = header(exp.param_columns(), exp.metric().column);
+    let columns = header(results.param_columns(), results.metric().column);
     invocation.fingerprint = Some(Fingerprint::new(&options, exp.sources(), &invocation.compilers, props, &columns));
     let csv_path = opts.out_dir.join(csv_name(exp.name(), opts.shard));
     // Checked before the CSV is created or reopened, so a refused run leaves the folder as it was.
@@ -98,7 +103,7 @@ pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary
     let mut log = CsvLog::open(&csv_path, context, &columns, opts.resume)?;
     run_json::record(&opts.out_dir, props, invocation)?;
 
-    let points = plan(gpu, exp, opts);
+    let points = plan_in(&ctx, exp, opts);
     let to_run: Vec<&Planned> = points.iter().filter(|p| log.recorded(&p.point.key).is_none()).collect();
     let seconds: f64 = to_run.iter().map(|p| p.estimate_s).sum();
     let skipped = points.len() - to_run.len();
@@ -132,7 +137,7 @@ pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary
             continue;
         }
         bar.set_message(point.key.clone());
-        let row = measure_point(gpu, exp, point, opts);
+        let row = measure_point(&ctx, exp, point, opts);
         match row.status {
             Status::Ok => summary.ok += 1,
             Status::Fail => summary.fail += 1,
@@ -140,7 +145,7 @@ pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary
             Status::Invalid => summary.invalid += 1,
         }
         log.append(&row)?;
-        let line = describe(exp, &row);
+        let line = describe(results, &row);
         if bar.is_hidden() {
             eprintln!("{line}");
         } else {
@@ -152,12 +157,8 @@ pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary
     // Plots are drawn from the whole CSV, so a resumed run plots the earlier rows too; a shard's CSV holds only its
     // points, so shards are plotted after `suite merge`.
     if opts.shard.is_none() {
-        for path in render_plots(exp, &csv_path, &opts.out_dir)? {
+        for path in render_plots(results, &csv_path, &opts.out_dir)? {
             eprintln!("plot: {}", path.display());
-        }
-        // The run's roofline, over every experiment in the folder so far.
-        for path in crate::report::roofline::write(&opts.out_dir, &super::registry::roofline_roles())? {
-            eprintln!("roofline: {}", path.display());
         }
     }
     Ok(summary)
@@ -248,8 +249,14 @@ pub struct Planned {
 /// The points this process runs (its shard of the sweep), each estimated on `gpu` under `opts`; a point estimated
 /// past `opts.max_point_s` becomes `invalid` with the estimate and the flag to raise in its reason.
 pub fn plan(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Vec<Planned> {
-    let ceilings = crate::peaks::ceilings(gpu.device.props());
-    exp.points(gpu)
+    // A plan writes nothing: no results folder.
+    plan_in(&RunContext::new(gpu, None), exp, opts)
+}
+
+/// [`plan`] in the context `ctx`.
+fn plan_in(ctx: &RunContext, exp: &dyn Experiment, opts: &RunOptions) -> Vec<Planned> {
+    let ceilings = crate::peaks::ceilings(ctx.props());
+    exp.points(ctx)
         .into_iter()
         .enumerate()
         .filter(|(i, _)| opts.shard.is_none_or(|s| i % s.count == s.index))
@@ -267,8 +274,8 @@ pub fn plan(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Vec<Planned> 
 }
 
 /// One progress line for a finished row.
-fn describe(exp: &dyn Experiment, row: &Row) -> String {
-    let rate = row.rate.map(|r| format!("{r:.1} {}", exp.metric().column)).unwrap_or_default();
+fn describe(results: &dyn Results, row: &Row) -> String {
+    let rate = row.rate.map(|r| format!("{r:.1} {}", results.metric().column)).unwrap_or_default();
     let time = row
         .time_ms
         .map(|(m, lo, hi)| {
@@ -279,7 +286,7 @@ fn describe(exp: &dyn Experiment, row: &Row) -> String {
     format!("{} {} {time} {rate}{msg}", row.status.as_str(), row.key)
 }
 
-fn measure_point(gpu: &Gpu, exp: &dyn Experiment, point: &Point, opts: &RunOptions) -> Row {
+fn measure_point(ctx: &RunContext, exp: &dyn Experiment, point: &Point, opts: &RunOptions) -> Row {
     let mut row = Row {
         params: point.params.clone(),
         reps: 0,
@@ -301,7 +308,7 @@ fn measure_point(gpu: &Gpu, exp: &dyn Experiment, point: &Point, opts: &RunOptio
         row.message = why.clone();
         return row;
     }
-    match time_point(gpu, exp, point, opts, &mut row) {
+    match time_point(ctx, exp, point, opts, &mut row) {
         Ok(()) => {}
         Err(e) => {
             row.status = Status::Error;
@@ -312,10 +319,17 @@ fn measure_point(gpu: &Gpu, exp: &dyn Experiment, point: &Point, opts: &RunOptio
 }
 
 /// Verify, then warm up, then time. A failed verification sets the row's status and records no time.
-fn time_point(gpu: &Gpu, exp: &dyn Experiment, point: &Point, opts: &RunOptions, row: &mut Row) -> Result<(), Error> {
-    let mut case = exp.prepare(gpu, point)?;
+fn time_point(
+    ctx: &RunContext,
+    exp: &dyn Experiment,
+    point: &Point,
+    opts: &RunOptions,
+    row: &mut Row,
+) -> Result<(), Error> {
+    let gpu = ctx.gpu;
+    let mut case = exp.prepare(ctx, point)?;
     for (column, value) in case.resolved_params() {
-        if let Some(i) = exp.param_columns().iter().position(|c| *c == column) {
+        if let Some(i) = exp.results().param_columns().iter().position(|c| *c == column) {
             row.params[i] = value;
         }
     }
@@ -347,9 +361,10 @@ fn time_point(gpu: &Gpu, exp: &dyn Experiment, point: &Point, opts: &RunOptions,
     Ok(())
 }
 
-/// Writes an experiment's derived tables beside its CSV ([`Experiment::derived_tables`]), then renders its plots
-/// from the CSV into `out_dir`; returns the files written.
-pub fn render_plots(exp: &dyn Experiment, csv_path: &Path, out_dir: &Path) -> Result<Vec<PathBuf>, Error> {
+/// Writes an experiment's derived tables beside its CSV ([`Results::derived_tables`]), then renders its plots
+/// from the CSV into `out_dir`; returns the files written. Only the read side is needed: `suite plot` and
+/// `suite merge` build no sweep.
+pub fn render_plots(results: &dyn Results, csv_path: &Path, out_dir: &Path) -> Result<Vec<PathBuf>, Error> {
     let rows = read_rows(csv_path)?;
     std::fs::create_dir_all(out_dir).map_err(|source| crate::report::Error::Io {
         action: "cannot create",
@@ -358,7 +373,7 @@ pub fn render_plots(exp: &dyn Experiment, csv_path: &Path, out_dir: &Path) -> Re
     })?;
     let mut written = Vec::new();
     let dir = csv_path.parent().unwrap_or(Path::new("."));
-    for (file, text) in exp.derived_tables(&rows, dir) {
+    for (file, text) in results.derived_tables(&rows, dir) {
         let path = dir.join(file);
         std::fs::write(&path, text).map_err(|source| crate::report::Error::Io {
             action: "cannot write",
@@ -367,7 +382,7 @@ pub fn render_plots(exp: &dyn Experiment, csv_path: &Path, out_dir: &Path) -> Re
         })?;
         written.push(path);
     }
-    for (file, plot) in exp.plots(&rows, dir) {
+    for (file, plot) in results.plots(&rows, dir) {
         let path = out_dir.join(file);
         render_png(&plot, &path, PLOT_WIDTH, PLOT_HEIGHT)?;
         written.push(path);

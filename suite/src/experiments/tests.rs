@@ -3,6 +3,7 @@
 use super::*;
 use crate::device::{Arch, Arg, Kernel, Module, Platform, Props, RawAlloc, Replay, WaveSize};
 use crate::device::{Device, LaunchConfig};
+use crate::gpu::Gpu;
 use crate::report::csv::header;
 use crate::report::run_json;
 use std::path::PathBuf;
@@ -198,28 +199,33 @@ impl Case for HostSequence<'_> {
 }
 
 #[test]
-fn a_run_cache_reuses_what_fits_and_frees_the_old_value_before_making_the_next() {
-    let cache: RunCache<u32> = RunCache::default();
+fn the_shared_slot_reuses_what_fits_and_frees_the_old_value_before_making_the_next() {
+    let cache = Shared::default();
     let made = std::cell::Cell::new(0);
     let make = |v: u32| {
         made.set(made.get() + 1);
         Ok::<u32, ()>(v)
     };
-    let first = cache.get_or_make(|v| *v == 1, || make(1)).unwrap();
-    assert_eq!((*cache.get_or_make(|v| *v == 1, || make(1)).unwrap(), made.get()), (1, 1));
+    let first = cache.get_or_make(|v: &u32| *v == 1, || make(1)).unwrap();
+    assert_eq!((*cache.get_or_make(|v: &u32| *v == 1, || make(1)).unwrap(), made.get()), (1, 1));
     // A value that does not fit is dropped before the next is made: only `first` still holds it.
-    let second = cache.get_or_make(
-        |v| *v == 2,
-        || {
-            assert_eq!(std::rc::Rc::strong_count(&first), 1, "the old value is freed first");
-            make(2)
-        },
-    );
-    assert_eq!((*second.unwrap(), made.get()), (2, 2));
-    // A failed make leaves the cache empty, and clones start empty and compare equal.
-    assert!(cache.get_or_make(|v| *v == 3, || Err(())).is_err());
-    assert_eq!(format!("{cache:?}"), "RunCache(empty)");
-    assert!(cache == cache.clone());
+    let second = cache
+        .get_or_make(
+            |v: &u32| *v == 2,
+            || {
+                assert_eq!(std::rc::Rc::strong_count(&first), 1, "the old value is freed first");
+                make(2)
+            },
+        )
+        .unwrap();
+    assert_eq!((*second, made.get()), (2, 2));
+    // A value of another type does not fit either: it replaces the old one.
+    let text = cache.get_or_make(|_: &String| true, || Ok::<String, ()>("clock".into())).unwrap();
+    assert_eq!((text.as_str(), made.get()), ("clock", 2));
+    assert_eq!(std::rc::Rc::strong_count(&second), 1, "the u32 is no longer kept");
+    // A failed make leaves the slot empty.
+    assert!(cache.get_or_make(|v: &u32| *v == 3, || Err(())).is_err());
+    assert_eq!(format!("{cache:?}"), "Shared(empty)");
 }
 
 #[test]
@@ -379,7 +385,7 @@ fn a_resumed_run_adds_nothing_and_other_options_are_refused_before_writing() {
     assert_eq!(run_json.invocations.len(), 2, "refused runs record nothing");
     let fingerprint = run_json.invocations[0].fingerprint.clone().unwrap();
     assert!(fingerprint.compiler.starts_with("smoke: "), "{fingerprint:?}");
-    assert_eq!(fingerprint.csv_header, header(sweep.param_columns(), "gbps").join(","));
+    assert_eq!(fingerprint.csv_header, header(sweep.results().param_columns(), "gbps").join(","));
 }
 
 #[test]

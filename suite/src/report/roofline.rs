@@ -85,7 +85,7 @@ pub struct Roofline {
 /// A CSV row, column → value.
 pub type Row = BTreeMap<String, String>;
 
-/// How one experiment's rows go on the roofline. Each experiment gives its own (`Experiment::roofline`); the app
+/// How one experiment's rows go on the roofline. Each experiment gives its own (`Results::roofline`); the app
 /// gathers them from the registry, so this module knows no experiment by name.
 #[derive(Debug, Clone, Copy)]
 pub struct Role {

@@ -3,9 +3,9 @@
 
 use std::rc::Rc;
 
-use super::{generated, resident_groups, sum_tolerance, FusionSweep, Op, U};
+use super::{generated, record_compile, resident_groups, sum_tolerance, FusionSweep, Op, U};
 use crate::device::{Arg, Buffer, Kernel, LaunchConfig};
-use crate::experiments::{Case, Clock, Error, Point};
+use crate::experiments::{Case, Clock, Error, Point, RunContext};
 use crate::fusion::{Geometry, GROUP_SIZE};
 use crate::gpu::Gpu;
 use crate::kernels::DeviceShape;
@@ -13,10 +13,16 @@ use crate::verify::{self, Verification};
 
 /// [`crate::experiments::Experiment::prepare`] of the fusion sweep: the size's shared inputs, then the point's
 /// result, partials and temporaries, its kernels (compiled or specialised at run time) and the reference it is
-/// checked against with its derived tolerance.
-pub(super) fn prepare<'g>(sweep: &FusionSweep, gpu: &'g Gpu, point: &Point) -> Result<Box<dyn Case + 'g>, Error> {
+/// checked against with its derived tolerance. A staged kernel's compile cost goes to the run's results folder (none
+/// while planning).
+pub(super) fn prepare<'g>(
+    sweep: &FusionSweep,
+    ctx: &RunContext<'g>,
+    point: &Point,
+) -> Result<Box<dyn Case + 'g>, Error> {
+    let gpu = ctx.gpu;
     let (n, coords) = sweep.coords(point.index);
-    let inputs = sweep.inputs(gpu, n)?;
+    let inputs = FusionSweep::inputs(ctx, n)?;
     let dev = gpu.device.as_ref();
     let Some(c) = coords else {
         let dst = dev.alloc_buffer::<f32>(n)?;
@@ -65,22 +71,25 @@ pub(super) fn prepare<'g>(sweep: &FusionSweep, gpu: &'g Gpu, point: &Point) -> R
             let mut kernels = Vec::new();
             for symbol in &rendered.kernels {
                 let (kernel, cost) = gpu.specialised_kernel(&rendered.source(), &defines, symbol)?;
-                if let (Some(cost), false) = (cost, defines.is_empty()) {
+                if let (Some(cost), false, Some(dir)) = (cost, defines.is_empty(), &ctx.results_dir) {
                     let (_, cached_ms) = gpu.specialised_lookup_ms(&rendered.source(), &defines)?;
                     let origin = match cost.origin {
                         crate::kernels::Origin::Compiled(_) => "compiled",
                         crate::kernels::Origin::Cached(_) => "cached",
                         crate::kernels::Origin::Prebuilt(_) => "prebuilt",
                     };
-                    sweep.record_compile(&[
-                        op.name().into(),
-                        n.to_string(),
-                        defines.join(" "),
-                        origin.into(),
-                        format!("{:.3}", cost.object_ms),
-                        format!("{:.3}", cost.load_ms),
-                        format!("{cached_ms:.3}"),
-                    ])?;
+                    record_compile(
+                        dir,
+                        &[
+                            op.name().into(),
+                            n.to_string(),
+                            defines.join(" "),
+                            origin.into(),
+                            format!("{:.3}", cost.object_ms),
+                            format!("{:.3}", cost.load_ms),
+                            format!("{cached_ms:.3}"),
+                        ],
+                    )?;
                 }
                 kernels.push((kernel, config, args.clone()));
             }

@@ -1,6 +1,6 @@
 //! What the fusion experiment derives from its rows: the median times and rates by point ([`Table`], which the
 //! plots and headlines read too) and [`RATIOS_CSV`], the seed's ratios with the staged kernels' payoff, written
-//! beside the CSV through [`crate::experiments::Experiment::derived_tables`].
+//! beside the CSV through [`crate::experiments::Results::derived_tables`].
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use super::derived::Table;
 use super::{OPERATIONS, VARIANTS};
 
-/// The lines of [`crate::experiments::Experiment::headlines`]: a caption, then one Markdown table (header,
+/// The lines of [`crate::experiments::Results::headlines`]: a caption, then one Markdown table (header,
 /// separator, a row per operation and size with a device-time row). Columns: each variant's GB/s, then fused over
 /// unfused, staged over generic fused and fused over the vendor BLAS as speed ratios (time of the second / time
 /// of the first: above 1, the first is faster). A point not measured is `–`. Empty when no row is `ok`.

@@ -39,16 +39,16 @@ mod plots;
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::rc::Rc;
 
 use serde::Serialize;
 
 use super::entry::{defaults, size_arg, Entry, Sweep};
 use super::estimate::{LAUNCH_S, STREAMING_SHARE};
-use super::{Case, Error, Experiment, Metric, Point};
+use super::{Case, Error, Experiment, Metric, Point, Results, RunContext};
+use crate::device::Props;
 use crate::fusion::{input, zip, Binary, Geometry, Program, Reduce, Rendered, Unary, GROUP_SIZE};
-use crate::gpu::Gpu;
 use crate::kernels::{DeviceShape, Specialisation};
 use crate::options::{bytes_of, Memory};
 use crate::report::plot::LinePlot;
@@ -81,14 +81,6 @@ pub struct FusionSweep {
     /// Variants, comma-separated (default: all): hand, unfused, fused, fused_staged, vendor.
     #[arg(long, value_delimiter = ',', hide_default_value = true, default_values = VARIANTS)]
     pub variants: Vec<String>,
-    /// Results folder, for `fusion_compile.csv` (run state, not an option).
-    #[arg(skip)]
-    #[serde(skip)]
-    results_dir: Option<PathBuf>,
-    /// The inputs of the size being run (run state).
-    #[arg(skip)]
-    #[serde(skip)]
-    inputs: super::RunCache<Inputs>,
 }
 
 impl Default for FusionSweep {
@@ -102,6 +94,7 @@ impl Sweep for FusionSweep {
     const HELP: &'static str = "Kernel fusion: sum, dot and asum as composed patterns (unfused, fused, fused + \
                                 run-time staged) vs a hand-written reduction and the vendor BLAS; device and \
                                 end-to-end time, GB/s per size.";
+    const RESULTS: &'static dyn Results = &FusionResults;
 
     /// The smallest size (L2-resident), one past the L2 and the largest, every operation and variant.
     fn quick() -> Self {
@@ -223,31 +216,30 @@ impl FusionSweep {
         memory.problem(device, bytes_of(&[n64, n64], 4))
     }
 
-    /// The inputs of size `n`, made once and kept while the sweep stays at that size.
-    fn inputs(&self, gpu: &Gpu, n: usize) -> Result<Rc<Inputs>, Error> {
-        self.inputs.get_or_make(|i| i.host_x.len() == n, || Inputs::new(gpu, n))
+    /// The inputs of size `n`, made once and kept in the run's shared slot while the sweep stays at that size.
+    fn inputs(ctx: &RunContext, n: usize) -> Result<Rc<Inputs>, Error> {
+        ctx.shared(|i: &Inputs| i.host_x.len() == n, || Inputs::new(ctx.gpu, n))
     }
+}
 
-    /// Appends one specialisation's compile cost to `fusion_compile.csv` in the results folder.
-    fn record_compile(&self, row: &[String]) -> Result<(), Error> {
-        let Some(dir) = &self.results_dir else { return Ok(()) };
-        let path = dir.join(COMPILE_CSV);
-        let io = |source| crate::report::Error::Io { action: "append to", path: path.clone(), source };
-        let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&path).map_err(io)?;
-        // Shards of one run append to this file at once: the lock makes "empty, so write the header first" and the
-        // write one step, so exactly one header leads the file.
-        file.lock().map_err(io)?;
-        let new = file.metadata().map_err(io)?.len() == 0;
-        let mut text = String::new();
-        if new {
-            text.push_str(&COMPILE_COLUMNS.join(","));
-            text.push('\n');
-        }
-        text.push_str(&row.join(","));
+/// Appends one specialisation's compile cost to `fusion_compile.csv` in the results folder `dir`.
+fn record_compile(dir: &Path, row: &[String]) -> Result<(), Error> {
+    let path = dir.join(COMPILE_CSV);
+    let io = |source| crate::report::Error::Io { action: "append to", path: path.clone(), source };
+    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&path).map_err(io)?;
+    // Shards of one run append to this file at once: the lock makes "empty, so write the header first" and the
+    // write one step, so exactly one header leads the file.
+    file.lock().map_err(io)?;
+    let new = file.metadata().map_err(io)?.len() == 0;
+    let mut text = String::new();
+    if new {
+        text.push_str(&COMPILE_COLUMNS.join(","));
         text.push('\n');
-        file.write_all(text.as_bytes()).map_err(io)?;
-        Ok(())
     }
+    text.push_str(&row.join(","));
+    text.push('\n');
+    file.write_all(text.as_bytes()).map_err(io)?;
+    Ok(())
 }
 
 /// One sequence of a point, counted by the operation: FLOP = one addition per element, plus one multiplication
@@ -272,7 +264,7 @@ pub const COMPILE_CSV: &str = "fusion_compile.csv";
 const COMPILE_COLUMNS: [&str; 7] =
     ["operation", "elements", "defines", "origin", "object_ms", "load_ms", "cached_object_ms"];
 
-/// Side file with the ratios derived from the CSV ([`Experiment::derived_tables`]).
+/// Side file with the ratios derived from the CSV ([`Results::derived_tables`]).
 pub const RATIOS_CSV: &str = "fusion_ratios.csv";
 
 /// A point's coordinates, decoded from its index.
@@ -306,9 +298,14 @@ impl FusionSweep {
     }
 }
 
-impl Experiment for FusionSweep {
+/// Fusion's read side: its columns, plots, ratios table, headlines, comparison and roofline families (its copy
+/// rows are device copies).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FusionResults;
+
+impl Results for FusionResults {
     fn name(&self) -> &'static str {
-        Self::NAME
+        FusionSweep::NAME
     }
 
     fn param_columns(&self) -> &'static [&'static str] {
@@ -323,7 +320,37 @@ impl Experiment for FusionSweep {
         }
     }
 
-    fn options(&self) -> serde_json::Value {
+    fn plots(&self, rows: &[BTreeMap<String, String>], _dir: &Path) -> Vec<(String, LinePlot)> {
+        plots::plots(rows)
+    }
+
+    fn derived_tables(&self, rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, String)> {
+        derived::tables(rows, dir)
+    }
+
+    fn headlines(&self, rows: &[BTreeMap<String, String>]) -> Vec<String> {
+        headlines::table(rows)
+    }
+
+    fn roofline(&self) -> crate::report::roofline::Role {
+        crate::report::roofline::Role {
+            family: |r| r.get("variant").cloned().unwrap_or_default(),
+            is_copy: |r| r.get("op").is_some_and(|s| s == "copy"),
+            ..Default::default()
+        }
+    }
+
+    fn comparison(&self) -> Box<dyn crate::report::compare::Comparison> {
+        Box::new(FusionComparison)
+    }
+}
+
+impl Experiment for FusionSweep {
+    fn results(&self) -> &'static dyn Results {
+        Self::RESULTS
+    }
+
+    fn options(&self, _device: &Props) -> serde_json::Value {
         serde_json::to_value(self).unwrap_or_default()
     }
 
@@ -354,12 +381,8 @@ impl Experiment for FusionSweep {
         specs
     }
 
-    fn set_results_dir(&mut self, dir: &Path) {
-        self.results_dir = Some(dir.to_path_buf());
-    }
-
-    fn points(&self, gpu: &Gpu) -> Vec<Point> {
-        let props = gpu.device.props();
+    fn points(&self, ctx: &RunContext) -> Vec<Point> {
+        let (gpu, props) = (ctx.gpu, ctx.props());
         let memory = Memory::of(props.memory_bytes);
         let resident = resident_groups(DeviceShape::of(props));
         // Without the vendor BLAS (Debian has no rocBLAS) its rows say why instead of failing the run.
@@ -408,32 +431,8 @@ impl Experiment for FusionSweep {
             .collect()
     }
 
-    fn prepare<'g>(&self, gpu: &'g Gpu, point: &Point) -> Result<Box<dyn Case + 'g>, Error> {
-        cases::prepare(self, gpu, point)
-    }
-
-    fn plots(&self, rows: &[BTreeMap<String, String>], _dir: &Path) -> Vec<(String, LinePlot)> {
-        plots::plots(rows)
-    }
-
-    fn derived_tables(&self, rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, String)> {
-        derived::tables(rows, dir)
-    }
-
-    fn headlines(&self, rows: &[BTreeMap<String, String>]) -> Vec<String> {
-        headlines::table(rows)
-    }
-
-    fn roofline(&self) -> crate::report::roofline::Role {
-        crate::report::roofline::Role {
-            family: |r| r.get("variant").cloned().unwrap_or_default(),
-            is_copy: |r| r.get("op").is_some_and(|s| s == "copy"),
-            ..Default::default()
-        }
-    }
-
-    fn comparison(&self) -> Box<dyn crate::report::compare::Comparison> {
-        Box::new(FusionComparison)
+    fn prepare<'g>(&self, ctx: &RunContext<'g>, point: &Point) -> Result<Box<dyn Case + 'g>, Error> {
+        cases::prepare(self, ctx, point)
     }
 }
 
@@ -447,6 +446,7 @@ pub fn sum_tolerance(depth: u64, term_rounding: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::occupancy::tests::h100;
 
     #[test]
     fn compile_records_from_several_writers_share_one_header() {
@@ -454,15 +454,13 @@ mod tests {
         let row = |op: &str| -> Vec<String> {
             [op, "1024", "FUSION_N=1024u", "compiled", "400.0", "0.2", "0.03"].map(str::to_string).to_vec()
         };
-        // Two sweeps writing into one folder at once, as two shards of one run do.
+        // Two writers into one folder at once, as two shards of one run are.
         let path = dir.path();
         std::thread::scope(|scope| {
             for i in 0..2 {
                 scope.spawn(move || {
-                    let mut sweep = FusionSweep::default();
-                    sweep.set_results_dir(path);
                     for _ in 0..50 {
-                        sweep.record_compile(&row(if i == 0 { "sum" } else { "dot" })).unwrap();
+                        record_compile(path, &row(if i == 0 { "sum" } else { "dot" })).unwrap();
                     }
                 });
             }
@@ -560,15 +558,15 @@ mod tests {
             "operations": ["sum", "dot", "asum"],
             "variants": ["hand", "unfused", "fused", "fused_staged", "vendor"],
         });
-        assert_eq!(FusionSweep::default().options(), all);
+        assert_eq!(FusionSweep::default().options(&h100()), all);
         assert_eq!(parse(&[]).unwrap(), FusionSweep::default());
         let sweep = parse(&["--sizes", "2^10,1000", "--operations", "dot", "--variants", "fused,vendor"]).unwrap();
         assert_eq!(
-            sweep.options(),
+            sweep.options(&h100()),
             serde_json::json!({"sizes": [1024, 1000], "operations": ["dot"], "variants": ["fused", "vendor"]})
         );
-        assert_eq!(FusionSweep::quick().options()["sizes"], serde_json::json!([1 << 15, 1 << 20, 1 << 25]));
-        assert_eq!(FusionSweep::quick().options()["variants"], all["variants"]);
+        assert_eq!(FusionSweep::quick().options(&h100())["sizes"], serde_json::json!([1 << 15, 1 << 20, 1 << 25]));
+        assert_eq!(FusionSweep::quick().options(&h100())["variants"], all["variants"]);
         for bad in ["0", "abc", "2^x"] {
             let err = parse(&["--sizes", bad]).unwrap_err().to_string();
             assert!(

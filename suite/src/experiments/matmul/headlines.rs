@@ -30,7 +30,7 @@ pub(super) fn vendor_note(row: &BTreeMap<String, String>) -> String {
     format!("{units}; {hand}{peaks}")
 }
 
-/// The lines of [`crate::experiments::Experiment::headlines`]: what the vendor BLAS runs on, then for each size
+/// The lines of [`crate::experiments::Results::headlines`]: what the vendor BLAS runs on, then for each size
 /// (M×N×K, in the CSV's order) the vendor BLAS's GFLOP/s and the fastest hand kernel's, with their ratio.
 pub(super) fn headlines(rows: &[BTreeMap<String, String>]) -> Vec<String> {
     let mut sizes: Vec<String> = Vec::new();

@@ -27,9 +27,8 @@ use std::path::Path;
 
 use super::entry::{defaults, Entry, Sweep};
 use super::estimate::{launch_seconds, LAUNCH_S};
-use super::{Case, Error, Experiment, Metric, Point, RunCache, Work};
-use crate::device::Platform;
-use crate::gpu::Gpu;
+use super::{Case, Error, Experiment, Metric, Point, Results, RunContext, Work};
+use crate::device::{Platform, Props};
 use crate::measure::matmul_flops;
 use crate::options::Memory;
 use crate::report::plot::LinePlot;
@@ -47,7 +46,7 @@ pub use plots::plots;
 pub use shape::{Shape, KERNEL_DIM_MAX};
 
 /// The sweep: sizes × kernels, with the vendor BLAS and the autotune step at every size. Its fields are the flags of
-/// `suite run matmul`, but for the device's architecture and the current shape's inputs: run state, not knobs.
+/// `suite run matmul`.
 #[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
 pub struct MatmulSweep {
     /// Problem sizes, comma-separated: N (integer or 2^N) for M = N = K, or MxNxK. The default runs 256 to 8192 with
@@ -67,13 +66,6 @@ pub struct MatmulSweep {
     /// Skip the autotune rows (the fastest verified kernel per size, picked by measurement).
     #[arg(long)]
     pub no_autotune: bool,
-    /// The architecture of the device the sweep runs on, once known ([`Experiment::fit_to_device`]): without
-    /// `--kernels` it picks the kernels ([`ARCH_DEFAULTS`]).
-    #[arg(skip)]
-    arch: Option<String>,
-    /// The current shape's inputs, shared by the points of that shape (the runner prepares them in order).
-    #[arg(skip)]
-    inputs: RunCache<Inputs>,
 }
 
 /// The full sweep's sizes: 256 to 8192 with the sizes between the powers of two where the number of tiles per SM
@@ -108,6 +100,7 @@ impl Sweep for MatmulSweep {
     const NAME: &'static str = "matmul";
     const HELP: &'static str = "Matmul ladder (naive, accumulator, LDS tiles, register-blocked, split-K, stream-K) \
                                 and an autotune step vs the vendor BLAS: GFLOP/s per size.";
+    const RESULTS: &'static dyn Results = &MatmulResults;
 
     /// One rung of each step of the ladder, the vendor BLAS and the autotune step at four sizes, from one too small
     /// to fill the device with large tiles (512, where split-K matters) through one no tile divides (1000) to one
@@ -149,18 +142,20 @@ impl MatmulSweep {
         MatmulSweep { no_autotune: !autotune, ..self }
     }
 
-    /// The kernels the sweep runs, in ladder order: those `--kernels` and `--tiles` select or, without `--kernels`,
-    /// the default set of the device's architecture once it is known ([`ARCH_DEFAULTS`]; every kernel before).
-    pub fn variants(&self) -> Vec<&'static Variant> {
-        match &self.arch {
-            Some(arch) if self.kernels.is_empty() => selected(&kernels::owned(default_names(arch)), &self.tiles),
-            _ => selected(&self.kernels, &self.tiles),
+    /// The kernels the sweep runs on a device of architecture `arch`, in ladder order: those `--kernels` and
+    /// `--tiles` select or, without `--kernels`, the default set of the architecture ([`ARCH_DEFAULTS`]).
+    pub fn variants(&self, arch: &str) -> Vec<&'static Variant> {
+        if self.kernels.is_empty() {
+            selected(&kernels::owned(default_names(arch)), &self.tiles)
+        } else {
+            selected(&self.kernels, &self.tiles)
         }
     }
 
-    /// The inputs for `shape`, made once per shape and kept until the sweep moves to the next one.
-    fn inputs(&self, gpu: &Gpu, shape: Shape) -> Result<std::rc::Rc<Inputs>, Error> {
-        self.inputs.get_or_make(|i| i.shape == shape, || Inputs::new(gpu, shape))
+    /// The inputs for `shape`, made once per shape and kept in the run's shared slot until the sweep moves to the
+    /// next one (the runner prepares points in order, and a shape's points are consecutive).
+    fn inputs(&self, ctx: &RunContext, shape: Shape) -> Result<std::rc::Rc<Inputs>, Error> {
+        ctx.shared(|i: &Inputs| i.shape == shape, || Inputs::new(ctx.gpu, shape))
     }
 
     /// Points per shape with `kernels` kernels: the vendor BLAS, the kernels, the autotune step.
@@ -227,7 +222,11 @@ enum Slot {
     Autotune,
 }
 
-impl Experiment for MatmulSweep {
+/// Matmul's read side: its columns, plots, headlines, comparison (% of the vendor BLAS) and roofline families.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct MatmulResults;
+
+impl Results for MatmulResults {
     fn roofline(&self) -> crate::report::roofline::Role {
         crate::report::roofline::Role {
             family: |r| plots::kernel_family(r.get("kernel").map_or("", String::as_str)),
@@ -266,10 +265,27 @@ impl Experiment for MatmulSweep {
         Metric { column: "gflops", formula: "GFLOP/s = 2*M*N*K / median time / 1e9" }
     }
 
-    fn options(&self) -> serde_json::Value {
+    fn plots(&self, rows: &[BTreeMap<String, String>], _dir: &Path) -> Vec<(String, LinePlot)> {
+        plots(rows)
+    }
+
+    /// Per size, the vendor BLAS and the best hand kernel with its share of the vendor's rate.
+    fn headlines(&self, rows: &[BTreeMap<String, String>]) -> Vec<String> {
+        headlines::headlines(rows)
+    }
+}
+
+impl Experiment for MatmulSweep {
+    fn results(&self) -> &'static dyn Results {
+        Self::RESULTS
+    }
+
+    /// The kernels are those that run on `device` ([`MatmulSweep::variants`]): without `--kernels` they depend on
+    /// its architecture, and the fingerprint must change when they do.
+    fn options(&self, device: &Props) -> serde_json::Value {
         serde_json::json!({
             "shapes": self.sizes,
-            "kernels": self.variants().iter().map(|v| v.name).collect::<Vec<_>>(),
+            "kernels": self.variants(device.arch.as_str()).iter().map(|v| v.name).collect::<Vec<_>>(),
             "vendor": !self.no_vendor,
             "autotune": !self.no_autotune,
             "autotune_splits": AUTOTUNE_SPLITS,
@@ -284,14 +300,14 @@ impl Experiment for MatmulSweep {
         &["matmul"]
     }
 
-    fn points(&self, gpu: &Gpu) -> Vec<Point> {
-        let props = gpu.device.props();
+    fn points(&self, ctx: &RunContext) -> Vec<Point> {
+        let (gpu, props) = (ctx.gpu, ctx.props());
         let vendor = vendor_name(props.platform);
         let blas = gpu.device.blas();
         let memory = Memory::of(props.memory_bytes);
         let ceilings = crate::peaks::ceilings(props);
         let max_group = props.max_group_size;
-        let kernels = self.variants();
+        let kernels = self.variants(props.arch.as_str());
         let per_shape = self.per_shape(kernels.len());
         (0..self.sizes.len() * per_shape)
             .map(|index| {
@@ -382,9 +398,10 @@ impl Experiment for MatmulSweep {
             .collect()
     }
 
-    fn prepare<'g>(&self, gpu: &'g Gpu, point: &Point) -> Result<Box<dyn Case + 'g>, Error> {
-        let (slot, shape) = self.point_kernel(&self.variants(), point.index);
-        let inputs = self.inputs(gpu, shape)?;
+    fn prepare<'g>(&self, ctx: &RunContext<'g>, point: &Point) -> Result<Box<dyn Case + 'g>, Error> {
+        let gpu = ctx.gpu;
+        let (slot, shape) = self.point_kernel(&self.variants(ctx.props().arch.as_str()), point.index);
+        let inputs = self.inputs(ctx, shape)?;
         match slot {
             Slot::Vendor => Ok(Box::new(VendorCase::new(gpu, inputs)?)),
             Slot::Kernel(v) => {
@@ -394,49 +411,36 @@ impl Experiment for MatmulSweep {
             Slot::Autotune => Ok(Box::new(autotune::autotune(gpu, inputs)?)),
         }
     }
-
-    fn plots(&self, rows: &[BTreeMap<String, String>], _dir: &Path) -> Vec<(String, LinePlot)> {
-        plots(rows)
-    }
-
-    /// Per size, the vendor BLAS and the best hand kernel with its share of the vendor's rate.
-    fn headlines(&self, rows: &[BTreeMap<String, String>]) -> Vec<String> {
-        headlines::headlines(rows)
-    }
-
-    fn fit_to_device(&mut self, props: &crate::device::Props) {
-        // Without --kernels, the architecture picks the set ([`MatmulSweep::variants`]).
-        self.arch = Some(props.arch.as_str().to_string());
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn props(arch: &str) -> Props {
+        Props { arch: crate::device::Arch::parse(arch).unwrap(), ..crate::occupancy::tests::h100() }
+    }
+
     #[test]
     fn the_sweep_takes_the_devices_defaults_only_without_kernels() {
-        let props = |arch: &str| crate::device::Props {
-            arch: crate::device::Arch::parse(arch).unwrap(),
-            ..crate::occupancy::tests::h100()
-        };
-        let names = |s: &MatmulSweep| s.variants().iter().map(|v| v.name).collect::<Vec<_>>();
+        let names = |s: &MatmulSweep, arch: &str| s.variants(arch).iter().map(|v| v.name).collect::<Vec<_>>();
         let shapes = vec![Shape::square(256)];
-        let mut by_arch = MatmulSweep::new(shapes.clone(), &[], true);
-        // Before the device is known: every kernel.
-        assert_eq!(names(&by_arch).len(), VARIANTS.len());
-        by_arch.fit_to_device(&props("gfx90a"));
+        let by_arch = MatmulSweep::new(shapes.clone(), &[], true);
         let want: Vec<&str> = default_kernels("gfx90a", &[]).unwrap().iter().map(|v| v.name).collect();
-        assert_eq!(names(&by_arch), want);
-        assert!(by_arch.options()["kernels"].to_string().contains("double_buffer_256x128x8_t512"));
+        assert_eq!(names(&by_arch, "gfx90a"), want);
+        assert!(by_arch.options(&props("gfx90a"))["kernels"].to_string().contains("double_buffer_256x128x8_t512"));
+        // The options say which kernels ran, so another device's set is another fingerprint.
+        let sm90: Vec<&str> = default_kernels("sm_90", &[]).unwrap().iter().map(|v| v.name).collect();
+        assert_ne!(want, sm90);
+        assert_eq!(by_arch.options(&props("sm_90"))["kernels"], serde_json::json!(sm90));
         // --tiles still applies to the device's set.
-        let mut tiled = MatmulSweep { tiles: vec![16], ..MatmulSweep::new(shapes.clone(), &[], true) };
-        tiled.fit_to_device(&props("gfx90a"));
-        assert_eq!(names(&tiled), default_kernels("gfx90a", &[16]).unwrap().iter().map(|v| v.name).collect::<Vec<_>>());
+        let tiled = MatmulSweep { tiles: vec![16], ..MatmulSweep::new(shapes.clone(), &[], true) };
+        let want: Vec<&str> = default_kernels("gfx90a", &[16]).unwrap().iter().map(|v| v.name).collect();
+        assert_eq!(names(&tiled, "gfx90a"), want);
         // Kernels named on the command line are kept on any device.
-        let mut named = MatmulSweep::new(shapes, &["double_buffer"], true);
-        named.fit_to_device(&props("gfx90a"));
-        assert!(names(&named).contains(&"double_buffer"), "{:?}", names(&named));
+        let named = MatmulSweep::new(shapes, &["double_buffer"], true);
+        assert!(names(&named, "gfx90a").contains(&"double_buffer"), "{:?}", names(&named, "gfx90a"));
+        assert_eq!(named.options(&props("gfx90a")), named.options(&props("sm_90")));
     }
 
     #[test]
@@ -446,7 +450,7 @@ mod tests {
             let matches = cmd.try_get_matches_from(std::iter::once("matmul").chain(args.iter().copied()));
             matches.map_err(|e| e.to_string()).and_then(|m| (ENTRY.sweep)(&m).map_err(|e| e.to_string()))
         };
-        let options = parse(&["--sizes", "512,2^10,100x200x300", "--no-vendor"]).unwrap().options();
+        let options = parse(&["--sizes", "512,2^10,100x200x300", "--no-vendor"]).unwrap().options(&props("sm_90"));
         assert_eq!(
             options["shapes"],
             serde_json::json!([{"m": 512, "n": 512, "k": 512}, {"m": 1024, "n": 1024, "k": 1024},
@@ -474,7 +478,7 @@ mod tests {
             Slot::Autotune => AUTOTUNE,
         };
         let order = |sweep: &MatmulSweep| -> Vec<(&str, usize)> {
-            let kernels = sweep.variants();
+            let kernels = sweep.variants("sm_90");
             (0..shapes.len() * sweep.per_shape(kernels.len()))
                 .map(|i| sweep.point_kernel(&kernels, i))
                 .map(|(v, s)| (name(v), s.n))
@@ -497,6 +501,6 @@ mod tests {
         let plain = MatmulSweep::new(shapes.clone(), &["naive"], false);
         assert_eq!(order(&plain), [("naive", 256), ("naive", 512)]);
         assert!(!MatmulSweep::default().no_autotune && plain.no_autotune);
-        assert_eq!(plain.clone().with_autotune(true).options()["autotune"], true);
+        assert_eq!(plain.clone().with_autotune(true).options(&props("sm_90"))["autotune"], true);
     }
 }

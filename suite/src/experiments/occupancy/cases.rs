@@ -5,14 +5,20 @@ use std::path::PathBuf;
 
 use super::specs::{bytes_moved, elements_of, geometry, symbol, Spec};
 use super::timeline::{parse_records, timeline_file, write_records, RECORD_WORDS};
-use super::{ClockRate, OccupancySweep, BARRIER_CONFIGS, SOURCE, SPIN_TIMELINE};
+use super::{OccupancySweep, BARRIER_CONFIGS, SOURCE, SPIN_TIMELINE};
 use crate::device::{Arg, Buffer, Kernel, LaunchConfig};
-use crate::experiments::{Case, Error, Point};
+use crate::experiments::{Case, Error, Point, RunContext};
 use crate::gpu::Gpu;
 use crate::verify::{self, Verification};
 
 /// The case of one point: its inputs made and uploaded, its output poisoned, its arguments made once.
-pub(super) fn prepare<'g>(sweep: &OccupancySweep, gpu: &'g Gpu, point: &Point) -> Result<Box<dyn Case + 'g>, Error> {
+/// Timelines go into the run's results folder (none while planning).
+pub(super) fn prepare<'g>(
+    sweep: &OccupancySweep,
+    ctx: &RunContext<'g>,
+    point: &Point,
+) -> Result<Box<dyn Case + 'g>, Error> {
+    let gpu = ctx.gpu;
     let spec = sweep.specs_on(gpu).remove(point.index);
     let props = gpu.device.props();
     let dev = gpu.device.as_ref();
@@ -43,11 +49,9 @@ pub(super) fn prepare<'g>(sweep: &OccupancySweep, gpu: &'g Gpu, point: &Point) -
         let words = usize::try_from(waves).ok().and_then(|w| w.checked_mul(RECORD_WORDS)).ok_or_else(too_big)?;
         let buf = dev.alloc_buffer::<u64>(words)?;
         dev.fill_bytes(buf.raw(), 0xff)?;
-        let hz = clock_rate(gpu, &sweep.clock)?;
+        let hz = clock_rate(ctx)?;
         let file = match spec {
-            Spec::SpinTimeline { .. } => {
-                sweep.timeline_dir.as_ref().map(|d| d.join(timeline_file(SPIN_TIMELINE, "spin")))
-            }
+            Spec::SpinTimeline { .. } => ctx.results_dir.as_ref().map(|d| d.join(timeline_file(SPIN_TIMELINE, "spin"))),
             _ => None,
         };
         let slots = u64::from(props.max_items_per_cu / props.wave_size.0) * u64::from(props.cu_count);
@@ -72,7 +76,7 @@ pub(super) fn prepare<'g>(sweep: &OccupancySweep, gpu: &'g Gpu, point: &Point) -
                         usize::try_from(waves).ok().and_then(|w| w.checked_mul(RECORD_WORDS)).ok_or_else(too_big)?;
                     let buf = dev.alloc_buffer::<u64>(words)?;
                     dev.fill_bytes(buf.raw(), 0xff)?;
-                    let file = sweep.timeline_dir.as_ref().map(|d| {
+                    let file = ctx.results_dir.as_ref().map(|d| {
                         d.join(timeline_file(BARRIER_CONFIGS[c].name, if barrier { "barrier" } else { "none" }))
                     });
                     let slots = props.max_items_per_cu / props.wave_size.0;
@@ -80,7 +84,7 @@ pub(super) fn prepare<'g>(sweep: &OccupancySweep, gpu: &'g Gpu, point: &Point) -
                         buf,
                         file,
                         recorded: false,
-                        clock_hz: clock_rate(gpu, &sweep.clock)?,
+                        clock_hz: clock_rate(ctx)?,
                         device_wave_slots: u64::from(slots) * u64::from(props.cu_count),
                     })
                 }
@@ -340,11 +344,20 @@ pub fn registers_expected(a: &[f32], values: usize, rounds: usize) -> Vec<f32> {
 /// The rate of the device-wide clock the kernels read (`gpu_wall_clock()`), measured: two one-item launches read
 /// it 200 ms apart on the host. The same on both vendors, needing no runtime attribute (HIP 5.2 has none for it);
 /// on NVIDIA the answer must be 1 GHz (`%globaltimer` counts nanoseconds), which checks the method. Measured once
-/// per sweep and kept in `known`.
-fn clock_rate(gpu: &Gpu, known: &ClockRate) -> Result<f64, Error> {
-    if let Some(hz) = known.0.get() {
-        return Ok(hz);
-    }
+/// per run and kept in the run's shared slot: no other occupancy point keeps anything there, so it stays for the
+/// whole sweep.
+fn clock_rate(ctx: &RunContext) -> Result<f64, Error> {
+    ctx.shared(|_: &DeviceClock| true, || measure_clock(ctx.gpu)).map(|clock| clock.hz)
+}
+
+/// The device clock's rate as measured, kept for the run.
+struct DeviceClock {
+    /// Ticks per second.
+    hz: f64,
+}
+
+/// Measures [`clock_rate`].
+fn measure_clock(gpu: &Gpu) -> Result<DeviceClock, Error> {
     let dev = gpu.device.as_ref();
     let kernel = gpu.kernel(SOURCE, "occupancy_clock")?;
     let out = dev.alloc_buffer::<u64>(1)?;
@@ -361,8 +374,7 @@ fn clock_rate(gpu: &Gpu, known: &ClockRate) -> Result<f64, Error> {
     if !(hz.is_finite() && hz > 1e5) {
         return Err(Error::Measurement(format!("the device clock did not advance as expected ({t0} then {t1})")));
     }
-    known.0.set(Some(hz));
-    Ok(hz)
+    Ok(DeviceClock { hz })
 }
 
 #[cfg(test)]

@@ -36,9 +36,8 @@ mod plots;
 mod specs;
 mod timeline;
 
-use std::cell::Cell;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Serialize;
 
@@ -52,8 +51,8 @@ pub use self::timeline::{
     TIMELINE_HEADER,
 };
 use super::entry::{defaults, size_arg, Entry, Sweep};
-use super::{Case, Error, Experiment, Metric, Point};
-use crate::gpu::Gpu;
+use super::{Case, Error, Experiment, Metric, Point, Results, RunContext};
+use crate::device::Props;
 use crate::occupancy;
 use crate::options::{Memory, MAX_GROUPS_X};
 use crate::report::plot::LinePlot;
@@ -97,19 +96,7 @@ pub struct OccupancySweep {
     /// group_count_spin, spin_timeline, barrier, lds, lds_x4, registers.
     #[arg(long, value_delimiter = ',')]
     pub sweeps: Vec<String>,
-    /// Folder where the barrier sweep writes its raw timelines (the run's results folder); none: not written.
-    #[serde(skip)]
-    #[arg(skip)]
-    pub timeline_dir: Option<PathBuf>,
-    /// The device clock's rate, measured at the first point that needs it (run state, not an option).
-    #[serde(skip)]
-    #[arg(skip)]
-    pub clock: ClockRate,
 }
-
-/// The device clock's rate in Hz once measured, kept by the sweep so it is measured once per run.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ClockRate(Cell<Option<f64>>);
 
 impl Default for OccupancySweep {
     fn default() -> Self {
@@ -140,6 +127,7 @@ impl Sweep for OccupancySweep {
     const HELP: &'static str = "Occupancy: group size, group count, barriers, LDS and registers vs time and \
                                 bandwidth, with the theoretical occupancy of every point and timelines of resident \
                                 waves recorded inside the kernels.";
+    const RESULTS: &'static dyn Results = &OccupancyResults;
 
     /// The copy references, the group-size sweeps with both widths, the LDS sweep and the residency probe, over
     /// 2^24 elements (past any L2) and fewer group sizes.
@@ -170,7 +158,12 @@ impl Sweep for OccupancySweep {
 /// `suite run occupancy`.
 pub const ENTRY: Entry = Entry::of::<OccupancySweep>();
 
-impl Experiment for OccupancySweep {
+/// Occupancy's read side: its columns, plots (timelines included, read from the results folder), headlines,
+/// comparison (% of each run's copy) and roofline, whose memory ceiling is the driver copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct OccupancyResults;
+
+impl Results for OccupancyResults {
     fn roofline(&self) -> crate::report::roofline::Role {
         // The driver copy is the run's memory ceiling.
         crate::report::roofline::Role {
@@ -182,10 +175,6 @@ impl Experiment for OccupancySweep {
 
     fn comparison(&self) -> Box<dyn crate::report::compare::Comparison> {
         Box::new(OccupancyComparison)
-    }
-
-    fn set_results_dir(&mut self, dir: &Path) {
-        self.timeline_dir = Some(dir.to_path_buf());
     }
 
     fn name(&self) -> &'static str {
@@ -219,7 +208,21 @@ impl Experiment for OccupancySweep {
         }
     }
 
-    fn options(&self) -> serde_json::Value {
+    fn plots(&self, rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, LinePlot)> {
+        plots(rows, dir)
+    }
+
+    fn headlines(&self, rows: &[BTreeMap<String, String>]) -> Vec<String> {
+        plots::headlines(rows)
+    }
+}
+
+impl Experiment for OccupancySweep {
+    fn results(&self) -> &'static dyn Results {
+        Self::RESULTS
+    }
+
+    fn options(&self, _device: &Props) -> serde_json::Value {
         serde_json::json!({ "sweep": self, "barrier_configs": BARRIER_CONFIGS })
     }
 
@@ -227,8 +230,8 @@ impl Experiment for OccupancySweep {
         &[SOURCE]
     }
 
-    fn points(&self, gpu: &Gpu) -> Vec<Point> {
-        let props = gpu.device.props();
+    fn points(&self, ctx: &RunContext) -> Vec<Point> {
+        let (gpu, props) = (ctx.gpu, ctx.props());
         let memory = Memory::of(props.memory_bytes);
         self.specs_on(gpu)
             .into_iter()
@@ -348,16 +351,8 @@ impl Experiment for OccupancySweep {
             .collect()
     }
 
-    fn prepare<'g>(&self, gpu: &'g Gpu, point: &Point) -> Result<Box<dyn Case + 'g>, Error> {
-        cases::prepare(self, gpu, point)
-    }
-
-    fn plots(&self, rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, LinePlot)> {
-        plots(rows, dir)
-    }
-
-    fn headlines(&self, rows: &[BTreeMap<String, String>]) -> Vec<String> {
-        plots::headlines(rows)
+    fn prepare<'g>(&self, ctx: &RunContext<'g>, point: &Point) -> Result<Box<dyn Case + 'g>, Error> {
+        cases::prepare(self, ctx, point)
     }
 }
 
@@ -370,7 +365,7 @@ mod tests {
         let cmd = (ENTRY.flags)(clap::Command::new("occupancy"));
         let matches = cmd.try_get_matches_from(std::iter::once("occupancy").chain(args.iter().copied()));
         let matches = matches.map_err(|e| e.to_string())?;
-        (ENTRY.sweep)(&matches).map(|s| s.options()).map_err(|e| e.to_string())
+        (ENTRY.sweep)(&matches).map(|s| s.options(&crate::occupancy::tests::h100())).map_err(|e| e.to_string())
     }
 
     #[test]
@@ -391,7 +386,7 @@ mod tests {
         let options = sweep_of(&[]).unwrap();
         assert_eq!(options["sweep"], sweep);
         assert_eq!(options["barrier_configs"][1]["name"], "seed_24x224");
-        let quick = (ENTRY.quick)().options();
+        let quick = (ENTRY.quick)().options(&crate::occupancy::tests::h100());
         assert_eq!(quick["sweep"]["elements"], 1 << 24);
         assert_eq!(quick["sweep"]["sweeps"][5], "group_count_spin");
         assert_eq!(quick["sweep"]["passes"], 64);

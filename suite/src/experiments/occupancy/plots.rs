@@ -9,7 +9,7 @@ use super::{BARRIER_CONFIGS, SPIN_TIMELINE};
 use crate::experiments::{num, ok_rows};
 use crate::report::plot::{Axis, LinePlot, Series, SeriesKind};
 
-/// The lines of [`Experiment::headlines`]: the copy bandwidth, then for each memory-bound sweep its range of
+/// The lines of [`crate::experiments::Results::headlines`]: the copy bandwidth, then for each memory-bound sweep its range of
 /// bandwidth over the copy's at full (100%) theoretical occupancy, and the residency probe's groups per round.
 pub(super) fn headlines(rows: &[BTreeMap<String, String>]) -> Vec<String> {
     let ok: Vec<&BTreeMap<String, String>> = ok_rows(rows).collect();

@@ -1,5 +1,5 @@
 //! The table derived from PT's rows: `pt-speedup.csv`, one line per non-PT/PT pair, written beside `pt.csv` by
-//! [`crate::experiments::Experiment::derived_tables`] (after a run, by `suite plot` and by `suite merge`).
+//! [`crate::experiments::Results::derived_tables`] (after a run, by `suite plot` and by `suite merge`).
 
 use super::pairing::{pairs, CsvRow, Pair};
 use crate::experiments::ok_rows;

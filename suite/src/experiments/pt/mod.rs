@@ -43,8 +43,8 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::entry::{defaults, size_arg_u64, Entry, Sweep};
-use super::{Case, Error, Experiment, Metric, Point};
-use crate::gpu::Gpu;
+use super::{Case, Error, Experiment, Metric, Point, Results, RunContext};
+use crate::device::Props;
 use crate::options::Memory;
 use crate::report::plot::LinePlot;
 
@@ -174,6 +174,7 @@ impl Sweep for PtSweep {
     const HELP: &'static str = "Persistent threads vs ordinary launches: the paper's four use cases (CPU-GPU sync, \
                                 forest load balancing, active state, global barriers), the bare round trip and the \
                                 queue's granularity.";
+    const RESULTS: &'static dyn Results = &PtResults;
 
     /// Every use case at one small and one large size (below and far above the maximal launch), the paper's
     /// lightest and a heavy work per item.
@@ -334,9 +335,14 @@ const COLUMNS: [&str; 15] = [
     "clock",
 ];
 
-impl Experiment for PtSweep {
+/// Persistent threads' read side: its columns, plots, speedup table, headlines and comparison; its rows stay off
+/// the roofline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PtResults;
+
+impl Results for PtResults {
     fn name(&self) -> &'static str {
-        Self::NAME
+        PtSweep::NAME
     }
 
     fn param_columns(&self) -> &'static [&'static str] {
@@ -351,7 +357,38 @@ impl Experiment for PtSweep {
         }
     }
 
-    fn options(&self) -> serde_json::Value {
+    fn plots(&self, rows: &[BTreeMap<String, String>], _dir: &Path) -> Vec<(String, LinePlot)> {
+        plots::plots(rows)
+    }
+
+    fn derived_tables(&self, rows: &[BTreeMap<String, String>], _dir: &Path) -> Vec<(String, String)> {
+        derived::tables(rows)
+    }
+
+    fn roofline(&self) -> crate::report::roofline::Role {
+        crate::report::roofline::Role {
+            off: Some(
+                "persistent threads' rows time sequences with host steps and device waits, not one kernel's FLOP rate",
+            ),
+            ..Default::default()
+        }
+    }
+
+    fn comparison(&self) -> Box<dyn crate::report::compare::Comparison> {
+        Box::new(PtComparison)
+    }
+
+    fn headlines(&self, rows: &[BTreeMap<String, String>]) -> Vec<String> {
+        summary::headlines(rows)
+    }
+}
+
+impl Experiment for PtSweep {
+    fn results(&self) -> &'static dyn Results {
+        Self::RESULTS
+    }
+
+    fn options(&self, _device: &Props) -> serde_json::Value {
         serde_json::to_value(self).unwrap_or_default()
     }
 
@@ -359,8 +396,8 @@ impl Experiment for PtSweep {
         &["pt"]
     }
 
-    fn points(&self, gpu: &Gpu) -> Vec<Point> {
-        let props = gpu.device.props();
+    fn points(&self, ctx: &RunContext) -> Vec<Point> {
+        let (gpu, props) = (ctx.gpu, ctx.props());
         let memory = Memory::of(props.memory_bytes);
         let mut maximal: HashMap<String, Result<(u32, Option<u32>), String>> = HashMap::new();
         self.specs()
@@ -462,34 +499,9 @@ impl Experiment for PtSweep {
             .collect()
     }
 
-    fn prepare<'g>(&self, gpu: &'g Gpu, point: &Point) -> Result<Box<dyn Case + 'g>, Error> {
+    fn prepare<'g>(&self, ctx: &RunContext<'g>, point: &Point) -> Result<Box<dyn Case + 'g>, Error> {
         let spec = self.specs()[point.index];
-        prepare_spec(gpu, spec, self.soft_barrier())
-    }
-
-    fn plots(&self, rows: &[BTreeMap<String, String>], _dir: &Path) -> Vec<(String, LinePlot)> {
-        plots::plots(rows)
-    }
-
-    fn derived_tables(&self, rows: &[BTreeMap<String, String>], _dir: &Path) -> Vec<(String, String)> {
-        derived::tables(rows)
-    }
-
-    fn roofline(&self) -> crate::report::roofline::Role {
-        crate::report::roofline::Role {
-            off: Some(
-                "persistent threads' rows time sequences with host steps and device waits, not one kernel's FLOP rate",
-            ),
-            ..Default::default()
-        }
-    }
-
-    fn comparison(&self) -> Box<dyn crate::report::compare::Comparison> {
-        Box::new(PtComparison)
-    }
-
-    fn headlines(&self, rows: &[BTreeMap<String, String>]) -> Vec<String> {
-        summary::headlines(rows)
+        prepare_spec(ctx.gpu, spec, self.soft_barrier())
     }
 }
 

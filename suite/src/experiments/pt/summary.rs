@@ -7,7 +7,7 @@ use super::pairing::{longest, pairs, step_costs, sync_label, CsvRow, Pair, StepC
 use super::plots::size_text;
 use crate::experiments::{num, ok_rows};
 
-/// The lines of [`crate::experiments::Experiment::headlines`]: the bare round trip, then per use case, PT variant
+/// The lines of [`crate::experiments::Results::headlines`]: the bare round trip, then per use case, PT variant
 /// and clock the range of the non-PT/PT speedup over its pairs (above 1: PT is faster), each end with the
 /// parameters that give it, then global synchronisation's costs per step.
 pub(super) fn headlines(rows: &[CsvRow]) -> Vec<String> {

@@ -127,7 +127,7 @@ fn plots_and_the_speedup_table_come_from_the_rows() {
     assert_eq!(fig5.series[2].points, vec![(1.0, 1.0), (256.0, 1.0)]);
     // The speedup table is a derived table (written by the runner, `suite plot` and `suite merge`), not a plot's
     // side effect.
-    let tables = PtSweep::default().derived_tables(&rows, dir.path());
+    let tables = PtResults.derived_tables(&rows, dir.path());
     assert_eq!(tables.len(), 1);
     assert_eq!(tables[0].0, "pt-speedup.csv");
     assert_eq!(tables[0].1.lines().count(), 7);
@@ -140,7 +140,7 @@ fn plots_and_the_speedup_table_come_from_the_rows() {
             r
         })
         .collect();
-    assert!(PtSweep::default().derived_tables(&failed, dir.path()).is_empty(), "no verified row: no table");
+    assert!(PtResults.derived_tables(&failed, dir.path()).is_empty(), "no verified row: no table");
     assert_eq!(
         headlines(&rows),
         [
@@ -363,7 +363,7 @@ fn the_command_line_is_the_sweep_with_its_defaults_quick_preset_and_checks() {
     );
     assert_eq!(quick.groups_per_cu, old_defaults.groups_per_cu);
     let json = serde_json::to_value(&old_defaults).unwrap();
-    assert_eq!(PtSweep::default().options(), json);
+    assert_eq!(PtSweep::default().options(&crate::occupancy::tests::h100()), json);
     assert_eq!(json["groups_per_cu"], serde_json::json!([{"Groups": 1}, {"Groups": 2}, {"Groups": 4}, "Max"]));
     assert_eq!(json["barrier_counters"], "PerGroupPerCu");
 
@@ -371,7 +371,7 @@ fn the_command_line_is_the_sweep_with_its_defaults_quick_preset_and_checks() {
         let cmd = (ENTRY.flags)(clap::Command::new("pt"));
         let matches =
             cmd.try_get_matches_from(std::iter::once("pt").chain(args.iter().copied())).map_err(|e| e.to_string())?;
-        (ENTRY.sweep)(&matches).map(|e| e.options()).map_err(|e| e.to_string())
+        (ENTRY.sweep)(&matches).map(|e| e.options(&crate::occupancy::tests::h100())).map_err(|e| e.to_string())
     };
     let options = build(&["--groups-per-cu", "1,max", "--barrier-counters", "8"]).unwrap();
     assert_eq!(options["groups_per_cu"], serde_json::json!([{"Groups": 1}, "Max"]));

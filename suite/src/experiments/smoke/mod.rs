@@ -7,8 +7,8 @@ mod compare;
 
 use super::entry::{defaults, size_arg, Entry, Sweep};
 use super::estimate::{LAUNCH_S, STREAMING_SHARE};
-use super::{Case, Error, Experiment, Metric, Point, Work};
-use crate::device::{Buffer, LaunchConfig};
+use super::{Case, Error, Experiment, Metric, Point, Results, RunContext, Work};
+use crate::device::{Buffer, LaunchConfig, Props};
 use crate::gpu::Gpu;
 use crate::options::{bytes_of, index_u32_problem, Memory};
 use crate::verify::{self, Verification, F32_EPS};
@@ -35,6 +35,7 @@ impl Sweep for SmokeSweep {
     const NAME: &'static str = "smoke";
     const HELP: &'static str =
         "The pipeline end to end: STREAM triad a = b + s*c, verified on the host, GB/s per size.";
+    const RESULTS: &'static dyn Results = &SmokeResults;
 
     /// One size in L2 and one far past it.
     fn quick() -> Self {
@@ -72,7 +73,11 @@ impl SmokeSweep {
     }
 }
 
-impl Experiment for SmokeSweep {
+/// Smoke's read side: the triad's columns, its bandwidth headlines, its comparison as % of each run's copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SmokeResults;
+
+impl Results for SmokeResults {
     fn roofline(&self) -> crate::report::roofline::Role {
         crate::report::roofline::Role { family: |_| "triad".into(), ..Default::default() }
     }
@@ -82,7 +87,7 @@ impl Experiment for SmokeSweep {
     }
 
     fn name(&self) -> &'static str {
-        Self::NAME
+        SmokeSweep::NAME
     }
 
     /// The triad's bandwidth at each size, the largest last (the one past any L2).
@@ -106,8 +111,14 @@ impl Experiment for SmokeSweep {
     fn metric(&self) -> Metric {
         Metric { column: "gbps", formula: "GB/s = 12 bytes per element (read b, c; write a) * n / median time / 1e9" }
     }
+}
 
-    fn options(&self) -> serde_json::Value {
+impl Experiment for SmokeSweep {
+    fn results(&self) -> &'static dyn Results {
+        Self::RESULTS
+    }
+
+    fn options(&self, _device: &Props) -> serde_json::Value {
         serde_json::to_value(self).unwrap_or_default()
     }
 
@@ -115,8 +126,8 @@ impl Experiment for SmokeSweep {
         &["smoke"]
     }
 
-    fn points(&self, gpu: &Gpu) -> Vec<Point> {
-        let props = gpu.device.props();
+    fn points(&self, ctx: &RunContext) -> Vec<Point> {
+        let props = ctx.props();
         let memory = Memory::of(props.memory_bytes);
         self.sizes
             .iter()
@@ -138,7 +149,8 @@ impl Experiment for SmokeSweep {
             .collect()
     }
 
-    fn prepare<'g>(&self, gpu: &'g Gpu, point: &Point) -> Result<Box<dyn Case + 'g>, Error> {
+    fn prepare<'g>(&self, ctx: &RunContext<'g>, point: &Point) -> Result<Box<dyn Case + 'g>, Error> {
+        let gpu = ctx.gpu;
         let n = self.sizes[point.index];
         let kernel = gpu.kernel("smoke", "smoke_triad")?;
         // Fresh random inputs for every check, so a kernel cannot pass by matching one fixed pattern.

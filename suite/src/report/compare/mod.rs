@@ -7,7 +7,7 @@
 //! differences and the points that only some runs hold) and PNGs with one line per run on the same axes.
 //!
 //! Raw rates mislead across GPUs (a kernel at 20 TFLOP/s is excellent on one GPU and poor on another), so each
-//! experiment says how it is compared through `Experiment::comparison` (gathered by the app from the experiment registry into [`Known`]):
+//! experiment says how it is compared through `Results::comparison` (gathered by the app from the experiment registry into [`Known`]):
 //! matmul as % of that run's vendor BLAS (and the vendor BLAS as % of the device's FP32 peak where [`crate::peaks::KNOWN_PARTS`]
 //! knows the device), memory kernels as % of that run's copy bandwidth, occupancy against group size. The default,
 //! [`MetricComparison`], joins the experiment's rate column as it is.
@@ -242,7 +242,7 @@ pub struct Headline {
     pub plots: Vec<(String, LinePlot)>,
 }
 
-/// How an experiment is compared across runs. `Experiment::comparison`
+/// How an experiment is compared across runs. `Results::comparison`
 /// returns it; the default, [`MetricComparison`], serves an experiment that defines none.
 pub trait Comparison {
     /// The value of each point of `experiment` in `run`, joined by key across runs for the tables of largest
