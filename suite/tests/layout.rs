@@ -124,3 +124,90 @@ fn every_registered_experiment_is_one_registry_line_and_one_folder_exporting_its
         );
     }
 }
+
+/// The code of a file, less its tests (everything from its first `#[cfg(test)]` on).
+fn code_of(rel: &str) -> String {
+    let text = std::fs::read_to_string(src().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"));
+    text.split("#[cfg(test)]").next().unwrap_or_default().to_string()
+}
+
+/// What builds a sweep: an entry's run side.
+const SWEEP_BUILDERS: [&str; 4] = [".default)(", ".quick)(", ".sweep)(", "dyn Experiment"];
+
+/// Reading results needs an experiment's read side only (`Entry::results`): `suite plot` and `suite compare`
+/// (app/mod.rs), `suite merge` (app/merge.rs) and what the registry gives them (`known`, `roofline_roles`,
+/// `results`) build no sweep, so a sweep's options and run state cannot leak into how results are read.
+#[test]
+fn reading_results_builds_no_sweep() {
+    let mut found = Vec::new();
+    for rel in ["app/mod.rs", "app/merge.rs", "experiments/registry.rs"] {
+        for (n, line) in code_lines(&code_of(rel)) {
+            if SWEEP_BUILDERS.iter().any(|b| line.contains(b)) {
+                found.push(format!("{rel}:{n}: {}", line.trim()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "a read-only path builds a sweep (use Entry::results):\n{}", found.join("\n"));
+}
+
+/// The runner and what it uses run one experiment; what a run means for the folder as a whole (the roofline over
+/// every experiment, the summary) is the caller's, which knows the registry.
+#[test]
+fn the_runner_does_not_reach_up_into_the_registry() {
+    let mut found = Vec::new();
+    for rel in ["experiments/runner.rs", "experiments/timing.rs", "experiments/estimate.rs", "experiments/context.rs"] {
+        for (n, line) in code_lines(&code_of(rel)) {
+            if line.contains("registry") {
+                found.push(format!("{rel}:{n}: {}", line.trim()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "the runner reaches up into the registry:\n{}", found.join("\n"));
+}
+
+/// The text of the item that starts at `start` in `text`, up to its closing brace at the start of a line.
+fn item<'t>(text: &'t str, start: &str) -> Option<&'t str> {
+    let at = text.find(start)?;
+    let end = text[at..].find("\n}")?;
+    Some(&text[at..at + end + 2])
+}
+
+/// Words that mark run state: what a run learns or keeps, which lives in the `RunContext`, not in the sweep.
+const RUN_STATE: [&str; 7] = ["#[serde(skip)]", "RunCache", "Cell<", "Rc<", "PathBuf", "Path>", "Gpu"];
+
+/// A sweep is its options and nothing else (run state lives in the runner's `RunContext`), and an experiment's
+/// read side is a unit struct: nothing in it can depend on a sweep or a run.
+#[test]
+fn sweeps_hold_only_options_and_read_sides_hold_nothing() {
+    let mut found = Vec::new();
+    for name in suite::experiments::registry::names() {
+        let folder = src().join("experiments").join(name);
+        let module = std::fs::read_to_string(folder.join("mod.rs")).unwrap();
+        let sweep = module
+            .split("pub const ENTRY: Entry = Entry::of::<")
+            .nth(1)
+            .and_then(|rest| rest.split(">()").next())
+            .unwrap_or_else(|| panic!("{name}: no entry"));
+        let fields = item(&module, &format!("pub struct {sweep} {{")).unwrap_or_else(|| panic!("{name}: no {sweep}"));
+        for word in RUN_STATE {
+            if fields.contains(word) {
+                found.push(format!("{name}: {sweep} holds `{word}`: run state belongs in the RunContext"));
+            }
+        }
+        let texts: Vec<String> = rust_files(&folder).iter().map(|f| std::fs::read_to_string(f).unwrap()).collect();
+        let read_sides: Vec<&str> = texts
+            .iter()
+            .flat_map(|t| t.split("impl Results for ").skip(1))
+            .filter_map(|rest| rest.split_whitespace().next())
+            .collect();
+        if read_sides.len() != 1 {
+            found.push(format!("{name}: {} read sides (impl Results for ...), not one", read_sides.len()));
+        }
+        for unit in read_sides {
+            if !texts.iter().any(|t| t.contains(&format!("pub struct {unit};"))) {
+                found.push(format!("{name}: its read side {unit} is not a unit struct (`pub struct {unit};`)"));
+            }
+        }
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
