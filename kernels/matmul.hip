@@ -17,49 +17,22 @@
 // - Any M, N, K. The kernels with 16-byte accesses (6 on) come in two instances: `matmul_X` needs "aligned rows":
 //   every row of A, B and C starts 16-byte aligned (N and K multiples of 4, 16-byte aligned base pointers), and
 //   `matmul_X_unaligned` is the same code with the global loads and C stores done 4 bytes at a time, each guarded,
-//   for any size. The host launches the one the size allows (see WAVE_TILED_KERNELS for why two kernels).
+//   for any size. The host launches the one the size allows (see WAVE_TILED_KERNELS in include/matmul_wave_tile.h
+//   for why two kernels).
 //
 // Measured once on an H100 SXM (sm_90, nvcc 13, M = N = K = 4096, TFLOP/s; cuBLAS SGEMM 51.3): naive 0.61,
 // accumulator 5.4, tiled_m4/m8/m16/m32 1.6/5.1/8.1/8.7, blocktile_1d 15.4, blocktile_2d 21.2, vectorized 33.8,
 // warptile ~38, double_buffer 47.5 (0.93× cuBLAS). Below 2048 the large tiles give too few groups for 132 SMs
 // (8 at 512²): kernels 9 and 10 split K or stream slabs so that every SM works; docs/matmul.md has the numbers.
+//
+// This file is the ladder: one rung after the other, each with its idea, expected limit and launch in its header
+// comment and the code of its step below it. What several rungs share is in include/: matmul_io.h (the parameter
+// lists, the float4 loads and stores of rungs 6 to 10) and matmul_wave_tile.h (the wave tile of rungs 7 to 10). A
+// helper that carries a rung's idea stays at that rung even where later rungs reuse it: double_buffer_slabs (8),
+// last_to_arrive and split_range (9).
 #include "gpu.h"
-
-// Both NVIDIA shared memory and gfx90a LDS have 32 banks of 4 bytes; a 32-lane phase of an access is conflict-free
-// when its 32 addresses fall into 32 different banks (or repeat an address: a broadcast). This is the bank count,
-// not the wave size.
-#define LDS_BANKS 32
-
-// A float4 of global memory, or zeros when it lies outside the matrix (ok == false). Written as a guarded
-// assignment rather than `ok ? *p : zero`: clang turns that select into a select of two addresses (global vs a
-// private zero) and then has to issue a slow generic (flat) load through scratch on AMD.
-__device__ __forceinline__ float4 load_or_zero(const float* p, bool ok) {
-    float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    if (ok) v = *reinterpret_cast<const float4*>(p);
-    return v;
-}
-
-// An unguarded float4 of global memory (p 16-byte aligned).
-__device__ __forceinline__ float4 load4(const float* p) { return *reinterpret_cast<const float4*>(p); }
-
-// The 4-byte counterpart of load_or_zero for rows that are not 16-byte aligned: the first `count` floats from p
-// (count <= 0: none, >= 4: all four), zeros after them. Same guarded-assignment style, for the same reason.
-__device__ __forceinline__ float4 load_first_or_zero(const float* p, int count) {
-    float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    if (count > 0) v.x = p[0];
-    if (count > 1) v.y = p[1];
-    if (count > 2) v.z = p[2];
-    if (count > 3) v.w = p[3];
-    return v;
-}
-
-// Stores the first `count` elements of v to p (all four when count >= 4): the element-guarded edge of a C row.
-__device__ __forceinline__ void store_first(float* p, float4 v, int count) {
-    if (count > 0) p[0] = v.x;
-    if (count > 1) p[1] = v.y;
-    if (count > 2) p[2] = v.z;
-    if (count > 3) p[3] = v.w;
-}
+#include "matmul_io.h"
+#include "matmul_wave_tile.h"
 
 // ---------------------------------------------------------------------------------------------------------------
 // 1. matmul_naive — seed step 0: the kernel as the exercise first writes it.
@@ -406,12 +379,6 @@ __device__ __forceinline__ void vectorized(const float* __restrict__ A, const fl
     }
 }
 
-// The parameters of every matmul kernel, and the two more of the kernels with a workspace (9 and 10).
-#define MATMUL_PARAMS \
-    const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K
-#define NO_MORE_PARAMS
-#define WORKSPACE_PARAMS , float* __restrict__ work, unsigned* counters
-
 GPU_KERNEL __launch_bounds__(VEC_THREADS) void matmul_vectorized(MATMUL_PARAMS) {
     __shared__ __align__(16) float As[VEC_BK][VEC_BM + VEC_APAD];  // transposed: As[k][m]
     __shared__ __align__(16) float Bs[VEC_BK][VEC_BN];
@@ -425,298 +392,12 @@ GPU_KERNEL __launch_bounds__(VEC_THREADS) void matmul_vectorized_unaligned(MATMU
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Shared machinery of the wave-tiled kernels (7 to 10).
-//
-// Block tile BM×BN of C per group of THREADS items, K consumed in slabs of BK. Each wave owns a WM×WN wave tile;
-// inside it, each item owns WMITER×WNITER sub-fragments of 4×4 elements of C (ACC = BM·BN/THREADS accumulators).
-// The lanes of a wave form a grid of LANES_M × LANES_N = (GPU_WAVE_SIZE/8) × 8; a sub-tile of the wave is
-// (LANES_M·4) × (LANES_N·4) = 16×32 (wave32) or 32×32 (wave64) and the wave steps over WMITER×WNITER of them.
-// So for ACC = 64 the wave tile is 32×64 on NVIDIA and 64×64 on gfx90a; the work per item is the same on both.
-//
-// Why sub-fragments of 4 instead of one 8×8 block per item (as in 5 and 6): for a given k, the 8 lanes along N read
-// 8 consecutive float4s of Bs (128 contiguous bytes: one LDS wavefront) and the LANES_M lanes along M read
-// consecutive float4s of As; the other lanes of the wave repeat those addresses (broadcast). With one 8×8 block
-// per item the float4s of neighbouring items are 32 bytes apart and the reads take twice as many wavefronts.
-// Per k an item issues WMITER + WNITER LDS.128 reads for 16·WMITER·WNITER FMAs: 4 per 64 FMAs for ACC = 64,
-// 6 per 128 FMAs for ACC = 128.
-//
-// LDS layout. B slab: Bs[k][n], row-major, float4 stores and reads. A slab transposed: element (k, m) at
-// k·BM + (k/4)·QPAD + m, i.e. a pad of QPAD floats after every 4 rows of As. A 32-lane phase of the transposing
-// scalar stores covers 32/KQ consecutive A rows × KQ quads of k (KQ = BK/4); quad q lands q·QPAD banks further
-// (BM is a multiple of 32), so with QPAD = 32/KQ the KQ quads fill 32 distinct banks: conflict-free. QPAD is a
-// multiple of 4, so every float4 read stays 16-byte aligned, and the pad is a compile-time offset per k (no
-// address arithmetic in the inner loop, unlike an XOR swizzle).
-//
-// Global loads: A slab: float4 e = t + l·THREADS holds row e/KQ, k quad e%KQ (a wave reads 32/KQ rows × BK·4
-// contiguous bytes); B slab: k row e/(BN/4), column quad e%(BN/4) (a wave reads 512 contiguous bytes). With VEC
-// (aligned rows) every load is a float4, and with N % 4 == 0 and K % 4 == 0 a float4 is wholly in or out of the
-// matrix; without it the same four elements are loaded one by one, each guarded (load_first_or_zero), into the same
-// registers and LDS layout, so only the global accesses differ. Elements past the K range read as zero; rows of A
-// past M and columns of B past N read elements inside the matrix (clamped pointers, see WaveTile), which only feed
-// elements of C that are never stored.
-//
-// K range: a group may compute a partial sum over slabs [kbegin, kend) only (split-K and stream-K below); loads
-// are guarded by kend, and the A/B positions do not depend on it.
-// ---------------------------------------------------------------------------------------------------------------
-template <int BM, int BN, int BK, int THREADS>
-struct WaveShape {
-    static constexpr int SLAB_K = BK;
-    static constexpr int WAVE = GPU_WAVE_SIZE;
-    static constexpr int LANES_N = 8;
-    static constexpr int LANES_M = WAVE / LANES_N;
-    static constexpr int ACC = BM * BN / THREADS;  // accumulators per item
-    static constexpr int WNITER = 2;
-    static constexpr int WMITER = ACC / (16 * WNITER);
-    static constexpr int WSUBM = LANES_M * 4, WSUBN = LANES_N * 4;
-    static constexpr int WM = WSUBM * WMITER, WN = WSUBN * WNITER;
-    static constexpr int WAVES_N = BN / WN;
-    static constexpr int KQ = BK / 4;             // float4s per row of the A slab
-    static constexpr int QPAD = LDS_BANKS / KQ;   // pad after every 4 rows of As (see above)
-    static constexpr int AS_SIZE = BK * BM + KQ * QPAD;  // floats in one A slab (incl. pad)
-    static constexpr int BS_SIZE = BK * BN;
-    static constexpr int A_QUADS = BM * BK / 4;  // float4s in the A slab
-    static constexpr int B_QUADS = BK * BN / 4;  // float4s in the B slab
-    // float4s of each slab per item, at least 1: where a slab has fewer float4s than the group has items (the
-    // 512-item wave64 shapes), only the first A_QUADS / B_QUADS items load and store one.
-    static constexpr int A_LOADS = A_QUADS >= THREADS ? A_QUADS / THREADS : 1;
-    static constexpr int B_LOADS = B_QUADS >= THREADS ? B_QUADS / THREADS : 1;
-    // Whether only some items move a float4 of the slab. Constant: a full slab compiles to exactly the unguarded
-    // code (a runtime `t < A_QUADS` there costs nvcc registers: measured 240 -> 255 plus a spill, 47 -> 41 TFLOP/s).
-    static constexpr bool A_PARTIAL = A_QUADS < THREADS;
-    static constexpr bool B_PARTIAL = B_QUADS < THREADS;
-    // Floats of LDS for one slab of A and one of B.
-    static constexpr int SLAB_FLOATS = AS_SIZE + BS_SIZE;
-
-    static_assert(THREADS % WAVE == 0, "whole waves per group");
-    static_assert(WAVE % LANES_N == 0, "wave splits into rows of 8 lanes");
-    static_assert(WMITER >= 1 && WMITER * 16 * WNITER == ACC, "ACC must be a multiple of 32");
-    static_assert(BM % WM == 0 && BN % WN == 0 && (BM / WM) * (BN / WN) * WAVE == THREADS, "waves tile the block");
-    static_assert(BK % 4 == 0 && LDS_BANKS % KQ == 0 && QPAD % 4 == 0, "BK in {8, 16, 32}");
-    static_assert(BM % LDS_BANKS == 0, "quad pad analysis assumes BM is a multiple of the bank count");
-    static_assert(A_QUADS % THREADS == 0 || THREADS % A_QUADS == 0, "A slab splits evenly over the items");
-    static_assert(B_QUADS % THREADS == 0 || THREADS % B_QUADS == 0, "B slab splits evenly over the items");
-    static_assert((THREADS % KQ) == 0 && (THREADS % (BN / 4)) == 0, "load rows advance by whole rows per l");
-};
-
-template <int BM, int BN, int BK, int THREADS, bool VEC>
-struct WaveTile : WaveShape<BM, BN, BK, THREADS> {
-    using S = WaveShape<BM, BN, BK, THREADS>;
-    // The shape's constants by their plain names (members of a dependent base are not found otherwise).
-    static constexpr int A_LOADS = S::A_LOADS, B_LOADS = S::B_LOADS, A_QUADS = S::A_QUADS, B_QUADS = S::B_QUADS;
-    static constexpr bool A_PARTIAL = S::A_PARTIAL, B_PARTIAL = S::B_PARTIAL;
-    static constexpr int KQ = S::KQ, QPAD = S::QPAD, WMITER = S::WMITER, WNITER = S::WNITER, WSUBM = S::WSUBM;
-    static constexpr int WSUBN = S::WSUBN, WM = S::WM, WN = S::WN, WAVES_N = S::WAVES_N, LANES_N = S::LANES_N;
-    static constexpr int WAVE = S::WAVE, AS_SIZE = S::AS_SIZE, BS_SIZE = S::BS_SIZE, SLAB_FLOATS = S::SLAB_FLOATS;
-    // Registers that hold one slab of A / B between its global load and its LDS store: float4 l in 4l .. 4l+3.
-    static constexpr int A_REGS = 4 * A_LOADS, B_REGS = 4 * B_LOADS;
-
-    // Per-item state fixed for the whole K loop. Float4 l of the A slab is row a_row[l], k quad from a_k[l]; of the
-    // B slab k row b_k[l], column quad from b_col[l].
-    int a_row[A_LOADS], a_k[A_LOADS];
-    int b_k[B_LOADS], b_col[B_LOADS];
-    const float* a_ptr[A_LOADS];  // A at the first element of float4 l, column 0 of the K range (see below)
-    const float* b_ptr[B_LOADS];  // B at the first element of float4 l, k row 0 (see below)
-    int b_left[B_LOADS];          // without VEC: columns of B from float4 l's first to N (> 0: it starts inside)
-    bool a_in, b_in;              // whether this item moves a float4 of the A / B slab (always, unless PARTIAL)
-    int m0, n0;                   // first row / column of this item's fragment inside the block
-
-    // Rows of A past M and columns of B past N feed only rows and columns of C past M and N, which are never stored,
-    // so their loads may read any element of the matrix: the pointers are clamped into it here (row M-1; column
-    // N-4 with VEC, N-1 without), and rows of A need no guard in load(). Against per-float4 row and column guards
-    // (the first version), this and load()'s unguarded whole slabs took the aligned kernels' registers down (the
-    // default shape 240 -> 223 on sm_90, 64×128×16: 199 -> 167, 3 groups per SM instead of 2) and, measured on an
-    // H200 in one run beside the first version, the best kernel from 0.91× to 0.94× cuBLAS at 1000³, 0.98× to
-    // 1.03× at 1024³, 0.92× to 0.93-0.94× at 512³, 2048³ and 4096³.
-    __device__ __forceinline__ WaveTile(const float* A, const float* B, int M, int N, int K, int bm, int bn) {
-        const int t = threadIdx.x;
-#pragma unroll
-        for (int l = 0; l < A_LOADS; ++l) {
-            const int e = t + l * THREADS;
-            a_row[l] = e / KQ;
-            a_k[l] = (e % KQ) * 4;
-            a_ptr[l] = A + (size_t)min(bm + a_row[l], M - 1) * K + a_k[l];
-        }
-#pragma unroll
-        for (int l = 0; l < B_LOADS; ++l) {
-            const int e = t + l * THREADS;
-            b_k[l] = e / (BN / 4);
-            b_col[l] = (e % (BN / 4)) * 4;
-            b_left[l] = N - (bn + b_col[l]);
-            b_ptr[l] = B + (size_t)b_k[l] * N + min(bn + b_col[l], VEC ? N - 4 : N - 1);
-        }
-        a_in = !A_PARTIAL || t < A_QUADS;
-        b_in = !B_PARTIAL || t < B_QUADS;
-        const int wave = t / WAVE, lane = t % WAVE;
-        m0 = (wave / WAVES_N) * WM + (lane / LANES_N) * 4;
-        n0 = (wave % WAVES_N) * WN + (lane % LANES_N) * 4;
-    }
-
-    // Global → registers: the slab starting at column/row kt of A/B (b_rows = kt·N, kept by the caller), nothing at
-    // or past kend. (THREADS % KQ == 0, so float4 l of an item is in the same k quad as float4 0, l·THREADS/KQ rows
-    // further down; likewise for B.)
-    //
-    // With VEC, a whole slab (every slab of a K range but a last partial one) takes the first branch: one 16-byte
-    // load per float4, no guards, no zeroing (the branch is the same for the whole group); the last partial slab
-    // guards each float4 by k (load_or_zero). Without VEC (rows not 16-byte aligned) every float4 is four guarded
-    // 4-byte loads (load_first_or_zero), k and columns of B.
-    // (Two other unaligned versions were measured on an H200 in one run beside this one and not kept: the same four
-    // loads unguarded in whole slabs, and a layout with consecutive items on consecutive 4-byte elements and scalar
-    // LDS stores. Neither reached 0.90× cuBLAS at 1023³ either, and both were slower at 4097³: 0.94× and 0.91×
-    // against 1.00×.)
-    __device__ __forceinline__ void load(float (&ra)[A_REGS], float (&rb)[B_REGS], int kt, size_t b_rows, int kend,
-                                         int K, int N) const {
-        const bool whole = VEC && kt + BK <= kend;
-#pragma unroll
-        for (int l = 0; l < A_LOADS; ++l) {
-            const float* p = a_ptr[l] + kt;
-            const bool in = !A_PARTIAL || a_in;
-            float4 v;
-            if (whole)
-                v = in ? load4(p) : float4{};
-            else if (VEC)
-                v = load_or_zero(p, in && kt + a_k[l] < kend);
-            else
-                v = load_first_or_zero(p, in ? kend - (kt + a_k[l]) : 0);
-            ra[4 * l + 0] = v.x, ra[4 * l + 1] = v.y, ra[4 * l + 2] = v.z, ra[4 * l + 3] = v.w;
-        }
-#pragma unroll
-        for (int l = 0; l < B_LOADS; ++l) {
-            const float* p = b_ptr[l] + b_rows;
-            const bool in = !B_PARTIAL || b_in;
-            float4 v;
-            if (whole)
-                v = in ? load4(p) : float4{};
-            else if (VEC)
-                v = load_or_zero(p, in && kt + b_k[l] < kend);
-            else
-                v = load_first_or_zero(p, in && kt + b_k[l] < kend ? b_left[l] : 0);
-            rb[4 * l + 0] = v.x, rb[4 * l + 1] = v.y, rb[4 * l + 2] = v.z, rb[4 * l + 3] = v.w;
-        }
-    }
-
-    static __device__ __forceinline__ int as_index(int k, int m) { return k * BM + (k / 4) * QPAD + m; }
-
-    // Registers → LDS: A transposed with the quad pad, B as is.
-    __device__ __forceinline__ void store(float* As, float* Bs, const float (&ra)[A_REGS],
-                                          const float (&rb)[B_REGS]) const {
-        if (!A_PARTIAL || a_in) {
-#pragma unroll
-            for (int l = 0; l < A_LOADS; ++l) {
-                As[as_index(a_k[l] + 0, a_row[l])] = ra[4 * l + 0];
-                As[as_index(a_k[l] + 1, a_row[l])] = ra[4 * l + 1];
-                As[as_index(a_k[l] + 2, a_row[l])] = ra[4 * l + 2];
-                As[as_index(a_k[l] + 3, a_row[l])] = ra[4 * l + 3];
-            }
-        }
-        if (!B_PARTIAL || b_in) {
-#pragma unroll
-            for (int l = 0; l < B_LOADS; ++l)
-                *reinterpret_cast<float4*>(&Bs[b_k[l] * BN + b_col[l]]) =
-                    make_float4(rb[4 * l + 0], rb[4 * l + 1], rb[4 * l + 2], rb[4 * l + 3]);
-        }
-    }
-
-    // BK outer products out of one LDS slab into the accumulators, the k loop unrolled KUNROLL times. Fully unrolled
-    // (KUNROLL = BK), clang for gfx90a hoists the LDS reads of every k to the top of the slab, which costs
-    // BK·(WMITER + WNITER)·4 registers on top of the accumulators (the ~236-400 VGPRs of the ACC = 64/128 shapes);
-    // unrolled by 2 only two k's worth of operands are live.
-    template <int KUNROLL>
-    __device__ __forceinline__ void compute(const float* As, const float* Bs, float (&acc)[WMITER * 4][WNITER * 4]) const {
-        static_assert(KUNROLL >= 1 && BK % KUNROLL == 0, "the unroll divides the slab depth");
-#pragma unroll KUNROLL
-        for (int k = 0; k < BK; ++k) {
-            float ra[WMITER * 4], rb[WNITER * 4];
-#pragma unroll
-            for (int wm = 0; wm < WMITER; ++wm) {
-                const float4 v = *reinterpret_cast<const float4*>(&As[as_index(k, m0 + wm * WSUBM)]);
-                ra[wm * 4 + 0] = v.x, ra[wm * 4 + 1] = v.y, ra[wm * 4 + 2] = v.z, ra[wm * 4 + 3] = v.w;
-            }
-#pragma unroll
-            for (int wn = 0; wn < WNITER; ++wn) {
-                const float4 v = *reinterpret_cast<const float4*>(&Bs[k * BN + n0 + wn * WSUBN]);
-                rb[wn * 4 + 0] = v.x, rb[wn * 4 + 1] = v.y, rb[wn * 4 + 2] = v.z, rb[wn * 4 + 3] = v.w;
-            }
-#pragma unroll
-            for (int i = 0; i < WMITER * 4; ++i)
-#pragma unroll
-                for (int j = 0; j < WNITER * 4; ++j) acc[i][j] += ra[i] * rb[j];
-        }
-    }
-
-    // Accumulators → C, one float4 per sub-fragment row: 8 lanes write 128 contiguous bytes (element by element
-    // without VEC, guarded at the right edge).
-    __device__ __forceinline__ void store_c(float* C, const float (&acc)[WMITER * 4][WNITER * 4], int M, int N,
-                                            int bm, int bn) const {
-#pragma unroll
-        for (int wm = 0; wm < WMITER; ++wm)
-#pragma unroll
-            for (int i = 0; i < 4; ++i) {
-                const int row = bm + m0 + wm * WSUBM + i;
-                if (row >= M) continue;
-#pragma unroll
-                for (int wn = 0; wn < WNITER; ++wn) {
-                    const int col = bn + n0 + wn * WSUBN;
-                    const int r = wm * 4 + i, c = wn * 4;
-                    const float4 v = make_float4(acc[r][c + 0], acc[r][c + 1], acc[r][c + 2], acc[r][c + 3]);
-                    float* p = &C[(size_t)row * N + col];
-                    if (VEC) {
-                        if (col < N) *reinterpret_cast<float4*>(p) = v;
-                    } else {
-                        store_first(p, v, N - col);
-                    }
-                }
-            }
-    }
-
-    // The accumulators of a partial tile in "fragment order" (split-K and stream-K workspaces): float4 q of item t at
-    // slot[(q·THREADS + t)·4], q = row·WNITER + column quad. Consecutive items write consecutive 16 bytes, every
-    // element of the tile is written (no edge), and the layout does not depend on M, N or alignment.
-    __device__ __forceinline__ void store_partial(float* slot, const float (&acc)[WMITER * 4][WNITER * 4]) const {
-#pragma unroll
-        for (int r = 0; r < WMITER * 4; ++r)
-#pragma unroll
-            for (int wn = 0; wn < WNITER; ++wn) {
-                const int q = r * WNITER + wn, c = wn * 4;
-                *reinterpret_cast<float4*>(&slot[(q * THREADS + threadIdx.x) * 4]) =
-                    make_float4(acc[r][c + 0], acc[r][c + 1], acc[r][c + 2], acc[r][c + 3]);
-            }
-    }
-
-    // acc += the partial tile in `slot` (fragment order), read past L1: another group of this launch wrote it.
-    __device__ __forceinline__ void add_partial(const float* slot, float (&acc)[WMITER * 4][WNITER * 4]) const {
-#pragma unroll
-        for (int r = 0; r < WMITER * 4; ++r)
-#pragma unroll
-            for (int wn = 0; wn < WNITER; ++wn) {
-                const int q = r * WNITER + wn, c = wn * 4;
-                const float4 v = gpu_load_from_l2(reinterpret_cast<const float4*>(&slot[(q * THREADS + threadIdx.x) * 4]));
-                acc[r][c + 0] += v.x, acc[r][c + 1] += v.y, acc[r][c + 2] += v.z, acc[r][c + 3] += v.w;
-            }
-    }
-};
-
-// Defines the two kernels of a wave-tiled BODY: NAME, for rows that are 16-byte aligned (float4 accesses), and
-// NAME_unaligned, for any size (4-byte accesses, see WaveTile). Two kernels rather than one that branches at entry:
-// a kernel holding both versions gets the registers of the hungrier one, and the aligned version of the default
-// shape then ran 4% slower (measured on an H200 at 4096³: 240 -> 255 registers, 47.3 -> 45.5 TFLOP/s).
-// KUNROLL: how far the k loop of a slab is unrolled (WaveTile::compute); BUFFERS: slabs of A and B held in LDS;
-// ATTRS: more kernel attributes (may be empty); MORE_PARAMS and the trailing arguments: what BODY takes after lds.
-#define WAVE_TILED_KERNELS(NAME, BM, BN, BK, THREADS, KUNROLL, BUFFERS, ATTRS, BODY, MORE_PARAMS, ...)            \
-    GPU_KERNEL __launch_bounds__(THREADS) ATTRS void NAME(MATMUL_PARAMS MORE_PARAMS) {                            \
-        __shared__ __align__(16) float lds[BUFFERS * WaveShape<BM, BN, BK, THREADS>::SLAB_FLOATS];               \
-        BODY<BM, BN, BK, THREADS, true, KUNROLL>(A, B, C, M, N, K, lds, ##__VA_ARGS__);                           \
-    }                                                                                                             \
-    GPU_KERNEL __launch_bounds__(THREADS) ATTRS void NAME##_unaligned(MATMUL_PARAMS MORE_PARAMS) {                \
-        __shared__ __align__(16) float lds[BUFFERS * WaveShape<BM, BN, BK, THREADS>::SLAB_FLOATS];               \
-        BODY<BM, BN, BK, THREADS, false, KUNROLL>(A, B, C, M, N, K, lds, ##__VA_ARGS__);                          \
-    }
-
-// ---------------------------------------------------------------------------------------------------------------
 // 7. matmul_warptile — wave tiling (siboehm kernel 10), one LDS buffer.
 //
 // Idea: matmul_vectorized's register blocking and block shape (128×128, BK = 8, 256 items, 64 accumulators per
-// item), with the item fragments arranged per wave (see WaveTile above) so LDS fragment reads take one wavefront
-// each, and with the transposing A stores bank-conflict-free (quad pad). Only the data layout changes from 6.
+// item), with the item fragments arranged per wave (see WaveTile in include/matmul_wave_tile.h) so LDS fragment
+// reads take one wavefront each, and with the transposing A stores bank-conflict-free (quad pad). Only the data
+// layout changes from 6.
 // Expected limit: the two barriers per slab and the global-load latency that is not overlapped with compute
 // (items wait at the first barrier for their loads); other groups on the CU/SM hide part of it. Measured on an
 // H100 SXM at 4096³: ~38 TFLOP/s (matmul_vectorized ~34).
@@ -744,47 +425,6 @@ __device__ __forceinline__ void warptile(const float* __restrict__ A, const floa
 }
 
 WAVE_TILED_KERNELS(matmul_warptile, 128, 128, 8, 256, 8, 1, , warptile, NO_MORE_PARAMS)
-
-// The double-buffered main loop of kernel 8, over the slabs of [kbegin, kend): acc += A[bm.., kbegin..kend) ·
-// B[kbegin..kend), bn..). Kernels 9 and 10 run it over parts of K. See matmul_double_buffer for why one barrier per
-// slab suffices. It ends with a barrier, so the caller may reuse the LDS right away.
-template <int KUNROLL, class W>
-__device__ __forceinline__ void double_buffer_slabs(const W& w, float* lds, float (&acc)[W::WMITER * 4][W::WNITER * 4],
-                                                    int kbegin, int kend, int K, int N) {
-    constexpr int BK = W::SLAB_K;
-    // Two buffers of each slab. (Indexed as arrays: written as pointer offsets `As + cur * AS_SIZE`, nvcc keeps
-    // more addresses live, measured 240 -> 250 registers for the default shape.)
-    float (*As)[W::AS_SIZE] = reinterpret_cast<float (*)[W::AS_SIZE]>(lds);
-    float (*Bs)[W::BS_SIZE] = reinterpret_cast<float (*)[W::BS_SIZE]>(lds + 2 * W::AS_SIZE);
-    float ra[W::A_REGS], rb[W::B_REGS];
-    // The offset of B's k row kt, kept up to date by adds (a 64-bit multiply per slab costs more instructions).
-    const size_t b_slab = (size_t)BK * N;
-    size_t b_rows = (size_t)kbegin * N;
-
-    // Prologue: slab 0 into buffer 0, slab 1 on its way into registers.
-    w.load(ra, rb, kbegin, b_rows, kend, K, N);
-    w.store(As[0], Bs[0], ra, rb);
-    w.load(ra, rb, kbegin + BK, b_rows + b_slab, kend, K, N);
-    b_rows += 2 * b_slab;
-    __syncthreads();  // slab 0 visible to all
-
-    int cur = 0;
-    for (int kt = kbegin; kt < kend; kt += BK) {
-        // Registers hold slab s+1 (issued before the previous barrier); LDS buffer `cur` holds slab s.
-        w.template compute<KUNROLL>(As[cur], Bs[cur], acc);
-        // The other buffer was last read in step s-1, and everyone has passed that step's barrier.
-        w.store(As[cur ^ 1], Bs[cur ^ 1], ra, rb);
-        // Issue slab s+2 now, just before the barrier. The compilers may not move memory accesses across a
-        // barrier, so the loads are pinned here and their latency overlaps all of step s+1's compute. (Issued at
-        // the top of the step instead, nvcc is free to sink them next to their use when registers are tight,
-        // which serialises load latency and compute again: measured 35 instead of 47 TFLOP/s for one shape.)
-        // Past kend the guards turn every load into zeros without touching memory, so no branch.
-        w.load(ra, rb, kt + 2 * BK, b_rows, kend, K, N);
-        b_rows += b_slab;
-        __syncthreads();  // the only barrier: publishes slab s+1 (see the header comment for why it suffices)
-        cur ^= 1;
-    }
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 // 8. matmul_double_buffer[_<BM>x<BN>x<BK>_t<THREADS>] — wave tiling plus double buffering: the best kernel at large
@@ -823,6 +463,47 @@ __device__ __forceinline__ void double_buffer_slabs(const W& w, float* lds, floa
 // On gfx90a the ACC = 128 instances take ~360 VGPRs (arch + acc: one wave per SIMD), the ACC = 64 ones 236 (two
 // waves per SIMD) to ~400; none spills (scratch 0). Which shape wins there is not known yet: sweep them all.
 // ---------------------------------------------------------------------------------------------------------------
+// The double-buffered main loop of kernel 8, over the slabs of [kbegin, kend): acc += A[bm.., kbegin..kend) ·
+// B[kbegin..kend), bn..). Kernels 9 and 10 run it over parts of K. The comment above says why one barrier per slab
+// suffices. It ends with a barrier, so the caller may reuse the LDS right away.
+template <int KUNROLL, class W>
+__device__ __forceinline__ void double_buffer_slabs(const W& w, float* lds, float (&acc)[W::WMITER * 4][W::WNITER * 4],
+                                                    int kbegin, int kend, int K, int N) {
+    constexpr int BK = W::SLAB_K;
+    // Two buffers of each slab. (Indexed as arrays: written as pointer offsets `As + cur * AS_SIZE`, nvcc keeps
+    // more addresses live, measured 240 -> 250 registers for the default shape.)
+    float (*As)[W::AS_SIZE] = reinterpret_cast<float (*)[W::AS_SIZE]>(lds);
+    float (*Bs)[W::BS_SIZE] = reinterpret_cast<float (*)[W::BS_SIZE]>(lds + 2 * W::AS_SIZE);
+    float ra[W::A_REGS], rb[W::B_REGS];
+    // The offset of B's k row kt, kept up to date by adds (a 64-bit multiply per slab costs more instructions).
+    const size_t b_slab = (size_t)BK * N;
+    size_t b_rows = (size_t)kbegin * N;
+
+    // Prologue: slab 0 into buffer 0, slab 1 on its way into registers.
+    w.load(ra, rb, kbegin, b_rows, kend, K, N);
+    w.store(As[0], Bs[0], ra, rb);
+    w.load(ra, rb, kbegin + BK, b_rows + b_slab, kend, K, N);
+    b_rows += 2 * b_slab;
+    __syncthreads();  // slab 0 visible to all
+
+    int cur = 0;
+    for (int kt = kbegin; kt < kend; kt += BK) {
+        // Registers hold slab s+1 (issued before the previous barrier); LDS buffer `cur` holds slab s.
+        w.template compute<KUNROLL>(As[cur], Bs[cur], acc);
+        // The other buffer was last read in step s-1, and everyone has passed that step's barrier.
+        w.store(As[cur ^ 1], Bs[cur ^ 1], ra, rb);
+        // Issue slab s+2 now, just before the barrier. The compilers may not move memory accesses across a
+        // barrier, so the loads are pinned here and their latency overlaps all of step s+1's compute. (Issued at
+        // the top of the step instead, nvcc is free to sink them next to their use when registers are tight,
+        // which serialises load latency and compute again: measured 35 instead of 47 TFLOP/s for one shape.)
+        // Past kend the guards turn every load into zeros without touching memory, so no branch.
+        w.load(ra, rb, kt + 2 * BK, b_rows, kend, K, N);
+        b_rows += b_slab;
+        __syncthreads();  // the only barrier: publishes slab s+1 (see the header comment for why it suffices)
+        cur ^= 1;
+    }
+}
+
 template <int BM, int BN, int BK, int THREADS, bool VEC, int KUNROLL>
 __device__ __forceinline__ void double_buffer(const float* __restrict__ A, const float* __restrict__ B,
                                               float* __restrict__ C, int M, int N, int K, float* lds) {
@@ -869,25 +550,6 @@ DOUBLE_BUFFER_KERNEL(matmul_double_buffer_32x64x16_t64, 32, 64, 16, 64)
 DOUBLE_BUFFER_WAVE64_KERNEL(matmul_double_buffer_256x128x8_t512, 256, 128, 8, 512)
 DOUBLE_BUFFER_WAVE64_KERNEL(matmul_double_buffer_128x128x8_t512, 128, 128, 8, 512)
 
-// Called by every item of a group once it has stored its share of a partial tile: returns true in exactly one group,
-// the one whose arrival completes the count `parts` on `counter`, and resets the counter to 0 for the next launch.
-// The fences order the partial tiles: each item's stores are visible device-wide before the count that announces
-// them (release), and the group that reads them back does so after seeing the full count (acquire); those reads go
-// past L1 (gpu_load_from_l2). No group ever waits for another, so no group needs another to be resident.
-__device__ __forceinline__ bool last_to_arrive(unsigned* counter, unsigned parts) {
-    __shared__ int last;
-    __threadfence();
-    __syncthreads();  // every item of the group has stored and fenced its share
-    if (threadIdx.x == 0) {
-        last = atomicAdd(counter, 1u) == parts - 1;
-        if (last) atomicExch(counter, 0u);  // every part has arrived; nobody else touches it in this launch
-    }
-    __syncthreads();
-    if (!last) return false;
-    __threadfence();
-    return true;
-}
-
 // ---------------------------------------------------------------------------------------------------------------
 // 9. matmul_splitk_<BM>x<BN>x<BK>_t<THREADS> — split-K: more groups for matrices too small to fill the device.
 //
@@ -907,6 +569,25 @@ __device__ __forceinline__ bool last_to_arrive(unsigned* counter, unsigned parts
 // counters (tiles unsigned ints, zero before the first launch; each launch leaves them zero); with S = 1 neither is
 // read. C need not be zeroed.
 // ---------------------------------------------------------------------------------------------------------------
+
+// Called by every item of a group once it has stored its share of a partial tile: returns true in exactly one group,
+// the one whose arrival completes the count `parts` on `counter`, and resets the counter to 0 for the next launch.
+// The fences order the partial tiles: each item's stores are visible device-wide before the count that announces
+// them (release), and the group that reads them back does so after seeing the full count (acquire); those reads go
+// past L1 (gpu_load_from_l2). No group ever waits for another, so no group needs another to be resident.
+__device__ __forceinline__ bool last_to_arrive(unsigned* counter, unsigned parts) {
+    __shared__ int last;
+    __threadfence();
+    __syncthreads();  // every item of the group has stored and fenced its share
+    if (threadIdx.x == 0) {
+        last = atomicAdd(counter, 1u) == parts - 1;
+        if (last) atomicExch(counter, 0u);  // every part has arrived; nobody else touches it in this launch
+    }
+    __syncthreads();
+    if (!last) return false;
+    __threadfence();
+    return true;
+}
 
 // The K range of split z of `splits`: whole slabs, as even as can be; the last one ends at K.
 template <int BK>

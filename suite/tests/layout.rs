@@ -1,6 +1,8 @@
 //! The shape of the code, checked (issue 19): layers point down, every experiment lives in its own folder and is
 //! registered by one line, and no hand-written file grows past what a person can hold. Each test reads the sources
-//! as text, so a change that breaks the shape fails here with the file and line to fix.
+//! as text, so a change that breaks the shape fails here with the file and line to fix. The kernel sources too
+//! (issue 24): no kernel file past the same length, and every header a kernel includes is embedded in the binary
+//! and hashed into the kernel cache key and the run fingerprint.
 
 use std::path::{Path, PathBuf};
 
@@ -210,4 +212,115 @@ fn sweeps_hold_only_options_and_read_sides_hold_nothing() {
         }
     }
     assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+/// The kernels folder.
+fn kernels() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../kernels")
+}
+
+/// Every file under `dir`, as its path relative to `dir` with `/` separators, sorted.
+fn files_under(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display())) {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push(path.strip_prefix(dir).unwrap().to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The kernel sources and their headers, as paths under kernels/: every `*.hip` there and every file in `include/`.
+fn kernel_files() -> Vec<String> {
+    let sources = files_under(&kernels()).into_iter().filter(|f| !f.contains('/') && f.ends_with(".hip"));
+    let headers = files_under(&kernels().join("include")).into_iter().map(|f| format!("include/{f}"));
+    let files: Vec<String> = sources.chain(headers).collect();
+    assert!(files.iter().any(|f| f == "matmul.hip") && files.iter().any(|f| f == "include/gpu.h"), "{files:?}");
+    files
+}
+
+/// The longest a kernel source or header may be: the same as a Rust file ([`MAX_LINES`]), because a kernel file is
+/// read the same way, as one piece, and each file holds one experiment's kernels. kernels/matmul.hip, the longest,
+/// is a ladder of rungs (each with its idea, limit and launch in its header comment); with the wave tile its
+/// rungs 6 to 10 share moved into include/ (issue 24) it is about 810 lines, which leaves room for a rung or two
+/// before the next one has to move something out. A header has the same limit.
+const MAX_KERNEL_LINES: usize = MAX_LINES;
+
+#[test]
+fn no_kernel_file_is_longer_than_a_person_can_hold() {
+    let long: Vec<String> = kernel_files()
+        .into_iter()
+        .map(|f| {
+            let lines = std::fs::read_to_string(kernels().join(&f)).unwrap().lines().count();
+            (f, lines)
+        })
+        .filter(|(_, lines)| *lines > MAX_KERNEL_LINES)
+        .map(|(f, lines)| format!("kernels/{f}: {lines} lines"))
+        .collect();
+    assert!(
+        long.is_empty(),
+        "move what several kernels share into a header under kernels/include/ (one kernel per step stays in the \
+         source), at most {MAX_KERNEL_LINES} lines each:\n{}",
+        long.join("\n")
+    );
+}
+
+/// Quoted includes that name no embedded header, each with why: (the including file, the header, why).
+const INCLUDES_FROM_ELSEWHERE: &[(&str, &str, &str)] = &[(
+    "include/gpu.h",
+    "gpu_cpu.h",
+    "the CPU emulation (suite/tests/gpu_cpu/gpu_cpu.h), included only under GPU_CPU_EMULATION, which only the \
+     tests' g++ build defines; the suite never compiles it",
+)];
+
+/// The compiler finds a kernel's quoted includes only among the headers the suite writes out for it, which are the
+/// embedded ones; and only embedded headers are hashed into the cache key and the run fingerprint. So every
+/// `#include "x"` in a kernel source or header must name a file of kernels/include/ that is embedded.
+#[test]
+fn every_header_a_kernel_includes_exists_and_is_embedded() {
+    let embedded: Vec<&str> = suite::kernels::headers().iter().map(|h| h.name).collect();
+    let mut wrong = Vec::new();
+    let mut found = 0;
+    for file in kernel_files() {
+        let text = std::fs::read_to_string(kernels().join(&file)).unwrap();
+        for name in suite::kernels::sources::includes(&text) {
+            found += 1;
+            if let Some((_, _, why)) = INCLUDES_FROM_ELSEWHERE.iter().find(|(f, h, _)| *f == file && *h == name) {
+                let emulation = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/gpu_cpu").join(name);
+                assert!(emulation.is_file(), "{file} includes {name} ({why}): {} is missing", emulation.display());
+            } else if !kernels().join("include").join(name).is_file() {
+                wrong.push(format!("kernels/{file}: #include \"{name}\": no kernels/include/{name}"));
+            } else if !embedded.contains(&name) {
+                wrong.push(format!("kernels/{file}: #include \"{name}\": not embedded (suite/build.rs: *.h, *.hpp)"));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "includes the compiler will not find or the cache key will not cover:\n{}",
+        wrong.join("\n")
+    );
+    assert!(found >= 8, "the scan finds the includes ({found})");
+}
+
+/// Every file in kernels/include/ is embedded (suite/build.rs embeds `*.h` and `*.hpp` directly in the folder), so
+/// none can be left out of the cache key and the run fingerprint: a header with another name or in a subfolder
+/// fails here rather than being compiled from a stale copy or not at all.
+#[test]
+fn every_header_in_kernels_include_is_embedded() {
+    let on_disk = files_under(&kernels().join("include"));
+    let mut embedded: Vec<String> = suite::kernels::headers().iter().map(|h| h.name.to_string()).collect();
+    embedded.sort();
+    assert_eq!(on_disk, embedded, "kernels/include/ against the headers embedded in the binary");
+    for header in suite::kernels::headers() {
+        let disk = std::fs::read_to_string(kernels().join("include").join(header.name)).unwrap();
+        assert_eq!(disk, header.text, "include/{} is embedded stale: rebuild", header.name);
+    }
 }

@@ -43,7 +43,7 @@ const ALLOWED: &[Allowed] = &[
               groups adding to different counters do not contend for one line",
     },
     Allowed {
-        file: "matmul.hip",
+        file: "include/matmul_wave_tile.h",
         code: "#define LDS_BANKS 32",
         why: "the LDS/shared-memory bank count (32 on gfx90a and NVIDIA), not the wave size",
     },
