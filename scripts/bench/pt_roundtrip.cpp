@@ -6,8 +6,8 @@
 // suite / this program is the overhead the Rust layers add to the non-PT sequences (goal <= 1.05).
 //
 // Build: g++ -O2 -std=c++17 pt_roundtrip.cpp -I$CUDA_PATH/include -lcuda -o pt_roundtrip
-// Run:   ./pt_roundtrip pt.sm_90.cubin [count=2000] [trials=7] [device=0]
-// `suite bench roundtrip --baseline ./pt_roundtrip --cubin pt.sm_90.cubin` runs it with trials=1 between its own
+// Run:   ./pt_roundtrip launch.sm_90.cubin [count=2000] [trials=7] [device=0]
+// `suite bench roundtrip --baseline ./pt_roundtrip --cubin launch.sm_90.cubin` runs it with trials=1 between its own
 // trials and prints the ratio.
 #include <cuda.h>
 
@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
     check(cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
     check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
     check(cuModuleLoadData(&mod, image.data()), "cuModuleLoadData");
-    check(cuModuleGetFunction(&fn, mod, "pt_empty"), "cuModuleGetFunction");
+    check(cuModuleGetFunction(&fn, mod, "launch_empty"), "cuModuleGetFunction");
     check(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
     check(cuMemAlloc(&word, 4), "cuMemAlloc");
     check(cuMemsetD8(word, 0, 4), "cuMemsetD8");

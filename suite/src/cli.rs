@@ -335,7 +335,7 @@ pub enum BenchCommand {
         /// driving the same cubin, and reported beside them as a ratio (needs --cubin).
         #[arg(long, requires = "cubin")]
         baseline: Option<PathBuf>,
-        /// The cubin holding `pt_empty` (from `suite kernels build --sources pt`) that both programs load.
+        /// The cubin holding `launch_empty` (from `suite kernels build --sources launch`) that both programs load.
         #[arg(long)]
         cubin: Option<PathBuf>,
     },

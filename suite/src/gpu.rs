@@ -4,9 +4,8 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use crate::device::planning::{PlannedPart, PlanningDevice};
+use crate::code_objects::{self, CompilerRecord, KernelStore};
 use crate::device::{self, Device, Kernel, Module, Platform};
-use crate::kernels::{self, CompilerRecord, KernelStore};
 
 /// Why a GPU could not be opened or a kernel not loaded on it.
 #[derive(Debug, thiserror::Error)]
@@ -16,7 +15,7 @@ pub enum Error {
     Device(#[from] device::Error),
     /// A kernel could not be built, found or loaded.
     #[error(transparent)]
-    Kernels(#[from] kernels::Error),
+    Kernels(#[from] code_objects::Error),
     /// No GPU could be opened on any platform; one line per platform says why.
     #[error("no GPU found:\n{0}")]
     NoGpu(String),
@@ -31,14 +30,14 @@ pub enum Error {
 /// A loaded code object with the metadata read from it (AMD: per-kernel argument layout).
 struct Loaded {
     module: Module,
-    object: kernels::CodeObject,
+    object: code_objects::CodeObject,
 }
 
 /// What it cost to get a specialised kernel ([`Gpu::specialised_kernel`]) the first time in a session.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoadCost {
     /// Where the code object came from: compiled now (a cold compile) or the on-disk cache.
-    pub origin: kernels::Origin,
+    pub origin: code_objects::Origin,
     /// Time to get the code object (compile, or read and check a cache entry), ms, host clock.
     pub object_ms: f64,
     /// Time to load it into the device and look up the kernel, ms, host clock.
@@ -71,17 +70,11 @@ impl Gpu {
         Ok(Gpu { device, store: KernelStore::new(kernels_dir), modules: Mutex::new(HashMap::new()) })
     }
 
-    /// A plan of `part`, a known part that is not present (`suite run --dry-run` on a login node): its device is a
-    /// [`PlanningDevice`], which answers from the part's data sheet and the code objects' static metadata and runs
-    /// nothing. Kernels come from the store as for [`Gpu::open`]: prebuilt objects from `kernels_dir`
-    /// (`--kernels-dir`), else compiled with the local compiler and cached, so the plan also finds a kernel that
-    /// does not build. A `Result` like [`Gpu::open`]'s, so the command line treats both alike.
-    pub fn planning(part: &PlannedPart, kernels_dir: Option<PathBuf>) -> Result<Gpu, Error> {
-        Ok(Gpu {
-            device: Box::new(PlanningDevice::new(part)),
-            store: KernelStore::new(kernels_dir),
-            modules: Mutex::new(HashMap::new()),
-        })
+    /// `device` with the kernels of the store `Gpu::open` would make: prebuilt objects from `kernels_dir`
+    /// (`--kernels-dir`), else compiled with the local compiler and cached. For a device that is not a platform's
+    /// (the plan of a part that is not present, [`crate::planning::gpu`]).
+    pub fn with_device(device: Box<dyn Device>, kernels_dir: Option<PathBuf>) -> Gpu {
+        Gpu { device, store: KernelStore::new(kernels_dir), modules: Mutex::new(HashMap::new()) }
     }
 
     /// Makes sure kernel source `source` is compiled (or found) for this device and loaded.
@@ -90,7 +83,7 @@ impl Gpu {
         if modules.contains_key(source) {
             return Ok(());
         }
-        let src = kernels::source(source)?;
+        let src = code_objects::source(source)?;
         let props = self.device.props();
         let object = self.store.code_object_for_device(src, &props.arch, &props.arch_full)?;
         let mut module = self.device.load_module(&object.bytes)?;
@@ -108,7 +101,7 @@ impl Gpu {
             let mut kernel = self.device.kernel(&loaded.module, name)?;
             if kernel.param_sizes.is_none() {
                 if let Some(meta) = loaded.object.info.amd_kernels.iter().find(|k| k.name == name) {
-                    kernel.param_sizes = Some(kernels::arg_sizes(meta));
+                    kernel.param_sizes = Some(code_objects::arg_sizes(meta));
                 }
             }
             Ok(kernel)
@@ -122,7 +115,7 @@ impl Gpu {
     /// unique to their text (e.g. with a hash in it): loaded modules are keyed by name and defines.
     pub fn specialised_kernel(
         &self,
-        source: &kernels::Source,
+        source: &code_objects::Source,
         defines: &[String],
         name: &str,
     ) -> Result<(Kernel, Option<LoadCost>), Error> {
@@ -133,9 +126,9 @@ impl Gpu {
             let start = std::time::Instant::now();
             let object = self.store.specialised(source, &self.device.props().arch, defines).map_err(|e| match e {
                 // Specialisations depend on the device's CUs: the command that makes them must say how many.
-                kernels::Error::SpecialisationMissing(mut missing) => {
+                code_objects::Error::SpecialisationMissing(mut missing) => {
                     missing.cu_count = Some(self.device.props().cu_count);
-                    kernels::Error::SpecialisationMissing(missing)
+                    code_objects::Error::SpecialisationMissing(missing)
                 }
                 other => other,
             })?;
@@ -159,7 +152,7 @@ impl Gpu {
         }
         if kernel.param_sizes.is_none() {
             if let Some(meta) = loaded.object.info.amd_kernels.iter().find(|k| k.name == name) {
-                kernel.param_sizes = Some(kernels::arg_sizes(meta));
+                kernel.param_sizes = Some(code_objects::arg_sizes(meta));
             }
         }
         Ok((kernel, cost))
@@ -169,9 +162,9 @@ impl Gpu {
     /// [`Gpu::specialised_kernel`] this is a cache hit, the cost a later run pays for the same specialisation.
     pub fn specialised_lookup_ms(
         &self,
-        source: &kernels::Source,
+        source: &code_objects::Source,
         defines: &[String],
-    ) -> Result<(kernels::Origin, f64), Error> {
+    ) -> Result<(code_objects::Origin, f64), Error> {
         let start = std::time::Instant::now();
         let object = self.store.specialised(source, &self.device.props().arch, defines)?;
         Ok((object.origin, start.elapsed().as_secs_f64() * 1e3))
@@ -186,7 +179,7 @@ impl Gpu {
 
     /// The AMD code-object metadata of kernel `name` in source `source` (registers as the compiler allocated them,
     /// LDS, scratch), loading the source first if needed. `None` on NVIDIA, whose cubins carry no such note.
-    pub fn amd_kernel_meta(&self, source: &str, name: &str) -> Result<Option<kernels::AmdKernelMeta>, Error> {
+    pub fn amd_kernel_meta(&self, source: &str, name: &str) -> Result<Option<code_objects::AmdKernelMeta>, Error> {
         self.with_loaded(source, |loaded| Ok(loaded.object.info.amd_kernels.iter().find(|k| k.name == name).cloned()))
     }
 
@@ -201,8 +194,8 @@ impl Gpu {
             .iter()
             .map(|(source, loaded)| {
                 let (compiler, flags) = match (&loaded.object.origin, &compiler) {
-                    (kernels::Origin::Prebuilt(_), _) => ("unknown: prebuilt object".to_string(), Vec::new()),
-                    (_, Ok(c)) => (c.to_string(), kernels::flags(c, arch)),
+                    (code_objects::Origin::Prebuilt(_), _) => ("unknown: prebuilt object".to_string(), Vec::new()),
+                    (_, Ok(c)) => (c.to_string(), code_objects::flags(c, arch)),
                     (_, Err(e)) => (e.to_string(), Vec::new()),
                 };
                 CompilerRecord { source: source.clone(), origin: loaded.object.origin.to_string(), compiler, flags }

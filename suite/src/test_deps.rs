@@ -10,8 +10,8 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
 
+use crate::code_objects::{self, Compiler};
 use crate::device::Platform;
-use crate::kernels::{self, Compiler};
 
 /// A file or folder of this repository's `suite/` crate (fixtures, kernel sources as `../kernels/...`), for tests.
 /// Test binaries are built on one machine and run on another (a GPU node has no Rust toolchain, see
@@ -54,7 +54,7 @@ pub fn compiler(platform: Platform) -> Result<Compiler, Missing> {
         Platform::Nvidia => (&NVIDIA, "nvcc", CUDA_PACKAGES),
     };
     cell.get_or_init(|| {
-        kernels::find(platform).map_err(|e| Missing {
+        code_objects::find(platform).map_err(|e| Missing {
             what: format!("the {platform} kernel compiler ({name})"),
             why: e.to_string(),
             packages,

@@ -94,7 +94,7 @@ fn kernels_build_and_inspect_for_gfx90a_without_a_gpu() {
     // The file is a gfx90a code object holding the smoke kernels.
     let built = std::fs::read(out.path().join("smoke.gfx90a.hsaco")).expect("the built object");
     let gfx90a = suite::device::Arch::parse("gfx90a").unwrap();
-    let info = suite::kernels::check_arch(&built, &gfx90a).unwrap_or_else(|e| panic!("{e}"));
+    let info = suite::code_objects::check_arch(&built, &gfx90a).unwrap_or_else(|e| panic!("{e}"));
     let mut names: Vec<&str> = info.amd_kernels.iter().map(|k| k.name.as_str()).collect();
     names.sort();
     assert_eq!(names, ["smoke_spin", "smoke_triad"]);

@@ -4,7 +4,7 @@
 use suite::device::{Arg, Error, Kernel, LaunchConfig, Platform, Timing};
 use suite::experiments::{self, smoke::SmokeSweep, Case, RunOptions};
 use suite::gpu::Gpu;
-use suite::occupancy::{Profile, Resources};
+use suite::occupancy_calculator::{Profile, Resources};
 use suite::report::csv::read_rows;
 use suite::verify::{self, Verification};
 

@@ -34,8 +34,24 @@ fn code_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
     text.lines().enumerate().map(|(i, l)| (i + 1, l)).filter(|(_, l)| !l.trim_start().starts_with("//"))
 }
 
-/// The layers below the experiments: the results and reports, the kernel store, the GPU wrapper and the devices.
-const BELOW_EXPERIMENTS: [&str; 4] = ["report", "kernels", "gpu.rs", "device"];
+/// The layers below the experiments: the devices, the kernel pipeline (code objects), the occupancy calculator, the
+/// GPU wrapper, the planning device, the results and reports, the pattern library, the static inspection of kernels
+/// and the shared helpers. None of them may reach up into the experiments or the app.
+const BELOW_EXPERIMENTS: [&str; 13] = [
+    "device",
+    "code_objects",
+    "occupancy_calculator",
+    "gpu.rs",
+    "planning.rs",
+    "report",
+    "patterns",
+    "static_inspection.rs",
+    "peaks.rs",
+    "options.rs",
+    "host.rs",
+    "measure.rs",
+    "verify.rs",
+];
 
 /// Every Rust file of the layers below the experiments, with its text.
 fn lower_layer_files() -> Vec<(PathBuf, String)> {
@@ -137,12 +153,12 @@ fn code_of(rel: &str) -> String {
 const SWEEP_BUILDERS: [&str; 4] = [".default)(", ".quick)(", ".sweep)(", "dyn Experiment"];
 
 /// Reading results needs an experiment's read side only (`Entry::results`): `suite plot` and `suite compare`
-/// (app/mod.rs), `suite merge` (app/merge.rs) and what the registry gives them (`known`, `roofline_roles`,
+/// (app/mod.rs), `suite merge` (app/merge_shards.rs) and what the registry gives them (`known`, `roofline_roles`,
 /// `results`) build no sweep, so a sweep's options and run state cannot leak into how results are read.
 #[test]
 fn reading_results_builds_no_sweep() {
     let mut found = Vec::new();
-    for rel in ["app/mod.rs", "app/merge.rs", "experiments/registry.rs"] {
+    for rel in ["app/mod.rs", "app/merge_shards.rs", "experiments/registry.rs"] {
         for (n, line) in code_lines(&code_of(rel)) {
             if SWEEP_BUILDERS.iter().any(|b| line.contains(b)) {
                 found.push(format!("{rel}:{n}: {}", line.trim()));
@@ -285,12 +301,12 @@ const INCLUDES_FROM_ELSEWHERE: &[(&str, &str, &str)] = &[(
 /// `#include "x"` in a kernel source or header must name a file of kernels/include/ that is embedded.
 #[test]
 fn every_header_a_kernel_includes_exists_and_is_embedded() {
-    let embedded: Vec<&str> = suite::kernels::headers().iter().map(|h| h.name).collect();
+    let embedded: Vec<&str> = suite::code_objects::headers().iter().map(|h| h.name).collect();
     let mut wrong = Vec::new();
     let mut found = 0;
     for file in kernel_files() {
         let text = std::fs::read_to_string(kernels().join(&file)).unwrap();
-        for name in suite::kernels::sources::includes(&text) {
+        for name in suite::code_objects::sources::includes(&text) {
             found += 1;
             if let Some((_, _, why)) = INCLUDES_FROM_ELSEWHERE.iter().find(|(f, h, _)| *f == file && *h == name) {
                 let emulation = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/gpu_cpu").join(name);
@@ -316,11 +332,92 @@ fn every_header_a_kernel_includes_exists_and_is_embedded() {
 #[test]
 fn every_header_in_kernels_include_is_embedded() {
     let on_disk = files_under(&kernels().join("include"));
-    let mut embedded: Vec<String> = suite::kernels::headers().iter().map(|h| h.name.to_string()).collect();
+    let mut embedded: Vec<String> = suite::code_objects::headers().iter().map(|h| h.name.to_string()).collect();
     embedded.sort();
     assert_eq!(on_disk, embedded, "kernels/include/ against the headers embedded in the binary");
-    for header in suite::kernels::headers() {
+    for header in suite::code_objects::headers() {
         let disk = std::fs::read_to_string(kernels().join("include").join(header.name)).unwrap();
         assert_eq!(disk, header.text, "include/{} is embedded stale: rebuild", header.name);
+    }
+}
+
+/// Names that say one thing: a module's name is used once in the crate, so `occupancy` cannot be both the
+/// calculator and an experiment, nor `kernels` both the kernel sources and a Rust module. The one exception is the
+/// parts every experiment folder may have, which play the same role in each (its cases, its part of `suite
+/// compare`, its derived tables, its summary lines, its plots) and `tests`, Rust's name for a module of tests.
+#[test]
+fn no_module_name_is_used_for_two_things() {
+    const EXPERIMENT_PARTS: [&str; 5] = ["cases", "compare", "derived", "headlines", "plots"];
+    let mut by_name: std::collections::BTreeMap<String, Vec<String>> = std::collections::BTreeMap::new();
+    for file in rust_files(&src()) {
+        let relative = file.strip_prefix(src()).unwrap().to_string_lossy().into_owned();
+        let parts: Vec<&str> = relative.split('/').collect();
+        let stem = parts[parts.len() - 1].trim_end_matches(".rs");
+        let name = match stem {
+            "lib" | "main" => continue,
+            "mod" => parts[parts.len() - 2],
+            other => other,
+        };
+        by_name.entry(name.to_string()).or_default().push(relative);
+    }
+    let experiment_part = |path: &str| path.starts_with("experiments/") && path.matches('/').count() >= 2;
+    let mut found = Vec::new();
+    for (name, paths) in &by_name {
+        if name == "kernels" {
+            found.push(format!("`kernels` names the kernel sources (kernels/), not a module: {paths:?}"));
+        }
+        if paths.len() < 2 || name == "tests" {
+            continue;
+        }
+        let parts_only = EXPERIMENT_PARTS.contains(&name.as_str())
+            && paths.iter().filter(|p| !experiment_part(p)).count() <= usize::from(name == "compare");
+        if !parts_only {
+            found.push(format!("`{name}` names {} modules: {}", paths.len(), paths.join(", ")));
+        }
+    }
+    // An experiment's name is its folder's alone.
+    for experiment in suite::experiments::registry::names() {
+        if let Some(paths) = by_name.get(experiment) {
+            let other: Vec<&String> =
+                paths.iter().filter(|p| !p.starts_with(&format!("experiments/{experiment}/"))).collect();
+            if !other.is_empty() {
+                found.push(format!("`{experiment}` is an experiment and also names {other:?}"));
+            }
+        }
+    }
+    assert!(found.is_empty(), "module names used for two things:\n{}", found.join("\n"));
+}
+
+/// Adding an experiment is its folder, its kernel file and its one registry line: no other file of the crate names
+/// an experiment, as a module path or a string, outside its tests. (suite/build.rs declares the folders' modules.)
+#[test]
+fn an_experiment_is_named_only_in_its_folder_and_its_registry_line() {
+    let mut found = Vec::new();
+    for file in rust_files(&src()) {
+        let relative = file.strip_prefix(src()).unwrap().to_string_lossy().into_owned();
+        // The registry, and files that are test modules as a whole (`#[cfg(test)] mod ..._tests;`).
+        if relative == "experiments/registry.rs" || relative.ends_with("tests.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for name in suite::experiments::registry::names() {
+            if relative.starts_with(&format!("experiments/{name}/")) {
+                continue;
+            }
+            for (n, line) in code_lines(code) {
+                let as_path = line.contains(&format!("{name}::")) && !line.contains(&format!("_{name}::"));
+                if as_path || line.contains(&format!("\"{name}\"")) {
+                    found.push(format!("{relative}:{n}: {}", line.trim()));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "experiments named outside their folder and registry line:\n{}", found.join("\n"));
+    // The registry names each experiment once, in its table.
+    let registry = std::fs::read_to_string(src().join("experiments/registry.rs")).unwrap();
+    for name in suite::experiments::registry::names() {
+        let code = registry.split("#[cfg(test)]").next().unwrap_or_default();
+        assert_eq!(code.matches(&format!("{name}::ENTRY")).count(), 1, "{name}");
     }
 }

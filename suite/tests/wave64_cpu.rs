@@ -1,6 +1,6 @@
 //! Wave64 logic on a CPU. LUMI's MI250X runs waves of 64 items; no AMD GPU is here, and the NVIDIA GPUs run warps
 //! of 32, so no hardware we have executes the kernels' wave64 paths. These tests compile the real kernel sources
-//! (`kernels/*.hip`, and the fusion kernels `suite::fusion` renders) with g++ and the CPU emulation in
+//! (`kernels/*.hip`, and the fusion kernels `suite::patterns` renders) with g++ and the CPU emulation in
 //! `tests/gpu_cpu/gpu_cpu.h` (what it models and what it does not is written there), run every kernel whose result
 //! depends on the wave size at 64 and at 32 items per wave, and check each result against the suite's own host
 //! reference: the functions and tolerances the experiments verify GPU results with. At 32 the emulation must
@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use suite::device::WaveSize;
 use suite::experiments::{fusion as fusion_experiment, matmul, occupancy, pt};
-use suite::fusion::{input, zip, Binary, Geometry, Program, Reduce, Unary, GROUP_SIZE};
+use suite::patterns::{input, zip, Binary, Geometry, Program, Reduce, Unary, GROUP_SIZE};
 use suite::verify;
 
 /// The wave sizes every kernel runs at: LUMI's, and the NVIDIA GPUs' (where the GPU results are known good).
@@ -278,7 +278,7 @@ fn fusion_hand_reductions_are_right_at_wave64_and_wave32() {
     }
 }
 
-/// The kernels suite::fusion generates (single-pass reductions whose group reduction shuffles within waves, and
+/// The kernels suite::patterns generates (single-pass reductions whose group reduction shuffles within waves, and
 /// the eager actions before them): a fused dot (also staged, -D FUSION_N...), an eager asum and a max over two
 /// eager actions, at two sizes: one with a partial last group, one that divides the grid evenly (the staged loop's
 /// bound test folds away).
@@ -731,16 +731,16 @@ GPU_KERNEL void selftest_grid_sync(int* out) {
 /// rather than using them. A source whose wave logic sits in its own header (matmul's wave tile) counts as having it.
 fn with_own_headers(text: &str) -> String {
     let mut out = text.to_string();
-    let mut pending: Vec<&str> = suite::kernels::sources::includes(text).collect();
+    let mut pending: Vec<&str> = suite::code_objects::sources::includes(text).collect();
     let mut seen = vec!["gpu.h"];
     while let Some(name) = pending.pop() {
         if seen.contains(&name) {
             continue;
         }
         seen.push(name);
-        if let Some(header) = suite::kernels::headers().iter().find(|h| h.name == name) {
+        if let Some(header) = suite::code_objects::headers().iter().find(|h| h.name == name) {
             out.push_str(header.text);
-            pending.extend(suite::kernels::sources::includes(header.text));
+            pending.extend(suite::code_objects::sources::includes(header.text));
         }
     }
     out
@@ -754,7 +754,7 @@ fn every_source_with_wave_logic_is_run_in_the_emulation() {
     const WAVE_TOKENS: [&str; 8] =
         ["GPU_WAVE_SIZE", "warpSize", "__shfl", "__ballot", "__any(", "__all(", "gpu_wave_sync", "__lane_id"];
     const RUN_HERE: [&str; 4] = ["fusion", "pt", "occupancy", "matmul"];
-    let with_wave_logic: Vec<&str> = suite::kernels::sources::all()
+    let with_wave_logic: Vec<&str> = suite::code_objects::sources::all()
         .iter()
         .filter(|s| WAVE_TOKENS.iter().any(|t| with_own_headers(s.text).contains(t)))
         .map(|s| s.name)

@@ -1,14 +1,14 @@
 //! No kernel hard-codes the wave size. Kernels name it GPU_WAVE_SIZE (kernels/include/gpu.h: 64 on AMD CDNA, 32 on
 //! NVIDIA and RDNA's default) so that one source is right at both sizes; a literal 32 or 64 (or a lane mask 31, 63,
 //! 0x1f, 0x3f) where the wave size is meant is right on one vendor and silently wrong on the other. This test reads
-//! every `kernels/*.hip`, every `kernels/include/*.h` and the prelude of the kernels `suite::fusion` generates,
+//! every `kernels/*.hip`, every `kernels/include/*.h` and the prelude of the kernels `suite::patterns` generates,
 //! with comments and string contents removed, and fails on any such literal that is not in [`ALLOWED`], where each literal use that
 //! means something else is listed with its reason. A stale entry (its line is gone) fails too, so the list stays
 //! exactly the literal uses there are.
 
 use std::path::Path;
 
-use suite::fusion::{input, Reduce};
+use suite::patterns::{input, Reduce};
 
 /// The values that are, or are derived from, a wave size.
 const WAVE_VALUES: [u64; 4] = [31, 32, 63, 64];

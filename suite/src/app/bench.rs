@@ -46,8 +46,8 @@ pub(super) fn bench_launch(
     let spec = BenchSpec {
         unit: "launch",
         units: "launches",
-        source: crate::kernels::LAUNCH_SOURCE,
-        kernel: crate::kernels::EMPTY_KERNEL,
+        source: crate::code_objects::LAUNCH_SOURCE,
+        kernel: crate::code_objects::EMPTY_KERNEL,
         goal: 1.02,
     };
     bench_against(cli, &spec, count, trials, baseline, cubin, &mut |dev, kernel, count| {
@@ -60,8 +60,9 @@ pub(super) fn bench_launch(
     })
 }
 
-/// `suite bench roundtrip`: host time per bare round trip of the persistent-threads experiment (`pt_empty`, a
-/// blocking 4-byte readback, `pt_empty`, synchronize), `count` per trial, median of trials, beside
+/// `suite bench roundtrip`: host time per bare round trip of the persistent-threads experiment (the empty kernel
+/// of `kernels/launch.hip`, a blocking 4-byte readback, the empty kernel again, synchronize: what pt's own round
+/// trip does with its empty kernel), `count` per trial, median of trials, beside
 /// `scripts/bench/pt_roundtrip.cpp` (goal ≤ 1.05).
 pub(super) fn bench_roundtrip(
     cli: &Cli,
@@ -70,7 +71,13 @@ pub(super) fn bench_roundtrip(
     baseline: Option<&Path>,
     cubin: Option<&Path>,
 ) -> Result<ExitCode, Error> {
-    let spec = BenchSpec { unit: "round_trip", units: "round_trips", source: "pt", kernel: "pt_empty", goal: 1.05 };
+    let spec = BenchSpec {
+        unit: "round_trip",
+        units: "round_trips",
+        source: crate::code_objects::LAUNCH_SOURCE,
+        kernel: crate::code_objects::EMPTY_KERNEL,
+        goal: 1.05,
+    };
     bench_against(cli, &spec, count, trials, baseline, cubin, &mut |dev, kernel, count| {
         let config = LaunchConfig::linear(1, 1);
         // One 4-byte buffer per trial (its allocation is ~0.05% of a trial of 2000 round trips).

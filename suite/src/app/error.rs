@@ -68,7 +68,7 @@ macro_rules! through_experiments {
 
 through_experiments!(
     crate::device::Error,
-    crate::kernels::Error,
+    crate::code_objects::Error,
     crate::report::Error,
     crate::gpu::Error,
     crate::report::plot::Error,

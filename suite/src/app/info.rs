@@ -3,8 +3,8 @@
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
+use crate::code_objects;
 use crate::device::{self, Platform, Props};
-use crate::kernels::{self};
 use crate::report::run_json::git_describe;
 
 /// Appends a formatted line to a command's output text (writing to a `String` cannot fail).
@@ -67,7 +67,7 @@ pub fn info_text(only: Option<Platform>) -> (String, ExitCode) {
             Ok(path) => outln!(out, "  {blas_name}:  loaded from {path}"),
             Err(e) => outln!(out, "  {blas_name}:  {}", indent(&e.to_string())),
         }
-        match kernels::find(platform) {
+        match code_objects::find(platform) {
             Ok(c) => outln!(out, "  compiler: {c}"),
             Err(e) => outln!(out, "  compiler: {}", indent(&e.to_string())),
         }

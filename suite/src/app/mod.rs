@@ -4,22 +4,22 @@
 mod bench;
 mod error;
 mod info;
-mod kernels_cmd;
-mod merge;
+mod kernel_tools;
+mod merge_shards;
 mod run;
 use bench::*;
 pub use error::Error;
 pub use info::{describe_device, info, info_text};
-use kernels_cmd::*;
+use kernel_tools::*;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use crate::cli::{BenchCommand, Cli, Command, KernelsCommand, OccupancyCommand};
+use crate::code_objects::KernelStore;
 use crate::experiments::{self, registry};
 use crate::gpu::Gpu;
-use crate::kernels::KernelStore;
 use crate::report::lock::Wait;
 
 /// Appends a formatted line to a command's output text (writing to a `String` cannot fail).
@@ -86,7 +86,7 @@ pub fn run(cli: &Cli) -> Result<ExitCode, Error> {
         }
         Command::Occupancy(OccupancyCommand::Calc(args)) => occupancy_calc(args),
         Command::Merge { dir, partial, wait } => {
-            merge::merge(dir, *partial, if *wait { Wait::Forever } else { Wait::No })
+            merge_shards::merge(dir, *partial, if *wait { Wait::Forever } else { Wait::No })
         }
         Command::Status { dir } => status(dir),
         Command::Compare { runs, out } => {
@@ -155,14 +155,6 @@ fn status(dir: &Path) -> Result<ExitCode, Error> {
     }))
 }
 
-/// What became of an experiment's points, in one line.
-pub(crate) fn summary_line(s: &experiments::Summary) -> String {
-    format!(
-        "{} ok, {} failed verification, {} errors, {} invalid, {} already in the CSV ({} of them failed or errored)",
-        s.ok, s.fail, s.error, s.invalid, s.skipped, s.skipped_failed
-    )
-}
-
 /// An error and its causes as one line for the user, each cause once: most of our messages already quote their
 /// cause (thiserror's `"cannot write {path}: {source}"`) while also returning it from `source()`, so a cause whose
 /// text the line already holds is not appended again.
@@ -183,8 +175,8 @@ pub fn error_text<'a>(chain: impl IntoIterator<Item = &'a (dyn std::error::Error
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::code_objects;
     use crate::device::{Arch, Platform};
-    use crate::kernels;
 
     /// The chain of `e`, as anyhow walks it in `main`.
     fn chain<'a>(e: &'a (dyn std::error::Error + 'static)) -> Vec<&'a (dyn std::error::Error + 'static)> {
@@ -198,7 +190,8 @@ mod tests {
         let e = Error::from(report);
         assert_eq!(chain(&e).len(), 2, "the cause is also returned by source()");
         assert_eq!(error_text(chain(&e)), "cannot create /results/x: Permission denied (os error 13)");
-        let kernels = kernels::Error::Io { action: "write cache file", path: "/c/k".into(), source: io(), hint: "" };
+        let kernels =
+            code_objects::Error::Io { action: "write cache file", path: "/c/k".into(), source: io(), hint: "" };
         let text = error_text(chain(&Error::from(kernels)));
         assert_eq!(text.matches("Permission denied").count(), 1, "{text}");
 
@@ -214,12 +207,12 @@ mod tests {
     /// being run and fail, and every source and specialisation of every quick and full preset is still found.
     #[test]
     fn a_kernels_dir_from_kernels_build_serves_every_preset_without_a_compiler() {
-        use crate::kernels::{Compiler, CompilerKind, Error as KernelsError};
-        crate::kernels::test_support::compiler(Platform::Amd);
+        use crate::code_objects::{Compiler, CompilerKind, Error as KernelsError};
+        crate::code_objects::test_support::compiler(Platform::Amd);
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("kernels-build");
         let arch = Arch::parse("gfx90a").unwrap();
-        let all: Vec<&kernels::Source> = kernels::all().iter().collect();
+        let all: Vec<&code_objects::Source> = code_objects::all().iter().collect();
         let builder = KernelStore::with_cache_dir(None, dir.path().join("cache"));
         builder.build(&all, std::slice::from_ref(&arch), &out).unwrap();
         let (specs, note) = run_time_specialisations(&arch, None, &all).unwrap();
@@ -234,16 +227,16 @@ mod tests {
         let node = KernelStore::with_cache_dir(Some(out.clone()), dir.path().join("empty-cache"))
             .with_compiler(compiler(CompilerKind::Hipcc))
             .with_compiler(compiler(CompilerKind::Nvcc));
-        let shape = kernels::DeviceShape { cu_count: 110, max_items_per_cu: 2048 };
+        let shape = code_objects::DeviceShape { cu_count: 110, max_items_per_cu: 2048 };
         let mut specialised = 0;
         for entry in registry::EXPERIMENTS {
             for exp in [(entry.quick)(), (entry.default)()] {
                 for source in exp.sources() {
-                    node.code_object(kernels::source(source).unwrap(), &arch).unwrap();
+                    node.code_object(code_objects::source(source).unwrap(), &arch).unwrap();
                 }
                 for spec in exp.specialisations(shape) {
                     let object = node.specialised(&spec.source(), &arch, &spec.defines).unwrap();
-                    assert!(matches!(object.origin, kernels::Origin::Prebuilt(_)), "{:?}", object.origin);
+                    assert!(matches!(object.origin, code_objects::Origin::Prebuilt(_)), "{:?}", object.origin);
                     specialised += 1;
                 }
             }
@@ -252,7 +245,7 @@ mod tests {
         assert!(!log.exists(), "a compiler ran: {}", std::fs::read_to_string(&log).unwrap_or_default());
 
         // A device of another CU count needs other specialisations: the error names the command that makes them.
-        let other = kernels::DeviceShape { cu_count: 104, ..shape };
+        let other = code_objects::DeviceShape { cu_count: 104, ..shape };
         let specs = registry::find("fusion").map(|e| (e.quick)()).unwrap().specialisations(other);
         let staged = specs.into_iter().find(|s| !s.defines.is_empty()).unwrap();
         let err = node.specialised(&staged.source(), &arch, &staged.defines).unwrap_err();

@@ -31,14 +31,14 @@ struct Selection {
 /// `suite run ...`.
 pub(super) fn run(cli: &Cli, all: &RunAll) -> Result<ExitCode, Error> {
     let (selection, args) = select(all)?;
-    let opts = run_options(args)?;
+    check_args(args)?;
     if args.dry_run {
-        return dry_run(cli, selection, args, opts);
+        return dry_run(cli, selection, args);
     }
     if args.part.is_some() {
         return Err(Error::Options("--part names the part a --dry-run plans for: add --dry-run".into()));
     }
-    measure(cli, selection, args, opts)
+    measure(cli, selection, args)
 }
 
 fn select(all: &RunAll) -> Result<(Selection, &RunArgs), Error> {
@@ -62,9 +62,9 @@ fn select(all: &RunAll) -> Result<(Selection, &RunArgs), Error> {
     }
 }
 
-/// The runner's options from the shared flags, checked; the results folder is set once the device is known.
-fn run_options(args: &RunArgs) -> Result<RunOptions, Error> {
-    let reps = options::check_reps(args.reps)?;
+/// Checks the shared flags' values before anything else, so a bad one fails at once (with status 2).
+fn check_args(args: &RunArgs) -> Result<(), Error> {
+    options::check_reps(args.reps)?;
     if args.time_budget.is_nan() || args.time_budget <= 0.0 {
         return Err(Error::Options(format!("--time-budget: {} is not a positive number of seconds", args.time_budget)));
     }
@@ -74,16 +74,22 @@ fn run_options(args: &RunArgs) -> Result<RunOptions, Error> {
             args.max_point_seconds
         )));
     }
-    Ok(RunOptions {
+    Ok(())
+}
+
+/// The runner's options from the shared flags ([`check_args`] first) for results in `out_dir`: `--out`, or the
+/// default folder of the device (`results/<date>-<host>-<arch>`).
+fn run_options(args: &RunArgs, gpu: &Gpu) -> RunOptions {
+    RunOptions {
         max_point_s: args.max_point_seconds,
-        out_dir: args.out.clone().unwrap_or_default(),
+        out_dir: args.out.clone().unwrap_or_else(|| experiments::default_out_dir(gpu)),
         resume: args.resume,
         shard: args.shard,
         warmup: args.warmup,
-        reps,
+        reps: args.reps,
         time_budget_s: args.time_budget,
         timing: args.timing,
-    })
+    }
 }
 
 /// Every point of each experiment (all shards), estimated on `gpu`: what the run plans.
@@ -112,10 +118,10 @@ fn plan_record(selection: &Selection, plans: &[Vec<Planned>], opts: &RunOptions)
     experiments::plan_record(&opts.out_dir, opts.shard, experiments)
 }
 
-fn measure(cli: &Cli, selection: Selection, args: &RunArgs, mut opts: RunOptions) -> Result<ExitCode, Error> {
+fn measure(cli: &Cli, selection: Selection, args: &RunArgs) -> Result<ExitCode, Error> {
     let started = Instant::now();
     let gpu = super::open_gpu(cli)?;
-    opts.out_dir = args.out.clone().unwrap_or_else(|| experiments::default_out_dir(&gpu));
+    let opts = run_options(args, &gpu);
     let out_dir = opts.out_dir.clone();
     let wait = if args.wait { Wait::Forever } else { Wait::No };
     // Before anything else touches the folder: one writer at a time, refused at once (or waited for).
@@ -138,7 +144,7 @@ fn measure(cli: &Cli, selection: Selection, args: &RunArgs, mut opts: RunOptions
             props.runtime_version
         );
         let outcome = run_one(&gpu, exp, &opts)?;
-        eprintln!("{}: {}; results in {}", exp.name(), super::summary_line(&outcome), out_dir.display());
+        eprintln!("{}: {}; results in {}", exp.name(), outcome.line(), out_dir.display());
         return Ok(if outcome.success() { ExitCode::SUCCESS } else { ExitCode::FAILURE });
     };
     eprintln!(
@@ -168,14 +174,14 @@ fn measure(cli: &Cli, selection: Selection, args: &RunArgs, mut opts: RunOptions
         sections[i] = match outcome {
             Ok(outcome) => {
                 success &= outcome.success();
-                eprintln!("{name}: {} in {seconds:.1} s", super::summary_line(&outcome));
+                eprintln!("{name}: {} in {seconds:.1} s", outcome.line());
                 // A shard's CSV holds only its points: its headlines wait for `suite merge`.
                 let (headlines, rows) = match (opts.shard, crate::report::csv::read_rows(&csv)) {
                     (None, Ok(rows)) => (exp.results().headlines(&rows), rows),
                     (None, Err(e)) => (vec![format!("cannot read {}: {e}", csv.display())], Vec::new()),
                     (Some(_), _) => (Vec::new(), Vec::new()),
                 };
-                Section::new(name, Some(seconds), Ok(super::summary_line(&outcome)), headlines, &rows, &out_dir)
+                Section::new(name, Some(seconds), Ok(outcome.line()), headlines, &rows, &out_dir)
             }
             // Another writer or another layout: nothing of this run may go on.
             Err(e) if is_refusal(&e) => {
@@ -253,10 +259,11 @@ pub fn suggested_time(seconds: f64) -> String {
 /// `suite run --dry-run`: the plan of the run on `--part` (MI250X GCD unless told), from its datasheet and the
 /// kernels' static metadata, with no GPU: points per experiment, the estimate per task, a suggested `--time`, and
 /// whether `--out` would accept the run. Exits 3 when the folder would refuse it.
-fn dry_run(cli: &Cli, selection: Selection, args: &RunArgs, opts: RunOptions) -> Result<ExitCode, Error> {
-    let key = args.part.as_deref().unwrap_or(crate::device::planning::DEFAULT_KEY);
-    let part = crate::device::planning::part(key)?;
-    let gpu = Gpu::planning(part, cli.kernels_dir.clone())?;
+fn dry_run(cli: &Cli, selection: Selection, args: &RunArgs) -> Result<ExitCode, Error> {
+    let key = args.part.as_deref().unwrap_or(crate::planning::DEFAULT_KEY);
+    let part = crate::planning::part(key)?;
+    let gpu = crate::planning::gpu(part, cli.kernels_dir.clone());
+    let opts = run_options(args, &gpu);
     let props = gpu.device.props().clone();
     // The kernels' code objects tell registers and LDS, which decide some points (and occupancy's group counts):
     // without them the plan is only approximate, and says so.

@@ -4,12 +4,12 @@
 //! and *LDS*. The platform modules ([`amd`] over HIP, [`nvidia`] over the CUDA driver API) translate to their
 //! runtime's terms and hold all of the suite's `unsafe` code. The shape follows BabelStream: one small interface of
 //! blocking or stream-ordered operations, one self-contained implementation per programming model. A third, safe
-//! implementation, [`planning`], stands for a known part that is not present (`suite run --dry-run` on a login
-//! node): it answers from the datasheet and the code objects' static metadata and runs nothing.
+//! implementation, [`crate::planning`], stands for a known part that is not present (`suite run --dry-run` on a
+//! login node): it answers from the datasheet and the code objects' static metadata and runs nothing; it lives
+//! above this layer, beside the kernel pipeline and the occupancy calculator it reads.
 
 pub mod amd;
 pub mod nvidia;
-pub mod planning;
 
 use std::any::Any;
 use std::fmt;

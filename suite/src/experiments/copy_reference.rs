@@ -4,14 +4,13 @@
 
 use crate::report::compare::{is_ok, num, Rec, Run};
 
-/// The experiment whose CSV holds the copy reference.
-const EXPERIMENT: &str = "occupancy";
-
-/// The driver's device-to-device copy in `run`, GB/s: the `copy` row of its occupancy CSV (the reference of
-/// every memory-bound comparison).
+/// The driver's device-to-device copy in `run`, GB/s: its verified driver-copy row, wherever the run holds one
+/// (occupancy's `copy` sweep writes it), the reference of every memory-bound comparison. Found by what the row is,
+/// not by which experiment wrote it.
 pub fn copy_gbps(run: &Run) -> Option<f64> {
-    run.rows(EXPERIMENT)
-        .iter()
+    run.tables
+        .values()
+        .flat_map(|t| t.rows.iter())
         .find(|r| is_ok(r) && is_driver_copy(r))
         .and_then(|r| num(r, "gbps"))
         .filter(|g| *g > 0.0)

@@ -12,14 +12,13 @@ mod context;
 pub mod copy_reference;
 pub mod entry;
 pub mod estimate;
-pub mod fusion;
-pub mod matmul;
-pub mod occupancy;
-pub mod pt;
 pub mod registry;
 pub mod runner;
-pub mod smoke;
 pub mod timing;
+
+// One `pub mod <name>;` per experiment folder (`smoke/`, `matmul/`, ...), declared by suite/build.rs from the folders
+// themselves: a new experiment needs no line here, only its folder, its kernel file and its registry line.
+include!(concat!(env!("OUT_DIR"), "/experiment_modules.rs"));
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -51,7 +50,7 @@ pub enum Error {
     Device(#[from] device::Error),
     /// A kernel could not be built, found or loaded.
     #[error(transparent)]
-    Kernels(#[from] crate::kernels::Error),
+    Kernels(#[from] crate::code_objects::Error),
     /// Results could not be written.
     #[error(transparent)]
     Report(#[from] crate::report::Error),
@@ -247,7 +246,7 @@ pub trait Experiment {
     fn prepare<'g>(&self, ctx: &RunContext<'g>, point: &Point) -> Result<Box<dyn Case + 'g>, Error>;
     /// Sources a run of this sweep compiles at run time on a device of `device`'s shape (generated or specialised
     /// kernels), so `suite kernels build` makes them ahead of time for `--kernels-dir`. Most experiments have none.
-    fn specialisations(&self, device: crate::kernels::DeviceShape) -> Vec<crate::kernels::Specialisation> {
+    fn specialisations(&self, device: crate::code_objects::DeviceShape) -> Vec<crate::code_objects::Specialisation> {
         let _ = device;
         Vec::new()
     }

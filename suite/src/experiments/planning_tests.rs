@@ -1,4 +1,4 @@
-//! Whole sweeps planned on a planning device (`suite run --dry-run`, [`crate::device::planning`]): every
+//! Whole sweeps planned on a planning device (`suite run --dry-run`, [`crate::planning`]): every
 //! experiment's quick preset on an MI250X GCD from the real gfx90a code objects, and pt's on an H100, whose kernels
 //! only the NVIDIA driver can describe. These tests live here rather than beside the planning device because the
 //! layers below the experiments do not reach up into them (`tests/layout.rs`).
@@ -10,10 +10,10 @@ use super::occupancy::{group_counts, OccupancySweep};
 use super::pt::PtSweep;
 use super::registry::EXPERIMENTS;
 use super::{plan, Experiment, Planned, RunOptions};
-use crate::device::planning::{part, PlannedPart};
+use crate::code_objects::test_support::compiler;
 use crate::device::Timing;
 use crate::gpu::Gpu;
-use crate::kernels::test_support::compiler;
+use crate::planning::{part, PlannedPart};
 
 /// `suite run`'s defaults.
 fn options() -> RunOptions {
@@ -33,7 +33,7 @@ fn options() -> RunOptions {
 fn planned(key: &str) -> (Gpu, &'static PlannedPart) {
     let part = part(key).unwrap_or_else(|e| panic!("{e}"));
     compiler(part.arch().platform());
-    (Gpu::planning(part, None).unwrap_or_else(|e| panic!("{e}")), part)
+    (crate::planning::gpu(part, None), part)
 }
 
 /// `exp` planned on the plan's device.

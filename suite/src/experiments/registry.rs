@@ -59,7 +59,7 @@ mod tests {
 
     #[test]
     fn every_entry_builds_its_default_sweep_under_its_own_name() {
-        let device = crate::occupancy::tests::h100();
+        let device = crate::occupancy_calculator::tests::h100();
         let mut seen = std::collections::BTreeSet::new();
         for entry in EXPERIMENTS {
             assert!(seen.insert(entry.name), "{} is listed twice", entry.name);
@@ -78,7 +78,7 @@ mod tests {
 
     #[test]
     fn every_quick_preset_is_a_smaller_sweep_of_its_own_experiment() {
-        let device = crate::occupancy::tests::h100();
+        let device = crate::occupancy_calculator::tests::h100();
         for entry in EXPERIMENTS {
             let (quick, full) = ((entry.quick)(), (entry.default)());
             assert!(same(quick.results(), entry.results), "{}", entry.name);

@@ -36,6 +36,35 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// The counts of `rows` (a CSV's, as read by [`crate::report::csv::read_rows`]) by status, as a run that wrote
+    /// them all would count them: what `suite merge` says of a merged CSV.
+    pub fn of_rows(rows: &[std::collections::BTreeMap<String, String>]) -> Summary {
+        let count = |s: &str| rows.iter().filter(|r| r.get("status").is_some_and(|v| v == s)).count();
+        Summary {
+            ok: count("ok"),
+            fail: count("fail"),
+            error: count("error"),
+            invalid: count("invalid"),
+            ..Summary::default()
+        }
+    }
+
+    /// What became of the points, in one line: `3 ok, 0 failed verification, 0 errors, 1 invalid`, and the points a
+    /// resumed run found in its CSV where there were any. The one wording of every command.
+    pub fn line(&self) -> String {
+        let mut line = format!(
+            "{} ok, {} failed verification, {} errors, {} invalid",
+            self.ok, self.fail, self.error, self.invalid
+        );
+        if self.skipped > 0 {
+            line.push_str(&format!(
+                ", {} already in the CSV ({} of them failed or errored)",
+                self.skipped, self.skipped_failed
+            ));
+        }
+        line
+    }
+
     /// Whether the run succeeded: no point failed verification or errored (in this run or, for a resumed run, in
     /// the rows it kept), and something was measured, unless the sweep had no points at all. A run in which every
     /// point is `invalid` or `error` measured nothing and fails.

@@ -130,7 +130,7 @@ fn time_sequence(dev: &dyn Device, case: &mut dyn Case, opts: &RunOptions) -> Re
 /// Launches of the empty kernel per repetition when measuring the launch gap.
 const GAP_LAUNCHES: u32 = 1000;
 
-/// Measures the launch gap both ways with the empty kernel ([`crate::kernels::EMPTY_KERNEL`]); a failure is noted,
+/// Measures the launch gap both ways with the empty kernel ([`crate::code_objects::EMPTY_KERNEL`]); a failure is noted,
 /// not fatal.
 pub fn timing_record(gpu: &Gpu, method: Timing) -> TimingRecord {
     let mut record = TimingRecord { method, launch_gap_us: None, graph_launch_gap_us: None, note: String::new() };
@@ -143,7 +143,7 @@ pub fn timing_record(gpu: &Gpu, method: Timing) -> TimingRecord {
 
 /// Time per launch of the empty kernel, µs, in a batch on the stream and (where it can be captured) as a graph.
 pub fn launch_gaps_us(gpu: &Gpu) -> Result<(f64, Option<f64>), Error> {
-    let kernel = gpu.kernel(crate::kernels::LAUNCH_SOURCE, crate::kernels::EMPTY_KERNEL)?;
+    let kernel = gpu.kernel(crate::code_objects::LAUNCH_SOURCE, crate::code_objects::EMPTY_KERNEL)?;
     let dev = gpu.device.as_ref();
     let config = LaunchConfig::linear(1, 1);
     let mut launch = || dev.launch(&kernel, &config, &[]);

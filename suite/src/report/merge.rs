@@ -317,7 +317,7 @@ fn keeps_every_row(out: &Path, header: &csv::StringRecord, rows: &[csv::StringRe
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::occupancy::tests::h100;
+    use crate::occupancy_calculator::tests::h100;
     use crate::report::run_json::tests::fingerprint;
     use crate::report::run_json::{self, Invocation};
 

@@ -7,7 +7,6 @@ pub mod merge;
 pub mod plot;
 pub mod roofline;
 pub mod run_json;
-pub mod static_compare;
 pub mod status;
 pub mod summary;
 

@@ -426,7 +426,7 @@ mod tests {
             memory_bus_bits: Some(5120),
             l2_bytes: Some(50 << 20),
             runtime_version: "CUDA 13.0".into(),
-            ..crate::occupancy::tests::h100()
+            ..crate::occupancy_calculator::tests::h100()
         }
     }
 

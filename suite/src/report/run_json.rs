@@ -31,7 +31,7 @@ pub fn git_describe() -> String {
 }
 
 /// Moved to `kernels`, which knows what built each code object; re-exported here for `run.json`'s readers.
-pub use crate::kernels::CompilerRecord;
+pub use crate::code_objects::CompilerRecord;
 
 /// What makes the rows of one experiment comparable: rows are added to a folder (`--resume`, or another shard)
 /// only when every field equals the one recorded there. The shard is not part of it: shards of one run share it.
@@ -112,9 +112,9 @@ fn sources_hash(sources: &[&str]) -> String {
     names.sort_unstable();
     for name in names {
         field(name.as_bytes());
-        field(crate::kernels::source(name).map(|s| s.text).unwrap_or_default().as_bytes());
+        field(crate::code_objects::source(name).map(|s| s.text).unwrap_or_default().as_bytes());
     }
-    for h in crate::kernels::headers() {
+    for h in crate::code_objects::headers() {
         field(h.name.as_bytes());
         field(h.text.as_bytes());
     }
@@ -520,7 +520,7 @@ pub struct TimingRecord {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::occupancy::tests::h100;
+    use crate::occupancy_calculator::tests::h100;
 
     /// A fingerprint as a smoke run on the test H100 would record.
     pub(crate) fn fingerprint() -> Fingerprint {

@@ -210,7 +210,7 @@ pub fn read(dir: &Path) -> Result<FolderStatus> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::occupancy::tests::h100;
+    use crate::occupancy_calculator::tests::h100;
     use crate::report::csv::{header, Context, CsvLog, Row, Status};
     use crate::report::run_json::{record_plan, Plan, PlannedExperiment};
 

@@ -173,7 +173,7 @@ pub fn write(path: &Path, text: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::occupancy::tests::h100;
+    use crate::occupancy_calculator::tests::h100;
 
     #[test]
     fn the_summary_names_the_device_each_experiment_and_its_headlines() {

@@ -866,8 +866,8 @@ mod tests {
         assert!(matches!(dev.alloc(usize::try_from(free).unwrap_or(usize::MAX) + 1), Err(Error::OutOfMemory { .. })));
 
         // Kernels: build smoke.hip for this device through the suite's kernel store, load, look up, launch, time.
-        let store = crate::kernels::KernelStore::new(None);
-        let src = crate::kernels::source("smoke").expect("smoke is embedded");
+        let store = crate::code_objects::KernelStore::new(None);
+        let src = crate::code_objects::source("smoke").expect("smoke is embedded");
         let object = store.code_object_for_device(src, &props.arch, &props.arch_full).expect("smoke builds");
         let module = dev.load_module(&object.bytes).expect("load");
         assert!(matches!(dev.kernel(&module, "no_such_kernel"), Err(Error::KernelNotFound { .. })));

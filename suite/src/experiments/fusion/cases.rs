@@ -4,11 +4,11 @@
 use std::rc::Rc;
 
 use super::{generated, record_compile, resident_groups, sum_tolerance, FusionSweep, Op, U};
+use crate::code_objects::DeviceShape;
 use crate::device::{Arg, Buffer, Kernel, LaunchConfig};
 use crate::experiments::{Case, Clock, Error, Point, RunContext};
-use crate::fusion::{Geometry, GROUP_SIZE};
 use crate::gpu::Gpu;
-use crate::kernels::DeviceShape;
+use crate::patterns::{Geometry, GROUP_SIZE};
 use crate::verify::{self, Verification};
 
 /// [`crate::experiments::Experiment::prepare`] of the fusion sweep: the size's shared inputs, then the point's
@@ -74,9 +74,9 @@ pub(super) fn prepare<'g>(
                 if let (Some(cost), false, Some(dir)) = (cost, defines.is_empty(), &ctx.results_dir) {
                     let (_, cached_ms) = gpu.specialised_lookup_ms(&rendered.source(), &defines)?;
                     let origin = match cost.origin {
-                        crate::kernels::Origin::Compiled(_) => "compiled",
-                        crate::kernels::Origin::Cached(_) => "cached",
-                        crate::kernels::Origin::Prebuilt(_) => "prebuilt",
+                        crate::code_objects::Origin::Compiled(_) => "compiled",
+                        crate::code_objects::Origin::Cached(_) => "cached",
+                        crate::code_objects::Origin::Prebuilt(_) => "prebuilt",
                     };
                     record_compile(
                         dir,

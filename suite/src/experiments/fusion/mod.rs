@@ -1,5 +1,5 @@
 //! Kernel fusion (seed: `composable-gpu-programming-steuwer.txt`): reductions written as composed patterns
-//! ([`crate::fusion`]) against a hand-written kernel and the vendor BLAS.
+//! ([`crate::patterns`]) against a hand-written kernel and the vendor BLAS.
 //!
 //! Three operations over FP32 vectors: **sum** `reduce(+, x)`, **dot** `reduce(+, map(mul, zip(x, y)))` and
 //! **asum** `reduce(+, map(abs, x))`. Five variants of each:
@@ -7,7 +7,7 @@
 //!   them), the seed's CUDA baseline, which the speedups are relative to;
 //! - `unfused`: the map is an eager action, a kernel of its own writing a temporary vector that the reduction reads
 //!   back (Thrust's `transform` + `reduce`); sum has no map, so its `unfused` point is `invalid` (nothing to unfuse);
-//! - `fused`: the map is a lazy view fused into the reduction: one kernel (single pass, see [`crate::fusion`]);
+//! - `fused`: the map is a lazy view fused into the reduction: one kernel (single pass, see [`crate::patterns`]);
 //! - `fused_staged`: the fused source compiled at run time with the size, the grid and the elements per item as
 //!   constants (`-D` defines through the kernel cache): the seed's multi-staging. Its compile cost, cold and
 //!   cached, goes to `fusion_compile.csv` beside the CSV;
@@ -47,10 +47,10 @@ use serde::Serialize;
 use super::entry::{defaults, size_arg, Entry, Sweep};
 use super::estimate::{LAUNCH_S, STREAMING_SHARE};
 use super::{Case, Error, Experiment, Metric, Point, Results, RunContext};
+use crate::code_objects::{DeviceShape, Specialisation};
 use crate::device::Props;
-use crate::fusion::{input, zip, Binary, Geometry, Program, Reduce, Rendered, Unary, GROUP_SIZE};
-use crate::kernels::{DeviceShape, Specialisation};
 use crate::options::{bytes_of, Memory};
+use crate::patterns::{input, zip, Binary, Geometry, Program, Reduce, Rendered, Unary, GROUP_SIZE};
 use crate::report::plot::LinePlot;
 use cases::Inputs;
 pub use compare::FusionComparison;
@@ -446,7 +446,7 @@ pub fn sum_tolerance(depth: u64, term_rounding: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::occupancy::tests::h100;
+    use crate::occupancy_calculator::tests::h100;
 
     #[test]
     fn compile_records_from_several_writers_share_one_header() {

@@ -4,7 +4,7 @@
 use std::rc::Rc;
 
 use super::cases::{device_plan, AutotuneCase, Inputs, KernelCase};
-use super::kernels::{default_kernels, point_problem, Schedule, Variant, MIN_SLABS_PER_SPLIT, VARIANTS};
+use super::ladder::{default_kernels, point_problem, Schedule, Variant, MIN_SLABS_PER_SPLIT, VARIANTS};
 use super::shape::Shape;
 use crate::experiments::{Case, Error};
 use crate::gpu::Gpu;

@@ -3,7 +3,7 @@
 
 use std::rc::Rc;
 
-use super::kernels::{Plan, Schedule, Variant, REFERENCE_SYMBOL, REFERENCE_TILE};
+use super::ladder::{Plan, Schedule, Variant, REFERENCE_SYMBOL, REFERENCE_TILE};
 use super::shape::Shape;
 use crate::device::{Arg, Buffer, Kernel, LaunchConfig};
 use crate::experiments::{Case, Error};

@@ -18,7 +18,7 @@ mod autotune;
 mod cases;
 pub mod compare;
 mod headlines;
-mod kernels;
+mod ladder;
 mod plots;
 mod shape;
 
@@ -33,12 +33,12 @@ use crate::measure::matmul_flops;
 use crate::options::Memory;
 use crate::report::plot::LinePlot;
 use cases::{device_plan, Inputs, KernelCase, VendorCase, REFERENCE_NAME};
-use kernels::REFERENCE_SYMBOL;
+use ladder::REFERENCE_SYMBOL;
 
 pub use autotune::{autotune_candidates, autotune_pick, AUTOTUNE, AUTOTUNE_SPLITS};
 pub use cases::{draw_inputs, multiply};
 pub use compare::MatmulComparison;
-pub use kernels::{
+pub use ladder::{
     default_kernels, default_names, point_problem, select_kernels, selected, split_k_for, ArchKernels, Multiples, Plan,
     Schedule, Variant, ARCH_DEFAULTS, MAX_SPLIT_K, VARIANTS,
 };
@@ -134,7 +134,7 @@ impl MatmulSweep {
     /// A sweep of `sizes` × the kernels `kernels` names (kernel names or families, as `--kernels` takes them; the
     /// device's default set if empty), with the vendor BLAS rows if `vendor` and no autotune rows.
     pub fn new(sizes: Vec<Shape>, kernels: &[&str], vendor: bool) -> MatmulSweep {
-        MatmulSweep { sizes, kernels: kernels::owned(kernels), no_vendor: !vendor, no_autotune: true, ..defaults() }
+        MatmulSweep { sizes, kernels: ladder::owned(kernels), no_vendor: !vendor, no_autotune: true, ..defaults() }
     }
 
     /// This sweep with (or without) an `autotune` row at every size.
@@ -146,7 +146,7 @@ impl MatmulSweep {
     /// `--tiles` select or, without `--kernels`, the default set of the architecture ([`ARCH_DEFAULTS`]).
     pub fn variants(&self, arch: &str) -> Vec<&'static Variant> {
         if self.kernels.is_empty() {
-            selected(&kernels::owned(default_names(arch)), &self.tiles)
+            selected(&ladder::owned(default_names(arch)), &self.tiles)
         } else {
             selected(&self.kernels, &self.tiles)
         }
@@ -418,7 +418,7 @@ mod tests {
     use super::*;
 
     fn props(arch: &str) -> Props {
-        Props { arch: crate::device::Arch::parse(arch).unwrap(), ..crate::occupancy::tests::h100() }
+        Props { arch: crate::device::Arch::parse(arch).unwrap(), ..crate::occupancy_calculator::tests::h100() }
     }
 
     #[test]

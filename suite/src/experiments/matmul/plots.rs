@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use super::autotune::AUTOTUNE;
 use super::headlines::vendor_note;
-use super::kernels::VARIANTS;
+use super::ladder::VARIANTS;
 use crate::report::plot::{Axis, LinePlot, Series, SeriesKind};
 
 /// The three plots of a matmul CSV: GFLOP/s vs size, GFLOP/s vs tile M, % of the vendor BLAS vs size. Only `ok`

@@ -53,7 +53,7 @@ pub use self::timeline::{
 use super::entry::{defaults, size_arg, Entry, Sweep};
 use super::{Case, Error, Experiment, Metric, Point, Results, RunContext};
 use crate::device::Props;
-use crate::occupancy;
+use crate::occupancy_calculator;
 use crate::options::{Memory, MAX_GROUPS_X};
 use crate::report::plot::LinePlot;
 
@@ -276,7 +276,7 @@ impl Experiment for OccupancySweep {
                             } else if groups > MAX_GROUPS_X {
                                 invalid = Some(format!("{groups} groups exceed the grid limit"));
                             } else {
-                                match occupancy::theoretical(props, res) {
+                                match occupancy_calculator::theoretical(props, res) {
                                     Err(e) => invalid = Some(e.to_string()),
                                     Ok(occ) => {
                                         let capacity = u64::from(occ.groups_per_cu) * u64::from(props.cu_count);
@@ -365,7 +365,9 @@ mod tests {
         let cmd = (ENTRY.flags)(clap::Command::new("occupancy"));
         let matches = cmd.try_get_matches_from(std::iter::once("occupancy").chain(args.iter().copied()));
         let matches = matches.map_err(|e| e.to_string())?;
-        (ENTRY.sweep)(&matches).map(|s| s.options(&crate::occupancy::tests::h100())).map_err(|e| e.to_string())
+        (ENTRY.sweep)(&matches)
+            .map(|s| s.options(&crate::occupancy_calculator::tests::h100()))
+            .map_err(|e| e.to_string())
     }
 
     #[test]
@@ -386,7 +388,7 @@ mod tests {
         let options = sweep_of(&[]).unwrap();
         assert_eq!(options["sweep"], sweep);
         assert_eq!(options["barrier_configs"][1]["name"], "seed_24x224");
-        let quick = (ENTRY.quick)().options(&crate::occupancy::tests::h100());
+        let quick = (ENTRY.quick)().options(&crate::occupancy_calculator::tests::h100());
         assert_eq!(quick["sweep"]["elements"], 1 << 24);
         assert_eq!(quick["sweep"]["sweeps"][5], "group_count_spin");
         assert_eq!(quick["sweep"]["passes"], 64);

@@ -9,7 +9,7 @@ use crate::device::{Kernel, Props};
 use crate::experiments::estimate::{LAUNCH_S, STREAMING_SHARE};
 use crate::experiments::Work;
 use crate::gpu::Gpu;
-use crate::occupancy::{self, Resources};
+use crate::occupancy_calculator::{self, Resources};
 use crate::options::{bytes_of, index_u32_problem, Memory, MAX_GROUPS_X};
 
 /// One point of the sweeps.
@@ -177,7 +177,8 @@ pub(super) fn resources(gpu: &Gpu, kernel: &Kernel, group_size: u32, dynamic_lds
 /// Resident groups per CU of `name` at `group_size`, from the calculator; `None` if the kernel is not there.
 pub(super) fn resident_groups(gpu: &Gpu, name: &str, group_size: u32, dynamic_lds: u32) -> Option<u32> {
     let kernel = gpu.kernel(SOURCE, name).ok()?;
-    let occ = occupancy::theoretical(gpu.device.props(), resources(gpu, &kernel, group_size, dynamic_lds)).ok()?;
+    let occ =
+        occupancy_calculator::theoretical(gpu.device.props(), resources(gpu, &kernel, group_size, dynamic_lds)).ok()?;
     Some(occ.groups_per_cu)
 }
 
@@ -354,7 +355,7 @@ mod tests {
             width in proptest::prop_oneof![proptest::strategy::Just(1u32), proptest::strategy::Just(4u32)],
             memory in any_memory(),
         ) {
-            let props = crate::occupancy::tests::h100();
+            let props = crate::occupancy_calculator::tests::h100();
             let sweep = OccupancySweep { elements, chunk, passes, ..OccupancySweep::default() };
             let e = elements as u128;
             let c = u128::from(groups) * u128::from(chunk);
@@ -380,7 +381,7 @@ mod tests {
 
     #[test]
     fn the_sweeps_flag_selects_sweeps_by_name() {
-        let props = crate::occupancy::tests::h100();
+        let props = crate::occupancy_calculator::tests::h100();
         let sweep =
             OccupancySweep { sweeps: vec!["copy_kernel".into(), "group_size_x4".into()], ..OccupancySweep::default() };
         let names: Vec<&str> = sweep.specs(&props, Some(4), Some(4)).into_iter().map(sweep_name).collect();

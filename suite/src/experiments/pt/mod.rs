@@ -31,11 +31,11 @@
 mod cases;
 pub mod compare;
 pub mod derived;
+mod headlines;
 pub mod pairing;
 pub mod plots;
 pub mod reference;
 pub mod spec;
-mod summary;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -379,7 +379,7 @@ impl Results for PtResults {
     }
 
     fn headlines(&self, rows: &[BTreeMap<String, String>]) -> Vec<String> {
-        summary::headlines(rows)
+        headlines::headlines(rows)
     }
 }
 

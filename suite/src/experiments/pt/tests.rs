@@ -2,8 +2,8 @@
 
 use super::*;
 use crate::experiments::pt::derived::speedup_csv;
+use crate::experiments::pt::headlines::{barrier_headlines, headlines};
 use crate::experiments::pt::pairing::CsvRow;
-use crate::experiments::pt::summary::{barrier_headlines, headlines};
 
 #[test]
 fn the_default_sweep_has_unique_keys_and_pairs_for_every_pt_row() {
@@ -363,7 +363,7 @@ fn the_command_line_is_the_sweep_with_its_defaults_quick_preset_and_checks() {
     );
     assert_eq!(quick.groups_per_cu, old_defaults.groups_per_cu);
     let json = serde_json::to_value(&old_defaults).unwrap();
-    assert_eq!(PtSweep::default().options(&crate::occupancy::tests::h100()), json);
+    assert_eq!(PtSweep::default().options(&crate::occupancy_calculator::tests::h100()), json);
     assert_eq!(json["groups_per_cu"], serde_json::json!([{"Groups": 1}, {"Groups": 2}, {"Groups": 4}, "Max"]));
     assert_eq!(json["barrier_counters"], "PerGroupPerCu");
 
@@ -371,7 +371,9 @@ fn the_command_line_is_the_sweep_with_its_defaults_quick_preset_and_checks() {
         let cmd = (ENTRY.flags)(clap::Command::new("pt"));
         let matches =
             cmd.try_get_matches_from(std::iter::once("pt").chain(args.iter().copied())).map_err(|e| e.to_string())?;
-        (ENTRY.sweep)(&matches).map(|e| e.options(&crate::occupancy::tests::h100())).map_err(|e| e.to_string())
+        (ENTRY.sweep)(&matches)
+            .map(|e| e.options(&crate::occupancy_calculator::tests::h100()))
+            .map_err(|e| e.to_string())
     };
     let options = build(&["--groups-per-cu", "1,max", "--barrier-counters", "8"]).unwrap();
     assert_eq!(options["groups_per_cu"], serde_json::json!([{"Groups": 1}, "Max"]));

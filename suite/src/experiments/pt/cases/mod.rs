@@ -11,7 +11,7 @@ use super::{GROUP, SKIP_NONE, SOURCE, STATUS_OVERFLOW, STATUS_TIMEOUT};
 use crate::device::{Buffer, Kernel};
 use crate::experiments::{Case, Clock, Error};
 use crate::gpu::Gpu;
-use crate::occupancy::{self, Resources};
+use crate::occupancy_calculator::{self, Resources};
 
 use active::{ChainCase, ReduceCase};
 use forest::ForestCase;
@@ -54,7 +54,8 @@ pub fn maximal_launch(gpu: &Gpu, kernel: &Kernel) -> Result<(u32, Option<u32>), 
         sgprs: meta.as_ref().map(|m| m.sgpr_count),
         lds_bytes_per_group: meta.as_ref().map(|m| m.lds_bytes).unwrap_or(kernel.attrs.static_lds_bytes),
     };
-    let calc = occupancy::theoretical(props, res).ok().map(|o| o.groups_per_cu.saturating_mul(props.cu_count));
+    let calc =
+        occupancy_calculator::theoretical(props, res).ok().map(|o| o.groups_per_cu.saturating_mul(props.cu_count));
     Ok((per_cu.saturating_mul(props.cu_count), calc))
 }
 
@@ -134,13 +135,13 @@ mod tests {
     /// static metadata at groups of 256: the table in docs/pt.md (`cargo test -p suite --lib mi250x -- --nocapture`).
     #[test]
     fn maximal_launch_on_an_mi250x_gcd_is_computed_from_static_metadata() {
-        let store = crate::kernels::KernelStore::new(None);
+        let store = crate::code_objects::KernelStore::new(None);
         let arch = crate::device::Arch::parse("gfx90a").unwrap();
-        let source = crate::kernels::source(SOURCE).unwrap();
+        let source = crate::code_objects::source(SOURCE).unwrap();
         let object = store.code_object(source, &arch).unwrap_or_else(|e| panic!("{e}"));
         let mut seen = 0;
         for k in object.info.amd_kernels.iter().filter(|k| k.name.contains("_pt") || k.name.contains("jacobi_")) {
-            let profile = occupancy::Profile::for_arch(&arch, Some(k.wave_size)).unwrap();
+            let profile = occupancy_calculator::Profile::for_arch(&arch, Some(k.wave_size)).unwrap();
             let res = Resources { group_size: GROUP, ..Resources::from_amd_kernel(k) };
             let occ = profile.occupancy(&res).unwrap();
             let groups = occ.groups_per_cu * 110;

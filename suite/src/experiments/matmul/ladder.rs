@@ -676,8 +676,8 @@ mod tests {
     /// needs scratch there.
     #[test]
     fn wave64_shapes_fit_the_gfx90a_register_budget() {
-        use crate::kernels::{compile, metadata, sources, test_support};
-        use crate::occupancy::{Profile, Resources};
+        use crate::code_objects::{compile, metadata, sources, test_support};
+        use crate::occupancy_calculator::{Profile, Resources};
         let arch = crate::device::Arch::parse("gfx90a").unwrap();
         let hipcc = test_support::compiler(crate::device::Platform::Amd);
         let bytes = compile::compile(&hipcc, sources::source("matmul").unwrap(), &arch).unwrap();

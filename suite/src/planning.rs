@@ -5,22 +5,23 @@
 //! occupancy answer. A [`PlanningDevice`] answers each from what is known without the part:
 //! - [`Props`]: the part's datasheet and architecture figures ([`PARTS`], each cited);
 //! - kernels: AMD code objects carry their resource use in a metadata note, read here statically
-//!   ([`kernels::check_target`]) and reported as HIP reports it; an NVIDIA cubin records no register counts (only the
+//!   ([`code_objects::check_target`]) and reported as HIP reports it; an NVIDIA cubin records no register counts (only the
 //!   driver knows them), so an NVIDIA part's kernels are named but [`Device::kernel`] refuses them, and points that
 //!   need them become `invalid` rows that say so;
-//! - occupancy: the suite's calculator ([`occupancy::theoretical`]) in place of the runtime's own query;
+//! - occupancy: the suite's calculator ([`occupancy_calculator::theoretical`]) in place of the runtime's own query;
 //! - the vendor BLAS: assumed present on the target.
 //!
 //! Everything that would run or allocate is [`Error::PlanningOnly`]; nothing here panics.
 
 use std::sync::Arc;
 
-use super::{
+use crate::code_objects::{self, AmdKernelMeta};
+use crate::device::{
     Arch, Arg, Device, Error, Kernel, KernelAttrs, LaunchConfig, Module, Platform, Props, RawAlloc, Replay, Result,
     WaveSize,
 };
-use crate::kernels::{self, AmdKernelMeta};
-use crate::occupancy::{self, Resources};
+use crate::gpu::Gpu;
+use crate::occupancy_calculator::{self, Resources};
 
 /// A part one can plan for: its command-line key and the figures its runtime would report.
 ///
@@ -30,7 +31,7 @@ use crate::occupancy::{self, Resources};
 /// - [wp] the architecture whitepapers: AMD CDNA2 (MI200: 8 MB L2 per GCD, 4 HBM2e stacks per GCD) and CDNA3
 ///   (MI300: 4 MB L2 per XCD in front of a 256 MB Infinity Cache); NVIDIA A100 (GA100: 40 MB L2, 5120-bit HBM bus)
 ///   and H100 (GH100: 50 MB L2, 5120-bit HBM3 bus);
-/// - [prof] the occupancy profiles (`suite/src/occupancy/profiles.rs`, from LLVM's AMDGPU target info and NVIDIA's
+/// - [prof] the occupancy profiles (`suite/src/occupancy_calculator/profiles.rs`, from LLVM's AMDGPU target info and NVIDIA's
 ///   `cuda_occupancy.h`): wave size, items and groups per CU, LDS, largest group;
 /// - [rt] what the runtime reports on such a part, as read by `suite info` on an H100 SXM (the occupancy and
 ///   roofline tests' H100) and as `device/amd/mod.rs` reads HIP's attributes (no groups-per-CU limit; HIP's
@@ -206,6 +207,15 @@ const A100_40GB: PlannedPart = PlannedPart {
     ..A100_80GB
 };
 
+/// A GPU session on a plan of `part`, a known part that is not present (`suite run --dry-run` on a login node): its
+/// device is a [`PlanningDevice`], which answers from the part's data sheet and the code objects' static metadata
+/// and runs nothing. Kernels come from the store as for [`Gpu::open`]: prebuilt objects from `kernels_dir`
+/// (`--kernels-dir`), else compiled with the local compiler and cached, so the plan also finds a kernel that does
+/// not build.
+pub fn gpu(part: &PlannedPart, kernels_dir: Option<std::path::PathBuf>) -> Gpu {
+    Gpu::with_device(Box::new(PlanningDevice::new(part)), kernels_dir)
+}
+
 /// Every part one can plan for; the first is the default.
 pub const PARTS: &[PlannedPart] = &[MI250X_GCD, MI250_GCD, MI300X, H100_SXM, H100_PCIE, H200, A100_80GB, A100_40GB];
 
@@ -364,17 +374,17 @@ impl Device for PlanningDevice {
         if image.is_empty() {
             return Err(Error::BadCodeObject { runtime, reason: "the code object is empty".to_string() });
         }
-        let bad = |e: kernels::Error| match e {
-            kernels::Error::WrongArch { wanted, found } => Error::WrongArch { wanted: wanted.to_string(), found },
+        let bad = |e: code_objects::Error| match e {
+            code_objects::Error::WrongArch { wanted, found } => Error::WrongArch { wanted: wanted.to_string(), found },
             other => Error::BadCodeObject {
                 runtime,
                 reason: format!("read statically for a plan of {}: {other}", self.part.datasheet),
             },
         };
-        let info = kernels::check_target(image, &self.props.arch, &self.props.arch_full).map_err(bad)?;
+        let info = code_objects::check_target(image, &self.props.arch, &self.props.arch_full).map_err(bad)?;
         let names = match self.props.platform {
             Platform::Amd => info.amd_kernels.iter().map(|k| k.name.clone()).collect(),
-            Platform::Nvidia => kernels::cubin_kernel_names(image).map_err(bad)?,
+            Platform::Nvidia => code_objects::cubin_kernel_names(image).map_err(bad)?,
         };
         let module = PlannedModule { part: self.part.key, kernels: info.amd_kernels, names: names.clone() };
         Ok(Module { inner: Arc::new(module), kernel_names: names })
@@ -405,7 +415,7 @@ impl Device for PlanningDevice {
         Ok(Kernel {
             name: name.to_string(),
             attrs,
-            param_sizes: Some(kernels::arg_sizes(meta)),
+            param_sizes: Some(code_objects::arg_sizes(meta)),
             inner: Arc::new(PlannedKernel { part: self.part.key, meta: meta.clone() }),
         })
     }
@@ -429,7 +439,7 @@ impl Device for PlanningDevice {
             sgprs: Some(meta.sgpr_count),
             lds_bytes_per_group: meta.lds_bytes.saturating_add(dynamic_lds_bytes),
         };
-        occupancy::theoretical(&self.props, res).map(|o| o.groups_per_cu).map_err(|e| Error::BadLaunch {
+        occupancy_calculator::theoretical(&self.props, res).map(|o| o.groups_per_cu).map_err(|e| Error::BadLaunch {
             kernel: kernel.name.clone(),
             problem: format!(
                 "groups of {group_size} items with {dynamic_lds_bytes} bytes of dynamic LDS on {}: {e}",
@@ -485,9 +495,9 @@ mod tests {
     use std::any::Any;
 
     use super::*;
+    use crate::code_objects::test_support::compiler;
+    use crate::code_objects::KernelStore;
     use crate::gpu::Gpu;
-    use crate::kernels::test_support::compiler;
-    use crate::kernels::KernelStore;
     use crate::peaks;
 
     /// A stand-in for device memory, to hand to the operations a plan refuses.
@@ -508,7 +518,7 @@ mod tests {
     fn planned(key: &str) -> Gpu {
         let part = part(key).unwrap_or_else(|e| panic!("{e}"));
         compiler(part.arch().platform());
-        Gpu::planning(part, None).unwrap_or_else(|e| panic!("{e}"))
+        gpu(part, None)
     }
 
     #[test]
@@ -530,7 +540,7 @@ mod tests {
             let gbps = f64::from(p.memory_clock_mhz) * 2.0 * f64::from(p.memory_bus_bits) / 8.0 / 1e3;
             assert!((gbps / known.memory_gbps - 1.0).abs() < 0.03, "{}: {gbps} GB/s", p.key);
             // The architecture's occupancy profile holds the same limits, so the calculator's answers are the part's.
-            let profile = occupancy::Profile::for_arch(&props.arch, Some(props.wave_size)).unwrap();
+            let profile = occupancy_calculator::Profile::for_arch(&props.arch, Some(props.wave_size)).unwrap();
             assert_eq!(profile.wave_slots_per_cu() * profile.wave_size.0, p.max_items_per_cu, "{}", p.key);
             assert_eq!(u64::from(profile.lds_bytes_per_cu), p.lds_bytes_per_cu, "{}", p.key);
             assert_eq!(u64::from(profile.max_lds_bytes_per_group), p.lds_bytes_per_group_optin, "{}", p.key);
@@ -554,7 +564,7 @@ mod tests {
         assert_eq!(keys()[0], DEFAULT_KEY);
         // The H100 is the one `suite info` read (the occupancy tests' fixture), where that fixture has the figure.
         let h100 = part("h100-sxm").unwrap().props();
-        let read = crate::occupancy::tests::h100();
+        let read = crate::occupancy_calculator::tests::h100();
         let limits = |p: &Props| {
             (p.name.clone(), p.wave_size, p.cu_count, p.max_items_per_cu, p.max_groups_per_cu, p.registers_per_cu)
         };
@@ -619,7 +629,7 @@ mod tests {
         let store = KernelStore::new(None);
         let mut checked = 0;
         for source in ["smoke", "occupancy", "pt"] {
-            let src = kernels::source(source).unwrap();
+            let src = code_objects::source(source).unwrap();
             let object = store.code_object_for_device(src, &props.arch, &props.arch_full).unwrap();
             let module = gpu.device.load_module(&object.bytes).unwrap();
             let names: Vec<&str> = object.info.amd_kernels.iter().map(|k| k.name.as_str()).collect();
@@ -633,7 +643,7 @@ mod tests {
                     (a.registers_per_item, a.static_lds_bytes, a.scratch_bytes_per_item, a.max_group_size),
                     attrs
                 );
-                assert_eq!(kernel.param_sizes, Some(kernels::arg_sizes(meta)), "{}", meta.name);
+                assert_eq!(kernel.param_sizes, Some(code_objects::arg_sizes(meta)), "{}", meta.name);
                 assert_eq!(gpu.amd_kernel_meta(source, &meta.name).unwrap().as_ref(), Some(meta));
                 checked += 1;
             }
@@ -644,7 +654,7 @@ mod tests {
             err.starts_with("kernel `no_such_kernel` is not in the module (it holds: ") && err.contains("smoke_triad")
         );
         // A gfx90a object is refused by a plan of another architecture, as the runtime would refuse it.
-        let object = store.code_object(kernels::source("smoke").unwrap(), &props.arch).unwrap();
+        let object = store.code_object(code_objects::source("smoke").unwrap(), &props.arch).unwrap();
         let mi300x = PlanningDevice::new(part("mi300x").unwrap());
         let err = mi300x.load_module(&object.bytes).err().map(|e| e.to_string()).unwrap_or_default();
         assert!(err.contains("gfx90a") && err.contains("gfx942"), "{err}");
@@ -679,7 +689,7 @@ mod tests {
             let kernel = gpu.kernel("occupancy", &name).unwrap();
             let meta = gpu.amd_kernel_meta("occupancy", &name).unwrap().unwrap();
             let res = Resources { group_size: 256, ..Resources::from_amd_kernel(&meta) };
-            let want = occupancy::theoretical(props, res).unwrap().groups_per_cu;
+            let want = occupancy_calculator::theoretical(props, res).unwrap().groups_per_cu;
             let got = dev.occupancy_groups_per_cu(&kernel, 256, 0).unwrap();
             assert_eq!(got, want, "{name}: {meta:?}");
             answers.push(got);
@@ -687,7 +697,7 @@ mod tests {
         // More live values, more registers, fewer resident groups: the registers are counted.
         assert!(answers[2] < answers[0], "{answers:?}");
         // A kernel of another plan is not this one's.
-        let other = Gpu::planning(part("mi250-gcd").unwrap(), None).unwrap();
+        let other = super::gpu(part("mi250-gcd").unwrap(), None);
         let foreign = other.kernel("smoke", "smoke_triad").unwrap();
         assert!(matches!(dev.occupancy_groups_per_cu(&foreign, 64, 0), Err(Error::ForeignObject { .. })));
     }

@@ -3,7 +3,7 @@
 //! Each kernel source is compiled for each architecture; the resources come from the code object (AMD: the
 //! `NT_AMDGPU_METADATA` note, as `suite kernels inspect` reads it) or from `cuobjdump --dump-resource-usage` on the
 //! cubin (NVIDIA: the driver is not needed), and the theoretical occupancy from the suite's calculator
-//! ([`crate::occupancy`]), for groups of the kernel's largest size (its launch bounds; 1024 without).
+//! ([`crate::occupancy_calculator`]), for groups of the kernel's largest size (its launch bounds; 1024 without).
 //!
 //! RDNA architectures (gfx10, gfx11, gfx12) run wave32 or wave64: each is compiled twice, as the compiler builds it
 //! by default (wave32) and with `-mwavefrontsize64`, so the same code is compared in both wave sizes on one
@@ -17,10 +17,10 @@ use object::elf::FileHeader64;
 use object::read::elf::{FileHeader, SectionHeader};
 use object::Endianness;
 
-use super::plot::{Axis, LinePlot, Series};
+use crate::code_objects::{compile, Error, KernelStore, Result, Source};
 use crate::device::{Arch, Platform, WaveSize};
-use crate::kernels::{compile, Error, KernelStore, Result, Source};
-use crate::occupancy::{Occupancy, Profile, Resources};
+use crate::occupancy_calculator::{Occupancy, Profile, Resources};
+use crate::report::plot::{Axis, LinePlot, Series};
 
 /// One architecture as compiled for the comparison: RDNA appears twice, once per wave size.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,7 +112,7 @@ pub fn rows(store: &KernelStore, target: &Target, sources: &[&Source], cuobjdump
                 } else {
                     store.code_object(source, &target.arch)?.bytes
                 };
-                let info = crate::kernels::check_arch(&bytes, &target.arch)?;
+                let info = crate::code_objects::check_arch(&bytes, &target.arch)?;
                 for k in &info.amd_kernels {
                     let occupancy = Profile::for_arch(&target.arch, Some(k.wave_size))
                         .and_then(|p| p.occupancy(&Resources::from_amd_kernel(k)))
@@ -335,7 +335,7 @@ pub fn group_size_plots(targets: &[Target]) -> Vec<(String, LinePlot)> {
             series: group.iter().map(|t| Series::line(label(t), curve(t, &|o, g| y(o, g, t.wave_size())))).collect(),
             y_max: Some(100.0),
             note: Some(
-                "Calculated, not measured: limits from suite/src/occupancy/profiles.rs. A group takes whole waves: \
+                "Calculated, not measured: limits from suite/src/occupancy_calculator/profiles.rs. A group takes whole waves: \
                  96 items are 2 waves of 64 (32 lanes idle) or 3 warps of 32."
                     .into(),
             ),
@@ -458,7 +458,7 @@ pub fn markdown(rows: &[Row], targets: &[Target], commands: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernels::test_support::compiler;
+    use crate::code_objects::test_support::compiler;
 
     fn arch(s: &str) -> Arch {
         Arch::parse(s).unwrap()
@@ -523,7 +523,7 @@ mod tests {
             .unwrap_or_else(|| panic!("this test needs cuobjdump: pip install nvidia-cuda-cuobjdump"));
         let cache = tempfile::tempdir().unwrap();
         let store = KernelStore::with_cache_dir(None, cache.path().to_path_buf()).with_compiler(nvcc);
-        let matmul = crate::kernels::source("matmul").unwrap();
+        let matmul = crate::code_objects::source("matmul").unwrap();
         let rows = rows(&store, &Target { arch: arch("sm_90"), wave64: false }, &[matmul], Some(&tool)).unwrap();
         let row = |k: &str| rows.iter().find(|r| r.kernel == k).unwrap_or_else(|| panic!("{k}"));
         // __launch_bounds__ of the kernels: 512, 256 (16×16), and the reference's 16×16.

@@ -12,7 +12,7 @@ use std::path::Path;
 use super::{Error, Result};
 
 /// One kernel source: a file `kernels/<name>.hip` embedded in the binary (`Source<'static>`), or a source generated
-/// at run time (e.g. by [`crate::fusion`]) and borrowed from its owner for as long as it is compiled.
+/// at run time (e.g. by [`crate::patterns`]) and borrowed from its owner for as long as it is compiled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Source<'a> {
     /// The file stem, e.g. `smoke`: used in cache and prebuilt file names and on the command line.

@@ -350,9 +350,9 @@ fn shell_line(compiler: &Compiler, flags: &[String], input: &str, output: &str, 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernels::sources::all;
-    use crate::kernels::test_support::{compiler, tool};
-    use crate::kernels::{check_arch, Format};
+    use crate::code_objects::sources::all;
+    use crate::code_objects::test_support::{compiler, tool};
+    use crate::code_objects::{check_arch, Format};
 
     fn arch(s: &str) -> Arch {
         Arch::parse(s).unwrap()
@@ -531,7 +531,7 @@ mod tests {
         let path = tool(&["/opt/rocm/llvm/bin/clang++", "clang++-15", "clang++"]);
         let env = |name: &str| std::env::var_os(name);
         let c = probe(CompilerKind::ClangHip, &path, &env).unwrap();
-        let smoke = crate::kernels::source("smoke").unwrap();
+        let smoke = crate::code_objects::source("smoke").unwrap();
         let bytes = compile(&c, smoke, &arch("gfx90a")).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(check_arch(&bytes, &arch("gfx90a")).unwrap().format, Format::AmdElf);
     }

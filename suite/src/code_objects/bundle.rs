@@ -280,7 +280,7 @@ pub fn amd_targets(bytes: &[u8]) -> Result<Vec<(TargetId, &[u8])>> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::kernels::test_support::fixture;
+    use crate::code_objects::test_support::fixture;
 
     /// A bundle built by hand: `entries` of (triple, bytes), laid out after the header.
     pub(crate) fn make(entries: &[(&str, &[u8])]) -> Vec<u8> {

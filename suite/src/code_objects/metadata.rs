@@ -457,9 +457,9 @@ fn compat_attr(mut data: &[u8], attribute: u8) -> Option<u16> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::code_objects::compile::{compile, compile_with_flags, flags};
+    use crate::code_objects::test_support::{compiler, fixture, tool};
     use crate::device::Platform;
-    use crate::kernels::compile::{compile, compile_with_flags, flags};
-    use crate::kernels::test_support::{compiler, fixture, tool};
     use std::collections::BTreeMap;
     use std::process::Command;
 
@@ -692,7 +692,7 @@ mod tests {
         let a = arch(arch_name);
         let mut f = flags(&c, &a);
         f.extend(extra.iter().map(|s| s.to_string()));
-        compile_with_flags(&c, crate::kernels::source("smoke").unwrap(), &a, &f).unwrap_or_else(|e| panic!("{e}"))
+        compile_with_flags(&c, crate::code_objects::source("smoke").unwrap(), &a, &f).unwrap_or_else(|e| panic!("{e}"))
     }
 
     #[test]
@@ -744,7 +744,7 @@ mod tests {
         assert!(matches!(&e, Error::WrongArch { found, .. } if found == "gfx908"), "{e}");
         assert_eq!(check_arch(&gfx908, &arch("gfx908")).unwrap().arch.as_str(), "gfx908");
         let nvcc = compiler(Platform::Nvidia);
-        let sm80 = compile(&nvcc, crate::kernels::source("smoke").unwrap(), &arch("sm_80")).unwrap();
+        let sm80 = compile(&nvcc, crate::code_objects::source("smoke").unwrap(), &arch("sm_80")).unwrap();
         let e = check_arch(&sm80, &arch("sm_90")).unwrap_err();
         assert!(matches!(&e, Error::WrongArch { found, .. } if found == "sm_80"), "{e}");
     }
@@ -753,7 +753,7 @@ mod tests {
     fn cubin_architectures_compiled_here() {
         let nvcc = compiler(Platform::Nvidia);
         for name in ["sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"] {
-            let bytes = compile(&nvcc, crate::kernels::source("smoke").unwrap(), &arch(name)).unwrap();
+            let bytes = compile(&nvcc, crate::code_objects::source("smoke").unwrap(), &arch(name)).unwrap();
             let info = inspect(&bytes).unwrap();
             assert_eq!((info.format, info.arch.as_str()), (Format::Cubin, name));
             assert!(info.amd_kernels.is_empty());

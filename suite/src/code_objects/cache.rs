@@ -385,10 +385,10 @@ pub struct CompilerRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernels::compile::CompilerKind;
-    use crate::kernels::metadata::Format;
-    use crate::kernels::sources::{all, source};
-    use crate::kernels::test_support::{compiler, fixture};
+    use crate::code_objects::compile::CompilerKind;
+    use crate::code_objects::metadata::Format;
+    use crate::code_objects::sources::{all, source};
+    use crate::code_objects::test_support::{compiler, fixture};
 
     fn arch(s: &str) -> Arch {
         Arch::parse(s).unwrap()

@@ -5,11 +5,11 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 
 use crate::cli::{Cli, OccupancyArgs};
+use crate::code_objects::{self, KernelStore};
 use crate::device::{self, Arch, Platform};
 use crate::experiments::registry;
 use crate::gpu::Gpu;
-use crate::kernels::{self, KernelStore};
-use crate::occupancy::{self, Input, Limiter, Occupancy, Profile, Resources};
+use crate::occupancy_calculator::{self, Input, Limiter, Occupancy, Profile, Resources};
 
 /// Appends a formatted line to a command's output text (writing to a `String` cannot fail).
 macro_rules! outln {
@@ -26,8 +26,8 @@ use super::{emit, open_gpu, Error};
 pub(super) fn run_time_specialisations(
     arch: &Arch,
     cus: Option<u32>,
-    sources: &[&'static kernels::Source<'static>],
-) -> Result<(Vec<kernels::Specialisation>, String), Error> {
+    sources: &[&'static code_objects::Source<'static>],
+) -> Result<(Vec<code_objects::Specialisation>, String), Error> {
     let Some(cu_count) = cus.or_else(|| crate::peaks::default_part(arch.as_str()).map(|p| p.cu_count)) else {
         return Ok((
             Vec::new(),
@@ -35,7 +35,7 @@ pub(super) fn run_time_specialisations(
         ));
     };
     let profile = Profile::for_arch(arch, None).map_err(|e| Error::Options(format!("--arch {arch}: {e}")))?;
-    let shape = kernels::DeviceShape {
+    let shape = code_objects::DeviceShape {
         cu_count,
         max_items_per_cu: profile.simds_per_cu * profile.max_waves_per_simd * profile.wave_size.0,
     };
@@ -62,18 +62,18 @@ pub(super) fn parse_archs(names: &[String]) -> Result<Vec<Arch>, Error> {
     names.iter().map(|a| Arch::parse(a).map_err(|e| Error::Options(format!("--arch: {e}")))).collect()
 }
 
-pub(super) fn select_sources(names: &[String]) -> Result<Vec<&'static kernels::Source<'static>>, Error> {
+pub(super) fn select_sources(names: &[String]) -> Result<Vec<&'static code_objects::Source<'static>>, Error> {
     if names.is_empty() {
-        return Ok(kernels::all().iter().collect());
+        return Ok(code_objects::all().iter().collect());
     }
-    names.iter().map(|n| kernels::source(n).map_err(Error::from)).collect()
+    names.iter().map(|n| code_objects::source(n).map_err(Error::from)).collect()
 }
 
 /// `suite kernels inspect`.
 pub(super) fn inspect(
     cli: &Cli,
     arch: Option<&str>,
-    sources: &[&'static kernels::Source<'static>],
+    sources: &[&'static code_objects::Source<'static>],
 ) -> Result<ExitCode, Error> {
     let store = KernelStore::new(cli.kernels_dir.clone());
     let mut out = String::new();
@@ -146,7 +146,7 @@ pub(super) fn inspect(
             );
             for source in sources {
                 let object = store.code_object(source, &arch)?;
-                for name in kernels::cubin_kernel_names(&object.bytes)? {
+                for name in code_objects::cubin_kernel_names(&object.bytes)? {
                     let k = gpu.kernel(source.name, &name)?;
                     let group = k.attrs.max_group_size;
                     let occ = Profile::for_arch(&arch, None)
@@ -203,8 +203,8 @@ pub(super) fn occupancy_calc(args: &OccupancyArgs) -> Result<ExitCode, Error> {
 }
 
 /// An occupancy error as an option error naming the flag to fix (`regs_flag`: `--vgprs` or `--regs`).
-pub(super) fn occupancy_flag_error(e: occupancy::Error, regs_flag: &str) -> Error {
-    use occupancy::Error as E;
+pub(super) fn occupancy_flag_error(e: occupancy_calculator::Error, regs_flag: &str) -> Error {
+    use occupancy_calculator::Error as E;
     let flag = match &e {
         E::UnknownArch { .. } => "--arch",
         E::NoWaveSize { .. } => "--wave",
@@ -229,10 +229,10 @@ pub(super) fn occupancy_flag_error(e: occupancy::Error, regs_flag: &str) -> Erro
 pub(super) fn compare_kernels(
     cli: &Cli,
     archs: &[Arch],
-    sources: &[&'static kernels::Source],
+    sources: &[&'static code_objects::Source],
     out: &std::path::Path,
 ) -> Result<ExitCode, Error> {
-    use crate::report::static_compare as cmp;
+    use crate::static_inspection as cmp;
     let store = KernelStore::new(cli.kernels_dir.clone());
     let targets = cmp::targets(archs);
     let cuobjdump = if archs.iter().any(|a| a.platform() == Platform::Nvidia) {
@@ -301,14 +301,14 @@ pub(super) const OCCUPANCY_HEADER: &str = "occ_group groups_per_cu occupancy_% l
 /// group fits, with the binding resource) and its message, once, in `notes`.
 pub(super) fn occupancy_columns(
     group: u32,
-    occ: Result<Occupancy, occupancy::Error>,
+    occ: Result<Occupancy, occupancy_calculator::Error>,
     notes: &mut Vec<String>,
 ) -> String {
     match occ {
         Ok(o) => format!("{group:>9} {:>13} {:>11.1} {}", o.groups_per_cu, o.percent, o.limiter),
         Err(e) => {
             let (groups, limiter) = match &e {
-                occupancy::Error::DoesNotFit { limiter, .. } => ("0", limiter.name()),
+                occupancy_calculator::Error::DoesNotFit { limiter, .. } => ("0", limiter.name()),
                 _ => ("-", "-"),
             };
             let note = format!("note: occupancy: {e}\n");

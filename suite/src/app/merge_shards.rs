@@ -59,16 +59,9 @@ pub(super) fn merge(dir: &Path, partial: bool, wait: Wait) -> Result<ExitCode, E
             let _ = writeln!(text, "{}", path.display());
         }
         let rows = crate::report::csv::read_rows(&out)?;
-        let count_of = |s: &str| rows.iter().filter(|r| r.get("status").is_some_and(|v| v == s)).count();
         let missing = missing.map(|m| format!("; {m}")).unwrap_or_default();
-        let points = format!(
-            "{} ok, {} failed verification, {} errors, {} invalid, merged from {} shards{missing}",
-            count_of("ok"),
-            count_of("fail"),
-            count_of("error"),
-            count_of("invalid"),
-            shards.len()
-        );
+        let points =
+            format!("{}, merged from {} shards{missing}", experiments::Summary::of_rows(&rows).line(), shards.len());
         sections.push(Section::new(entry.name, None, Ok(points), entry.results.headlines(&rows), &rows, dir));
     }
     // Planned experiments no shard reached: said in the summary as not run.

@@ -27,8 +27,8 @@ use std::fmt;
 
 use serde::Serialize;
 
+use crate::code_objects::AmdKernelMeta;
 use crate::device::{Arch, KernelAttrs, Platform, Props, WaveSize};
-use crate::kernels::AmdKernelMeta;
 
 /// Architectural VGPRs, and separately AGPRs, one item may address on every AMD target (LLVM
 /// getAddressableNumArchVGPRs).
