@@ -24,7 +24,7 @@ command -v bindgen >/dev/null || { echo "error: bindgen not found (cargo install
 # Every function the suite calls, and nothing else: the allowlist keeps the file small and reviewable.
 functions=(
     hipInit hipRuntimeGetVersion hipDriverGetVersion
-    hipGetDeviceCount hipSetDevice hipDeviceGetAttribute hipDeviceGetName hipDeviceTotalMem
+    hipGetDeviceCount hipSetDevice hipDeviceGetAttribute hipDeviceGetName hipDeviceTotalMem hipDeviceGetPCIBusId
     hipGetDeviceProperties hipGetDevicePropertiesR0000 hipGetDevicePropertiesR0600 hipMemGetInfo
     hipMalloc hipFree hipMemcpy hipMemcpyHtoD hipMemcpyDtoH hipMemcpyAsync hipMemcpyDtoDAsync
     hipMemset hipMemsetAsync hipMemsetD8Async

@@ -311,6 +311,14 @@ pub struct HipRuntime {
         ) -> hipError_t,
         ::libloading::Error,
     >,
+    pub hipDeviceGetPCIBusId: Result<
+        unsafe extern "C" fn(
+            pciBusId: *mut ::std::os::raw::c_char,
+            len: ::std::os::raw::c_int,
+            device: ::std::os::raw::c_int,
+        ) -> hipError_t,
+        ::libloading::Error,
+    >,
     pub hipDeviceTotalMem:
         Result<unsafe extern "C" fn(bytes: *mut usize, device: hipDevice_t) -> hipError_t, ::libloading::Error>,
     pub hipDeviceSynchronize: Result<unsafe extern "C" fn() -> hipError_t, ::libloading::Error>,
@@ -525,6 +533,7 @@ impl HipRuntime {
         let hipDriverGetVersion = __library.get(b"hipDriverGetVersion\0").map(|sym| *sym);
         let hipRuntimeGetVersion = __library.get(b"hipRuntimeGetVersion\0").map(|sym| *sym);
         let hipDeviceGetName = __library.get(b"hipDeviceGetName\0").map(|sym| *sym);
+        let hipDeviceGetPCIBusId = __library.get(b"hipDeviceGetPCIBusId\0").map(|sym| *sym);
         let hipDeviceTotalMem = __library.get(b"hipDeviceTotalMem\0").map(|sym| *sym);
         let hipDeviceSynchronize = __library.get(b"hipDeviceSynchronize\0").map(|sym| *sym);
         let hipSetDevice = __library.get(b"hipSetDevice\0").map(|sym| *sym);
@@ -576,6 +585,7 @@ impl HipRuntime {
             hipDriverGetVersion,
             hipRuntimeGetVersion,
             hipDeviceGetName,
+            hipDeviceGetPCIBusId,
             hipDeviceTotalMem,
             hipDeviceSynchronize,
             hipSetDevice,
@@ -638,6 +648,14 @@ impl HipRuntime {
         device: hipDevice_t,
     ) -> hipError_t {
         (self.hipDeviceGetName.as_ref().expect("Expected function, got error."))(name, len, device)
+    }
+    pub unsafe fn hipDeviceGetPCIBusId(
+        &self,
+        pciBusId: *mut ::std::os::raw::c_char,
+        len: ::std::os::raw::c_int,
+        device: ::std::os::raw::c_int,
+    ) -> hipError_t {
+        (self.hipDeviceGetPCIBusId.as_ref().expect("Expected function, got error."))(pciBusId, len, device)
     }
     pub unsafe fn hipDeviceTotalMem(&self, bytes: *mut usize, device: hipDevice_t) -> hipError_t {
         (self.hipDeviceTotalMem.as_ref().expect("Expected function, got error."))(bytes, device)

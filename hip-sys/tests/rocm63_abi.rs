@@ -384,6 +384,7 @@ fn every_bound_function_has_its_rocm63_prototype() {
         hipDriverGetVersion,
         hipRuntimeGetVersion,
         hipDeviceGetName,
+        hipDeviceGetPCIBusId,
         hipDeviceTotalMem,
         hipDeviceSynchronize,
         hipSetDevice,

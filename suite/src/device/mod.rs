@@ -10,6 +10,7 @@
 
 pub mod amd;
 pub mod nvidia;
+pub mod telemetry;
 
 use std::any::Any;
 use std::fmt;
@@ -348,6 +349,13 @@ pub enum Error {
         part: String,
         /// The kernel asked for.
         kernel: String,
+    },
+    /// Clocks, power and temperature cannot be read on this device: its vendor's management library (NVML, AMD SMI)
+    /// is missing or refuses, or the device has none. The runner records the message instead of readings.
+    #[error("telemetry not available: {why}")]
+    TelemetryUnavailable {
+        /// Why, on one line: what was looked for and what answered, e.g. every path tried for `libnvidia-ml.so.1`.
+        why: String,
     },
     /// A part key that the planning table does not hold.
     #[error("no part `{key}` to plan for; known: {known}")]
@@ -708,6 +716,18 @@ pub trait Device: Send + Sync {
     /// FP32 `result[0] = Σ |x[i]|` over `n` elements through the vendor BLAS (`cublasSasum` / `rocblas_sasum`),
     /// stream-ordered, the result left in device memory as for [`Device::sdot`].
     fn sasum(&self, n: usize, x: &dyn RawAlloc, result: &dyn RawAlloc) -> Result<()>;
+
+    /// The device's clocks, power, temperature and throttle reasons, read through its vendor's management library
+    /// (NVML, AMD SMI) for [`telemetry::Sampler`]; opened anew on each call, so a runner opens it once. By default,
+    /// and where the library is missing or refuses, [`Error::TelemetryUnavailable`] says why.
+    fn telemetry(&self) -> Result<Box<dyn telemetry::Telemetry>> {
+        Err(Error::TelemetryUnavailable {
+            why: format!(
+                "{} has no clocks or power to read here (only NVIDIA and AMD GPUs are read)",
+                self.props().name
+            ),
+        })
+    }
 }
 
 /// Checks that a vendor BLAS reduction over `n` FP32 elements fits its buffers (`inputs` of n floats, one float

@@ -305,6 +305,15 @@ impl Hip {
         self.check("hipSetDevice", unsafe { f(ordinal) })
     }
 
+    /// `hipDeviceGetPCIBusId`: the PCI address `dddd:bb:dd.f` (e.g. `0000:c1:00.0`) AMD SMI finds the GPU by.
+    pub fn pci_bus_id(&self, ordinal: i32) -> Result<String> {
+        let f = self.sym(&self.rt().hipDeviceGetPCIBusId, "hipDeviceGetPCIBusId")?;
+        let mut buf = [0 as c_char; 64];
+        // SAFETY: the runtime writes a NUL-terminated id of at most `len` bytes into the live buffer.
+        self.check("hipDeviceGetPCIBusId", unsafe { f(buf.as_mut_ptr(), buf.len() as c_int, ordinal) })?;
+        Ok(buf.iter().take_while(|&&c| c != 0).map(|&c| char::from(c as u8)).collect())
+    }
+
     /// `hipDeviceGetAttribute`.
     pub fn attribute(&self, attr: hipDeviceAttribute_t, ordinal: i32) -> Result<i32> {
         let f = self.sym(&self.rt().hipDeviceGetAttribute, "hipDeviceGetAttribute")?;

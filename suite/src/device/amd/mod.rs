@@ -15,6 +15,8 @@
 //! listed in `hip-test-runtime/README.md`.
 #![allow(unsafe_code)]
 
+mod amdsmi;
+mod gpu_metrics;
 mod hip;
 mod rocblas;
 
@@ -28,6 +30,7 @@ use hip_sys::hip_runtime::{
 };
 
 use self::hip::{Hip, HipVersion};
+use super::telemetry::Telemetry;
 use super::{
     Arch, Arg, Device, Error, Kernel, KernelAttrs, LaunchConfig, Module, Platform, Props, RawAlloc, Replay, Result,
     RuntimeInfo, Survey, WaveSize,
@@ -702,6 +705,10 @@ impl Device for HipDevice {
         // SAFETY: as in `sdot`.
         unsafe { handle.sasum(count, x.ptr(), r.ptr()) }
     }
+
+    fn telemetry(&self) -> Result<Box<dyn Telemetry>> {
+        amdsmi::open(self.hip, self.hip_ordinal, &self.props)
+    }
 }
 
 #[cfg(test)]
@@ -852,7 +859,6 @@ mod tests {
         assert_eq!(dev.blas().is_ok_and(|b| b.contains("HIP over CUDA test runtime")), over_cuda);
         assert!(props.wave_size.0 == 32 || props.wave_size.0 == 64, "{props:?}");
         assert!(props.cu_count > 0 && props.lds_bytes_per_cu >= props.lds_bytes_per_group, "{props:?}");
-
         // Memory: upload, fill, device copy, download, at an odd size.
         let n = 1_000_003usize;
         let host: Vec<f32> = (0..n).map(|i| i as f32).collect();

@@ -6,6 +6,7 @@
 
 mod cublas;
 mod cuda;
+mod nvml;
 
 use std::any::Any;
 use std::cell::Cell;
@@ -15,6 +16,7 @@ use std::sync::{Arc, Mutex};
 
 use cudarc::driver::sys;
 
+use super::telemetry::Telemetry;
 use super::{
     Arch, Arg, Device, Error, Kernel, KernelAttrs, LaunchConfig, Module, Platform, Props, RawAlloc, Replay, Result,
     RuntimeInfo, Survey, WaveSize,
@@ -64,6 +66,16 @@ fn device_handle(ordinal: u32) -> Result<sys::CUdevice> {
     // SAFETY: the ordinal is in range; cuDeviceGet writes the handle.
     check("cuDeviceGet", unsafe { sys::cuDeviceGet(&mut dev, ordinal as c_int) })?;
     Ok(dev)
+}
+
+/// The device's PCI address as the driver writes it, `dddd:bb:dd.f` (e.g. `0000:00:06.0`): NVML finds the same GPU
+/// by it, whatever `CUDA_VISIBLE_DEVICES` does to ordinals.
+fn pci_bus_id(dev: sys::CUdevice) -> Result<String> {
+    let mut buf = [0 as std::ffi::c_char; 64];
+    // SAFETY: dev is a valid device handle; the driver writes a NUL-terminated id of at most `len` bytes into the
+    // live buffer.
+    check("cuDeviceGetPCIBusId", unsafe { sys::cuDeviceGetPCIBusId(buf.as_mut_ptr(), buf.len() as c_int, dev) })?;
+    Ok(nvml::c_string(&buf))
 }
 
 fn attribute(dev: sys::CUdevice, attr: sys::CUdevice_attribute) -> Result<i32> {
@@ -752,5 +764,12 @@ impl Device for CudaDevice {
         let count = crate::device::check_blas_reduction("sasum", n, &[x], result)?;
         let (x, r) = (self.alloc_of(x)?.ptr(), self.alloc_of(result)?.ptr());
         self.with_blas(|h| h.sasum(count, x, r))
+    }
+
+    fn telemetry(&self) -> Result<Box<dyn Telemetry>> {
+        let bus_id = pci_bus_id(self.context.dev).map_err(|e| Error::TelemetryUnavailable {
+            why: format!("the GPU's PCI bus id, which NVML finds it by, could not be read: {e}"),
+        })?;
+        Ok(Box::new(nvml::NvmlTelemetry::open(&bus_id)?))
     }
 }
