@@ -4,13 +4,15 @@
 //! [`code_objects`] (compile the HIP C++ sources of `kernels/`, cache, inspect and load their code objects),
 //! [`occupancy_calculator`] (theoretical occupancy from a kernel's resources), [`gpu`] (a device with its
 //! kernels), [`planning`] (a device that stands for a part that is not present), [`report`] (CSV rows, `run.json`,
-//! plots), [`patterns`] (composable patterns that render HIP source), [`static_inspection`] (every kernel's
+//! plots), [`counters`] (the vendor profilers' command lines and output: hardware counters per point, beside the
+//! rows), [`patterns`] (composable patterns that render HIP source), [`static_inspection`] (every kernel's
 //! resources across architectures, no GPU), [`experiments`] (sweeps and the shared runner) and [`app`].
 #![deny(unsafe_code)]
 
 pub mod app;
 pub mod cli;
 pub mod code_objects;
+pub mod counters;
 pub mod device;
 pub mod experiments;
 pub mod gpu;
