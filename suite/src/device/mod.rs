@@ -717,6 +717,15 @@ pub trait Device: Send + Sync {
     /// stream-ordered, the result left in device memory as for [`Device::sdot`].
     fn sasum(&self, n: usize, x: &dyn RawAlloc, result: &dyn RawAlloc) -> Result<()>;
 
+    /// Opens (`on`) or closes the range that a profiler started with its collection off profiles: CUDA's
+    /// `cuProfilerStart`/`cuProfilerStop`, which `ncu --profile-from-start off` listens to, so the counter pass
+    /// profiles each point's marker and launch and nothing the child launches between them. A no-op by default
+    /// and where no profiler listens (the calls then do nothing); rocprofv3 profiles every dispatch instead.
+    fn profiler_range(&self, on: bool) -> Result<()> {
+        let _ = on;
+        Ok(())
+    }
+
     /// The device's clocks, power, temperature and throttle reasons, read through its vendor's management library
     /// (NVML, AMD SMI) for [`telemetry::Sampler`]; opened anew on each call, so a runner opens it once. By default,
     /// and where the library is missing or refuses, [`Error::TelemetryUnavailable`] says why.

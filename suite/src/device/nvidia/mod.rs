@@ -733,6 +733,17 @@ impl Device for CudaDevice {
         cublas::load().map(|l| l.path.clone())
     }
 
+    fn profiler_range(&self, on: bool) -> Result<()> {
+        self.context.make_current()?;
+        if on {
+            // SAFETY: the device's context is current (above); the call takes no arguments.
+            check("cuProfilerStart", unsafe { sys::cuProfilerStart() })
+        } else {
+            // SAFETY: as for cuProfilerStart.
+            check("cuProfilerStop", unsafe { sys::cuProfilerStop() })
+        }
+    }
+
     fn sgemm(&self, m: usize, n: usize, k: usize, a: &dyn RawAlloc, b: &dyn RawAlloc, c: &dyn RawAlloc) -> Result<()> {
         let f32s = std::mem::size_of::<f32>();
         for (name, buf, need) in [("A", a, m * k), ("B", b, k * n), ("C", c, m * n)] {
