@@ -258,6 +258,25 @@ pub fn csv_text(r: &Roofline) -> String {
     out
 }
 
+/// The roof's reference lines between intensities `x_lo` and `x_hi`, labelled with `prefix`: the memory roof
+/// rises until the highest compute ceiling; each compute ceiling is flat from its ridge.
+fn roof_series(prefix: &str, roof: &Roof, x_lo: f64, x_hi: f64) -> Vec<Series> {
+    let top = roof.compute.last().map_or(f64::INFINITY, |c| c.1);
+    let ridge = top / roof.memory_gbps;
+    let mut series = vec![Series::reference(
+        format!("{prefix}memory {:.0} GB/s x FLOP/B", roof.memory_gbps),
+        vec![(x_lo, roof.memory_gbps * x_lo), (ridge.min(x_hi), roof.memory_gbps * ridge.min(x_hi))],
+    )];
+    for (name, gflops) in &roof.compute {
+        let from = (gflops / roof.memory_gbps).max(x_lo);
+        series.push(Series::reference(
+            format!("{prefix}{name} peak {:.1} TFLOP/s", gflops / 1e3),
+            vec![(from, *gflops), (x_hi, *gflops)],
+        ));
+    }
+    series
+}
+
 /// The roofline plot of one or more runs (labelled `run N` when several): one point series per experiment and
 /// family (per run when several), the memory roof and the FP32 ceilings as reference lines.
 pub fn plot(runs: &[(String, &Roofline)]) -> LinePlot {
@@ -283,20 +302,7 @@ pub fn plot(runs: &[(String, &Roofline)]) -> LinePlot {
     }
     for (label, r) in runs {
         let prefix = if several { format!("{label}: ") } else { String::new() };
-        let top = r.roof.compute.last().map_or(f64::INFINITY, |c| c.1);
-        // The memory roof rises until the highest compute ceiling; each compute ceiling is flat from its ridge.
-        let ridge = top / r.roof.memory_gbps;
-        series.push(Series::reference(
-            format!("{prefix}memory {:.0} GB/s x FLOP/B", r.roof.memory_gbps),
-            vec![(x_lo, r.roof.memory_gbps * x_lo), (ridge.min(x_hi), r.roof.memory_gbps * ridge.min(x_hi))],
-        ));
-        for (name, gflops) in &r.roof.compute {
-            let from = (gflops / r.roof.memory_gbps).max(x_lo);
-            series.push(Series::reference(
-                format!("{prefix}{name} peak {:.1} TFLOP/s", gflops / 1e3),
-                vec![(from, *gflops), (x_hi, *gflops)],
-            ));
-        }
+        series.extend(roof_series(&prefix, &r.roof, x_lo, x_hi));
     }
     let first = runs.first().map(|(_, r)| r);
     let title = match (several, first) {
@@ -337,6 +343,76 @@ pub fn plot(runs: &[(String, &Roofline)]) -> LinePlot {
         y_max: None,
         note: Some(note.trim_end().to_string()),
     }
+}
+
+/// The plot of the measured bytes beside the counted ones.
+pub const DRAM_PNG: &str = "roofline-dram.png";
+
+/// The roofline of `r` with each kernel the profiler measured drawn twice at the same GFLOP/s: filled at the
+/// intensity its experiment counts (`flop_count / byte_count`), as a ring at the intensity of the DRAM bytes the
+/// profiler read in one launch (`measured`: (experiment, key) → bytes read + written, from `counters.csv`). A ring
+/// left of its dot moved more bytes than counted; right of it, fewer (data found in the caches). `None` when no
+/// point has a measurement.
+pub fn plot_dram(r: &Roofline, measured: &BTreeMap<(String, String), f64>, cache_note: &str) -> Option<LinePlot> {
+    let pairs: Vec<(&Placed, f64)> = r
+        .points
+        .iter()
+        .filter_map(|p| {
+            let bytes = *measured.get(&(p.experiment.clone(), p.key.clone()))?;
+            (bytes > 0.0).then_some((p, bytes))
+        })
+        .collect();
+    if pairs.is_empty() {
+        return None;
+    }
+    let counted: Vec<(f64, f64)> = pairs.iter().map(|(p, _)| (p.intensity(), p.gflops())).collect();
+    let dram: Vec<(f64, f64)> = pairs.iter().map(|(p, bytes)| (p.flops / bytes, p.gflops())).collect();
+    let (lo, hi) =
+        counted.iter().chain(&dram).fold((f64::INFINITY, 0.0f64), |(lo, hi), (x, _)| (lo.min(*x), hi.max(*x)));
+    let mut series = vec![
+        Series::points(format!("{} kernels: intensity from the bytes each experiment counts", pairs.len()), counted),
+        Series::rings("the same kernels: intensity from the DRAM bytes the profiler measured", dram),
+    ];
+    series.extend(roof_series("", &r.roof, lo / 2.0, hi * 2.0));
+    Some(LinePlot {
+        title: format!("Roofline with measured DRAM bytes on {}", r.device),
+        subtitle: Some(
+            "each kernel twice at its measured GFLOP/s: a ring left of its dot moved more DRAM bytes than its \
+             experiment counts, right of it fewer (data the caches held)"
+                .into(),
+        ),
+        x_label: "arithmetic intensity, FLOP per byte (log scale)".into(),
+        y_label: "GFLOP/s (log scale)".into(),
+        x_axis: Axis::Log10,
+        y_axis: Axis::Log10,
+        series,
+        y_max: None,
+        note: Some(format!(
+            "counted: flop_count / byte_count (each input read once, each output written once); measured: \
+             flop_count / (dram_read_bytes + dram_write_bytes) of counters.csv, summed over the point's kernels. \
+             {cache_note} Memory ceiling: {}; FP32 ceilings: {}.",
+            r.roof.memory_source, r.roof.compute_source
+        )),
+    })
+}
+
+/// Writes `roofline-dram.png` of the results folder `dir` ([`plot_dram`]); the file, or `None` when there is no
+/// roofline or no measured point on it.
+pub fn write_dram(
+    dir: &Path,
+    roles: &Roles,
+    measured: &BTreeMap<(String, String), f64>,
+    cache_note: &str,
+) -> Result<Option<PathBuf>> {
+    let Some(r) = of_run(dir, roles)? else { return Ok(None) };
+    let Some(plot) = plot_dram(&r, measured, cache_note) else { return Ok(None) };
+    let png = dir.join(DRAM_PNG);
+    render_png(&plot, &png, DEFAULT_SIZE.0, DEFAULT_SIZE.1).map_err(|e| Error::Io {
+        action: "cannot draw",
+        path: png.clone(),
+        source: std::io::Error::other(e.to_string()),
+    })?;
+    Ok(Some(png))
 }
 
 /// Writes `roofline.csv` and `roofline.png` of the results folder `dir`; the files written, none when the folder
@@ -464,5 +540,20 @@ mod tests {
         let p = plot(&[(String::new(), &r)]);
         assert!(p.title.contains("H100"), "{}", p.title);
         assert_eq!(p.series.iter().filter(|s| s.kind == super::super::plot::SeriesKind::Points).count(), 2);
+
+        // Measured DRAM bytes beside the counted ones: k1 moved 1.5 times its counted bytes (format-sample values,
+        // not a measurement), k2 has no measurement and is left off.
+        let measured = BTreeMap::from([(("kernels".to_string(), "k1".to_string()), 1.5 * b)]);
+        let d = plot_dram(&r, &measured, "caches flushed").unwrap();
+        let of = |kind| d.series.iter().find(|s| s.kind == kind).unwrap();
+        let counted = &of(super::super::plot::SeriesKind::Points).points;
+        let dram = &of(super::super::plot::SeriesKind::Rings).points;
+        assert_eq!(counted.len(), 1);
+        assert!((counted[0].0 / dram[0].0 - 1.5).abs() < 1e-12, "{counted:?} {dram:?}");
+        assert_eq!(counted[0].1, dram[0].1, "the same GFLOP/s");
+        assert!(d.note.as_deref().is_some_and(|n| n.contains("caches flushed")));
+        assert!(plot_dram(&r, &BTreeMap::new(), "").is_none());
+        let png = write_dram(dir.path(), &fixture_roles(), &measured, "caches flushed").unwrap().unwrap();
+        assert!(png.ends_with(DRAM_PNG) && png.exists());
     }
 }

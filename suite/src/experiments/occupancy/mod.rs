@@ -28,8 +28,10 @@
 //!
 //! Files: this one (the sweep, which is also the command line, and the points), `specs.rs` (the points of each
 //! sweep, their geometry, sizes and work), `cases.rs` (inputs, launches, host references), `timeline.rs` (the
-//! per-wave records and their analysis), `plots.rs` (headlines and plots), `compare.rs` (`suite compare`).
+//! per-wave records and their analysis), `plots.rs` (headlines and plots), `achieved.rs` (achieved beside
+//! theoretical occupancy, from the counters of `suite run --counters`), `compare.rs` (`suite compare`).
 
+mod achieved;
 mod cases;
 mod compare;
 mod plots;

@@ -273,6 +273,8 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
             ));
         }
     }
+    // With counters beside the CSV (`suite run --counters`): achieved beside theoretical occupancy.
+    out.extend(super::achieved::plots(&ok, dir, &device));
     out
 }
 
