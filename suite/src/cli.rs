@@ -207,6 +207,15 @@ pub struct RunArgs {
     /// the error for an unknown one).
     #[arg(long, global = true, value_name = "PART")]
     pub part: Option<String>,
+    /// After the timed run, run every verified point once more under the vendor profiler (Nsight Compute's ncu on
+    /// NVIDIA, rocprofv3 on AMD) into counters.csv beside the rows: achieved occupancy, DRAM bytes, L2 hit rate,
+    /// FP instructions (docs/counters.md). A pass of its own: the timed rows are untouched, and a missing profiler
+    /// is a message while the run goes on.
+    #[arg(long, global = true)]
+    pub counters: bool,
+    /// Internal: run as the counter pass's child, profiling the points of this plan once each.
+    #[arg(long, global = true, hide = true, value_name = "PLAN")]
+    pub counters_child: Option<PathBuf>,
 }
 
 /// `suite run [--full] [shared run flags]` (every experiment, one folder, `summary.md`) or

@@ -82,6 +82,47 @@ fn bad_values_name_the_flag() {
 }
 
 #[test]
+fn counters_refuse_shards_and_the_dry_run_says_where_the_profiler_is() {
+    let cache = tempfile::tempdir().unwrap();
+    // One counters.csv per folder: refused with shards, before any GPU is opened.
+    suite_without_gpu(cache.path())
+        .args(["run", "smoke", "--counters", "--shard", "0/2"])
+        .assert()
+        .failure()
+        .code(2)
+        .stderr(predicate::str::contains("--counters profiles an unsharded run"))
+        .stderr(predicate::str::contains("no GPU").not());
+    // The plan says whether the profiler is there: the override names a file that is not.
+    let tools = tempfile::tempdir().unwrap();
+    let absent = tools.path().join("ncu");
+    suite_without_gpu(cache.path())
+        .args(["run", "smoke", "--dry-run", "--part", "h100-sxm", "--counters"])
+        .env("SUITE_NCU", &absent)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(format!(
+            "counters: no Nsight Compute (ncu) found (tried: {})",
+            absent.display()
+        )))
+        .stdout(predicate::str::contains("the run goes on without counters"));
+    std::fs::write(&absent, "#!/bin/sh\n").unwrap();
+    std::fs::set_permissions(&absent, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    suite_without_gpu(cache.path())
+        .args(["run", "smoke", "--dry-run", "--part", "mi250x-gcd", "--counters"])
+        .env("SUITE_ROCPROFV3", &absent)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(format!("counters: rocprofv3 at {} would profile", absent.display())));
+    // The flag is in the help; the child's is not.
+    suite_without_gpu(cache.path())
+        .args(["run", "--help"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("--counters"))
+        .stdout(predicate::str::contains("--counters-child").not());
+}
+
+#[test]
 fn kernels_build_and_inspect_for_gfx90a_without_a_gpu() {
     common::require_compiler(Platform::Amd);
     let cache = tempfile::tempdir().unwrap();

@@ -25,6 +25,9 @@ pub enum Error {
     /// An option is out of range; the message names the flag.
     #[error("{0}")]
     Options(String),
+    /// The counter pass's child could not read its plan or write its outcomes.
+    #[error(transparent)]
+    Counters(#[from] crate::counters::Error),
 }
 
 impl Error {

@@ -2,6 +2,8 @@
 //! testable as a library.
 
 mod bench;
+mod counter_child;
+pub mod counter_pass;
 mod error;
 mod info;
 mod kernel_tools;

@@ -32,6 +32,9 @@ struct Selection {
 pub(super) fn run(cli: &Cli, all: &RunAll) -> Result<ExitCode, Error> {
     let (selection, args) = select(all)?;
     check_args(args)?;
+    if let Some(plan) = &args.counters_child {
+        return super::counter_child::child(cli, &selection.experiments, plan);
+    }
     if args.dry_run {
         return dry_run(cli, selection, args);
     }
@@ -73,6 +76,13 @@ fn check_args(args: &RunArgs) -> Result<(), Error> {
             "--max-point-seconds: {} is not a positive number of seconds",
             args.max_point_seconds
         )));
+    }
+    if args.counters && args.shard.is_some() {
+        return Err(Error::Options(
+            "--counters profiles an unsharded run: the counter pass writes one counters.csv for the folder; run the \
+             sweep you want counters of without --shard (one GPU), with --counters"
+                .into(),
+        ));
     }
     Ok(())
 }
@@ -145,6 +155,12 @@ fn measure(cli: &Cli, selection: Selection, args: &RunArgs) -> Result<ExitCode, 
         );
         let outcome = run_one(&gpu, exp, &opts)?;
         eprintln!("{}: {}; results in {}", exp.name(), outcome.line(), out_dir.display());
+        if args.counters {
+            // The child opens the GPU anew: this process's context and its memory go first.
+            let props = props.clone();
+            drop(gpu);
+            counters_after(&selection, &props, &out_dir, started.elapsed().as_secs_f64(), None);
+        }
         return Ok(if outcome.success() { ExitCode::SUCCESS } else { ExitCode::FAILURE });
     };
     eprintln!(
@@ -200,7 +216,50 @@ fn measure(cli: &Cli, selection: Selection, args: &RunArgs) -> Result<ExitCode, 
     let total = started.elapsed().as_secs_f64();
     write_summary(&out_dir, &summary_path, props, preset, &sections, Some(total))?;
     eprintln!("done in {total:.1} s (estimate {}); read {} first", seconds_text(estimate), summary_path.display());
+    if args.counters {
+        let props = props.clone();
+        drop(gpu);
+        counters_after(&selection, &props, &out_dir, total, Some(&summary_path));
+    }
     Ok(if success { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// `--counters`: the counter pass over what this invocation ran, into its folder, after the timed run of
+/// `timed_s` seconds; then the plots that read `counters.csv` are drawn again and (with every experiment) the
+/// summary gets a section. Whatever happens is a message: the exit status stays the timed run's.
+fn counters_after(
+    selection: &Selection,
+    props: &crate::device::Props,
+    out_dir: &Path,
+    timed_s: f64,
+    summary: Option<&Path>,
+) {
+    use super::counter_pass;
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => {
+            eprintln!("counters: cannot find this program to run it under the profiler ({e}); no counters");
+            return;
+        }
+    };
+    let input = counter_pass::PassInput {
+        props,
+        out_dir,
+        experiments: selection.experiments.iter().map(|e| e.results()).collect(),
+        child: (exe, counter_pass::child_args(std::env::args_os())),
+        timed_s,
+    };
+    let outcome = counter_pass::run_pass(&input, crate::counters::locate::locate);
+    if outcome.is_ok() {
+        for path in counter_pass::draw(&input, &registry::roofline_roles()) {
+            eprintln!("plot: {}", path.display());
+        }
+    }
+    if let Some(path) = summary {
+        if let Err(e) = counter_pass::append_summary(path, &outcome) {
+            eprintln!("counters: {e}");
+        }
+    }
 }
 
 /// Runs one experiment into `opts.out_dir`, then (unsharded) redraws the folder's roofline over every experiment in
@@ -348,6 +407,9 @@ fn dry_run(cli: &Cli, selection: Selection, args: &RunArgs) -> Result<ExitCode, 
         for u in &unreadable {
             text.push_str(&format!("  {u}\n"));
         }
+    }
+    if args.counters {
+        text.push_str(&super::counter_pass::dry_run_line(props.platform));
     }
     let mut refused = None;
     if let Some(out) = &args.out {
