@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole GPU check of the suite, in one go, on a GPU node: device info, kernel resources, the smoke run, every
-# GPU test (ignored ones included; the timer's calibration among them), the launch-overhead benchmark against a
+# GPU test (ignored ones included; the timer's calibration among them; the counter pass under the vendor profiler), the launch-overhead benchmark against a
 # C++ driver-API baseline (NVIDIA), and on NVIDIA the AMD code path over the HIP-over-CUDA test runtime
 # (scripts/hip-over-cuda.sh: it builds the runtime here with g++, no install step).
 # Usage: scripts/gpu-check.sh BIN_DIR OUT_DIR   (BIN_DIR from scripts/bundle-gpu-check.sh, or target/release)
@@ -21,6 +21,9 @@ step "$bin/suite" run smoke --out "$out/smoke"
 # and clang, which a GPU node may lack); run from the repository root, where the tests find their fixtures. One thread: the tests share one GPU and the calibration test times kernels on it;
 # --nocapture shows its figures (the spin kernel at 5, 20, 100 µs, the gap between back-to-back launches).
 step "$bin/test-gpu" --include-ignored --test-threads=1 --nocapture
+# The counter pass over the quick preset (docs/counters.md): needs the vendor profiler too (ncu that may read the
+# counters, or rocprofv3), and fails saying so where it is missing; prints every point's counters.
+SUITE_BIN="$bin/suite" step "$bin/test-gpu_counters" --include-ignored --test-threads=1 --nocapture
 # The AMD device test needs an AMD GPU: skipped by name where HIP sees none (an NVIDIA node).
 amd_only=()
 "$bin/suite" --platform amd info >/dev/null 2>&1 || amd_only=(--skip device::amd::)
