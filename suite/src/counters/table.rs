@@ -181,7 +181,8 @@ impl CounterRow {
 }
 
 /// Writes `rows` as `<dir>/counters.csv`, keeping the rows already there of every experiment `rows` has none of;
-/// written to a temporary file and renamed, so a reader never sees half a table.
+/// written to a temporary file and renamed, so a reader never sees half a table. With no row at all nothing is
+/// written: a header alone would read as a table of no experiment to whoever lists the folder's CSVs.
 pub fn write(dir: &Path, rows: &[CounterRow]) -> Result<(), Error> {
     let path = dir.join(CSV);
     let replaced: std::collections::BTreeSet<&str> = rows.iter().map(|r| r.experiment.as_str()).collect();
@@ -190,6 +191,9 @@ pub fn write(dir: &Path, rows: &[CounterRow]) -> Result<(), Error> {
         .into_iter()
         .filter(|r| r.get("experiment").is_some_and(|e| !replaced.contains(e.as_str())))
         .collect();
+    if kept.is_empty() && rows.is_empty() {
+        return Ok(());
+    }
     let csv_error = |source: ::csv::Error| Error::Report(crate::report::Error::Csv { path: path.clone(), source });
     let mut out = ::csv::Writer::from_writer(Vec::new());
     out.write_record(HEADER).map_err(csv_error)?;
@@ -285,6 +289,8 @@ pub(crate) mod tests {
     fn a_pass_replaces_its_experiments_rows_and_keeps_the_others() {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(read(dir.path()).unwrap(), None);
+        write(dir.path(), &[]).unwrap();
+        assert_eq!(read(dir.path()).unwrap(), None, "no rows, no file");
         write(dir.path(), &[row("matmul", "naive/m=64"), row("occupancy", "group_size/g=64,n=1")]).unwrap();
         // A second pass over occupancy alone.
         let mut again = row("occupancy", "group_size/g=128,n=1");
