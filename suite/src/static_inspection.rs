@@ -92,6 +92,9 @@ pub struct Row {
     pub lds_bytes: u32,
     /// Scratch per item in bytes (AMD private segment; NVIDIA local memory plus stack): spills live here.
     pub scratch_bytes: u32,
+    /// The compiler that built the code object, with its version ([`KernelStore::built_by`]), e.g. `hipcc
+    /// 5.2.21153-0 (clang 15.0.6)`: register counts depend on it.
+    pub compiler: String,
     /// Where the resources were read.
     pub read_from: &'static str,
     /// The calculator's occupancy, or why none fits.
@@ -101,6 +104,7 @@ pub struct Row {
 /// Compiles `sources` for `target` and reads every kernel's resources. `cuobjdump` is needed for NVIDIA targets.
 pub fn rows(store: &KernelStore, target: &Target, sources: &[&Source], cuobjdump: Option<&Path>) -> Result<Vec<Row>> {
     let mut out = Vec::new();
+    let compiler = store.built_by(target.arch.platform())?;
     for source in sources {
         match target.arch.platform() {
             Platform::Amd => {
@@ -128,6 +132,7 @@ pub fn rows(store: &KernelStore, target: &Target, sources: &[&Source], cuobjdump
                         sgprs: Some(k.sgpr_count),
                         lds_bytes: k.lds_bytes,
                         scratch_bytes: k.scratch_bytes,
+                        compiler: compiler.clone(),
                         read_from: "code-object metadata",
                         occupancy,
                     });
@@ -170,6 +175,7 @@ pub fn rows(store: &KernelStore, target: &Target, sources: &[&Source], cuobjdump
                         sgprs: None,
                         lds_bytes,
                         scratch_bytes: u.local.saturating_add(u.stack),
+                        compiler: compiler.clone(),
                         read_from: "cuobjdump --dump-resource-usage",
                         occupancy,
                     });
@@ -370,7 +376,7 @@ pub fn group_size_plots(targets: &[Target]) -> Vec<(String, LinePlot)> {
 
 /// The CSV header of `kernels.csv`.
 pub const CSV_HEADER: &str = "target,wave_size,source,kernel,group_size,registers,agprs,sgprs,lds_bytes,scratch_bytes,\
-waves_per_group,groups_per_cu,waves_per_cu,wave_slots_per_cu,occupancy_percent,limiter,read_from,note";
+waves_per_group,groups_per_cu,waves_per_cu,wave_slots_per_cu,occupancy_percent,limiter,compiler,read_from,note";
 
 /// `rows` as CSV lines under [`CSV_HEADER`].
 pub fn csv(rows: &[Row]) -> String {
@@ -388,7 +394,7 @@ pub fn csv(rows: &[Row]) -> String {
             Err(e) => (",,,,,".to_string(), e.replace(['"', '\n'], "'")),
         };
         text.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{},\"{}\"\n",
+            "{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},\"{}\"\n",
             r.target,
             r.wave_size,
             r.source,
@@ -400,6 +406,7 @@ pub fn csv(rows: &[Row]) -> String {
             r.lds_bytes,
             r.scratch_bytes,
             occ,
+            r.compiler.replace('"', "'"),
             r.read_from,
             note
         ));
@@ -414,14 +421,14 @@ pub fn markdown(rows: &[Row], targets: &[Target], commands: &str) -> String {
         "# Static kernel comparison: {}\n\nStatic: compiled here, resources read from the code objects (AMD: \
          code-object metadata; NVIDIA: `cuobjdump --dump-resource-usage`), occupancy from the suite's calculator \
          for groups of each kernel's largest size (its launch bounds, 1024 without). Nothing here is measured.\n\n\
-         Made with:\n\n```\n{commands}\n```\n\n",
+         Made with (the compiler of each row is in its `compiler` column: register counts depend on it):\n\n```\n{commands}\n```\n\n",
         labels.join(", ")
     );
     md.push_str("Columns: registers per item (AMD VGPRs, on gfx90a VGPRs+AGPRs with the AGPRs in brackets; NVIDIA registers per thread), LDS bytes per group, scratch bytes per item (spills), waves per CU/SM resident and occupancy % with the binding limit.\n\n");
     md.push_str(
-        "| source | kernel | group | target | registers | LDS B | scratch B | waves/CU | occupancy | limiter |\n",
+        "| source | kernel | group | target | compiler | registers | LDS B | scratch B | waves/CU | occupancy | limiter |\n",
     );
-    md.push_str("|---|---|---:|---|---:|---:|---:|---:|---:|---|\n");
+    md.push_str("|---|---|---:|---|---|---:|---:|---:|---:|---:|---|\n");
     let mut keys: Vec<(String, String)> = Vec::new();
     for r in rows {
         let key = (r.source.clone(), r.kernel.clone());
@@ -430,26 +437,26 @@ pub fn markdown(rows: &[Row], targets: &[Target], commands: &str) -> String {
         }
     }
     for (source, kernel) in &keys {
+        // One row per target and compiler (`--compiler hipcc,zig` builds each AMD target twice).
         for label in &labels {
-            let Some(r) = rows.iter().find(|r| &r.source == source && &r.kernel == kernel && &r.target == label) else {
-                continue;
-            };
-            let regs = match r.agprs {
-                Some(a) if a > 0 => format!("{} ({a})", r.registers),
-                _ => r.registers.to_string(),
-            };
-            let (waves, occ, limiter) = match &r.occupancy {
-                Ok(o) => (
-                    format!("{}/{}", o.waves_per_cu, o.wave_slots_per_cu),
-                    format!("{:.1}%", o.percent),
-                    o.limiter.to_string(),
-                ),
-                Err(e) => ("-".into(), "-".into(), e.clone()),
-            };
-            md.push_str(&format!(
-                "| {source} | {kernel} | {} | {label} | {regs} | {} | {} | {waves} | {occ} | {limiter} |\n",
-                r.group_size, r.lds_bytes, r.scratch_bytes
-            ));
+            for r in rows.iter().filter(|r| &r.source == source && &r.kernel == kernel && &r.target == label) {
+                let regs = match r.agprs {
+                    Some(a) if a > 0 => format!("{} ({a})", r.registers),
+                    _ => r.registers.to_string(),
+                };
+                let (waves, occ, limiter) = match &r.occupancy {
+                    Ok(o) => (
+                        format!("{}/{}", o.waves_per_cu, o.wave_slots_per_cu),
+                        format!("{:.1}%", o.percent),
+                        o.limiter.to_string(),
+                    ),
+                    Err(e) => ("-".into(), "-".into(), e.clone()),
+                };
+                md.push_str(&format!(
+                    "| {source} | {kernel} | {} | {label} | {} | {regs} | {} | {} | {waves} | {occ} | {limiter} |\n",
+                    r.group_size, r.compiler, r.lds_bytes, r.scratch_bytes
+                ));
+            }
         }
     }
     md

@@ -108,6 +108,8 @@ fn kernels_build_and_inspect_for_gfx90a_without_a_gpu() {
         .stdout(predicate::str::contains("smoke_triad"))
         .stdout(predicate::str::contains("smoke_spin"))
         .stdout(predicate::str::contains("vgpr"))
+        // Prebuilt objects do not record their compiler: the header says so rather than naming one.
+        .stdout(predicate::str::starts_with("# gfx90a, compiler: unknown: prebuilt objects from "))
         // Occupancy at the kernel's largest group (1024 items without launch bounds = 16 waves of the 32 slots).
         .stdout(predicate::str::contains("occ_group groups_per_cu occupancy_% limiter"))
         .stdout(predicate::str::is_match(r"smoke_triad .* 1024 +2 +100\.0 waves\n").unwrap());
@@ -128,15 +130,55 @@ fn kernels_compare_writes_tables_and_plots_without_a_gpu() {
         .stdout(predicate::str::contains("kernels.md"));
     let csv = std::fs::read_to_string(out.path().join("kernels.csv")).unwrap();
     assert!(csv.starts_with("target,wave_size,source,kernel,group_size,registers"), "{csv}");
-    for target in ["gfx90a,64,smoke,smoke_triad,1024", "sm_90,32,smoke,smoke_triad,1024"] {
-        assert!(csv.lines().any(|l| l.starts_with(target)), "{target} in\n{csv}");
+    assert!(csv.lines().next().unwrap().contains(",compiler,"), "{csv}");
+    // Every row names the compiler and version that built it: register counts depend on it.
+    for (target, compiler) in
+        [("gfx90a,64,smoke,smoke_triad,1024", "\"hipcc 5."), ("sm_90,32,smoke,smoke_triad,1024", "\"nvcc 1")]
+    {
+        assert!(csv.lines().any(|l| l.starts_with(target) && l.contains(compiler)), "{target} {compiler} in\n{csv}");
     }
     let md = std::fs::read_to_string(out.path().join("kernels.md")).unwrap();
-    assert!(md.contains("Static") && md.contains("| smoke | smoke_triad | 1024 | sm_90 |"), "{md}");
+    assert!(md.contains("Static") && md.contains("| smoke | smoke_triad | 1024 | sm_90 | nvcc 1"), "{md}");
     for png in ["occupancy-items-vs-group-size.png", "occupancy-waves-vs-group-size.png"] {
         let (w, h, _) = decode_png(&out.path().join(png));
         assert!(w > 0 && h > 0, "{png}");
     }
+}
+
+/// zig's clang as a second AMD compiler: inspect names it and its version; compare puts both compilers' rows side
+/// by side; a zig asked for with prebuilt objects or for an NVIDIA architecture is refused with the flag named.
+#[test]
+fn kernels_inspect_and_compare_with_zigs_clang() {
+    common::require_compiler(Platform::Amd);
+    common::require_zig();
+    let cache = tempfile::tempdir().unwrap();
+    suite_without_gpu(cache.path())
+        .args(["kernels", "inspect", "--arch", "gfx90a", "--compiler", "zig", "--sources", "smoke"])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("# gfx90a, compiler: zig-clang 0.13.0 (clang 18.1.6)\n"))
+        .stdout(predicate::str::contains("smoke_triad"));
+    let out = tempfile::tempdir().unwrap();
+    suite_without_gpu(cache.path())
+        .args(["kernels", "compare", "--arch", "gfx90a", "--compiler", "hipcc,zig", "--sources", "smoke", "--out"])
+        .arg(out.path())
+        .assert()
+        .success();
+    let md = std::fs::read_to_string(out.path().join("kernels.md")).unwrap();
+    for compiler in ["| gfx90a | hipcc 5.", "| gfx90a | zig-clang 0.13.0 (clang 18.1.6) |"] {
+        assert!(md.contains(&format!("| smoke | smoke_triad | 1024 {compiler}")), "{compiler} in\n{md}");
+    }
+    assert!(md.contains("# amd: zig-clang 0.13.0 (clang 18.1.6) ("), "{md}");
+    suite_without_gpu(cache.path())
+        .args(["--kernels-dir", "/nonexistent", "kernels", "inspect", "--arch", "gfx90a", "--compiler", "zig"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("--compiler zig compiles the kernels, --kernels-dir reads prebuilt ones"));
+    suite_without_gpu(cache.path())
+        .args(["kernels", "inspect", "--arch", "sm_90", "--compiler", "zig"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("--compiler zig builds AMD code objects; sm_90 is NVIDIA's"));
 }
 
 #[test]
