@@ -20,7 +20,7 @@
 //! The linker: clang's HIP toolchain links each device object with `lld -flavor gnu ...`, looked up in the `-B`
 //! folders and beside clang. zig has no `lld` program; it carries lld's ELF driver as `zig ld.lld`, which takes no
 //! `-flavor`. So every compile writes `zig-lld/lld` (and `zig-lld/ld.lld`, the name other clang toolchains ask
-//! for) into its own temporary folder ([`write_linker`]): a shell script that drops `-flavor gnu` and runs `zig
+//! for) into its own temporary folder (`write_linker`): a shell script that drops `-flavor gnu` and runs `zig
 //! ld.lld`. `-Bzig-lld` is relative (each compile runs in its folder), so the flags, and the cache key, are the
 //! same from one compile to the next.
 //!

@@ -163,10 +163,13 @@ impl Fit {
 /// every reason that holds for it. Both lists keep the candidates' order; every candidate is in exactly one.
 ///
 /// Hook-up (the matmul sweep, AMD devices, without `--kernels`): candidates = `VARIANTS` through [`Candidate::of`]
-/// (then `--tiles` applies to the names kept), kernels = the `matmul` code object's `amd_kernels` as the run's
-/// `Gpu` loaded it, profile = `Profile::from_props(device)`; write [`Fit::names`] into the options (the fingerprint
-/// changes with the set) and each [`LeftOut`] line into summary.md with the compiler that built the object. An
-/// empty set is an error to report (nothing would run), not a set to run.
+/// (then `--tiles` applies to the names kept); kernels = the metadata of the candidates' symbols in the `matmul`
+/// code object the run loaded, `gpu.amd_kernel_meta("matmul", symbol)` for each (a symbol it lacks is simply left
+/// out of the slice and reported [`Reason::Missing`]); profile = `Profile::from_props(props)`. Then write
+/// [`Fit::names`] into the options (the fingerprint changes with the set), give the autotune step the same set, and
+/// write each [`LeftOut`] (its `Display`) into summary.md beside the compiler that built the object
+/// (`CompilerRecord`). An empty set is an error to report (nothing would run), not a set to run. On NVIDIA, and
+/// wherever no AMD metadata can be read, keep `ARCH_DEFAULTS`.
 pub fn choose(candidates: &[Candidate], kernels: &[AmdKernelMeta], profile: &Profile) -> Fit {
     let mut fit = Fit::default();
     for candidate in candidates {
