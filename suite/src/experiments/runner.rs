@@ -16,6 +16,7 @@ use crate::options::RunOptions;
 use crate::report::csv::{header, read_rows, Context, CsvLog, Row, Status};
 use crate::report::plot::render_png;
 use crate::report::run_json::{self, Fingerprint, Invocation};
+use crate::report::throttling::ring_flagged;
 
 /// Counts of what became of a run's points.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -429,7 +430,8 @@ pub(super) fn record_timed(row: &mut Row, timed: super::Timed, rate: f64, clocks
 }
 
 /// Writes an experiment's derived tables beside its CSV ([`Results::derived_tables`]), then renders its plots
-/// from the CSV into `out_dir`; returns the files written. Only the read side is needed: `suite plot` and
+/// from the CSV into `out_dir`, with rings around the points measured throttled or below their steady clock
+/// ([`ring_flagged`]); returns the files written. Only the read side is needed: `suite plot` and
 /// `suite merge` build no sweep.
 pub fn render_plots(results: &dyn Results, csv_path: &Path, out_dir: &Path) -> Result<Vec<PathBuf>, Error> {
     let rows = read_rows(csv_path)?;
@@ -449,7 +451,10 @@ pub fn render_plots(results: &dyn Results, csv_path: &Path, out_dir: &Path) -> R
         })?;
         written.push(path);
     }
-    for (file, plot) in results.plots(&rows, dir) {
+    // Points measured throttled or below their steady clock get a ring (every plot, however it is made).
+    let plots = results.plots(&rows, dir);
+    let plots = ring_flagged(plots, &rows, results.metric().column, |rows| results.plots(rows, dir));
+    for (file, plot) in plots {
         let path = out_dir.join(file);
         render_png(&plot, &path, PLOT_WIDTH, PLOT_HEIGHT)?;
         written.push(path);
