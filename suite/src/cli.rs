@@ -216,6 +216,10 @@ pub struct RunArgs {
     /// Wait for another writer of the results folder to end instead of refusing at once.
     #[arg(long, global = true)]
     pub wait: bool,
+    /// Do not sample the GPU's clocks, power and throttle reasons during each point (NVML, AMD SMI): the clock
+    /// columns stay empty. For measuring what sampling costs; a resumed folder accepts runs with and without it.
+    #[arg(long, global = true)]
+    pub no_telemetry: bool,
     /// Plan the run without a GPU and measure nothing: parse the experiment and its flags as the run will, list the
     /// points per experiment, estimate the time on --part, suggest a Slurm --time, and say whether --out would
     /// accept the run (exit 3 when it would refuse it). With --shard i/n: the plan of n tasks.

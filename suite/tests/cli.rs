@@ -350,6 +350,49 @@ fn matmul_plots_render_from_a_csv() {
     assert!(note.contains("1 point(s) above 150%"), "{note}");
 }
 
+/// The matmul fixture with clock columns added by the test (made up, not measured): double_buffer at 8192 power-capped
+/// at 1755 MHz, naive at 1024 below its steady clock. `suite plot` rings exactly those points in pure red, in the
+/// size and % plots (the % of cuBLAS at 8192 moves with double_buffer's time, not the other kernels'), and draws
+/// no red at all from the fixture as it is.
+#[test]
+fn points_measured_throttled_or_below_their_steady_clock_are_ringed_in_the_plots() {
+    use suite::report::plot::FLAGGED;
+    let cache = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(fixture("matmul-h100.csv")).unwrap();
+    let mut flagged = String::new();
+    for (i, line) in text.lines().enumerate() {
+        let extra = if i == 0 {
+            "sm_clock_mhz,throttled,throttle_reasons,below_steady_clock"
+        } else if line.ends_with("\"double_buffer/m=8192,n=8192,k=8192\"") {
+            "1755,true,power_cap,true"
+        } else if line.ends_with("\"naive/m=1024,n=1024,k=1024\"") {
+            "1800,false,none,true"
+        } else {
+            "1980,false,none,false"
+        };
+        flagged.push_str(&format!("{line},{extra}\n"));
+    }
+    assert_eq!(flagged.matches(",true\n").count(), 2, "the two rows are in the fixture");
+    let csv = dir.path().join("matmul.csv");
+    std::fs::write(&csv, flagged).unwrap();
+    let red = [FLAGGED.0, FLAGGED.1, FLAGGED.2];
+    for (input, out, rings) in [(csv.clone(), "flagged", true), (fixture("matmul-h100.csv"), "plain", false)] {
+        let out = dir.path().join(out);
+        suite_without_gpu(cache.path()).args(["plot", "matmul"]).arg(&input).arg("--out").arg(&out).assert().success();
+        for file in ["matmul-gflops-vs-size.png", "matmul-percent-of-vendor.png"] {
+            let img = decode_png(&out.join(file));
+            // Two rings of about 12 px radius, 4 px wide, in the plotting area: hundreds of red pixels.
+            let in_plot = pixels_of(&img, red, 0.7);
+            assert_eq!(in_plot > 300, rings, "{file}: {in_plot} red pixels in the plotting area");
+            assert!(rings || in_plot == 0, "{file}: red without a flagged row");
+            assert_eq!(pixels_of(&img, red, 1.0) > in_plot, rings, "{file}: the legend's ring");
+        }
+    }
+    let plots = suite::experiments::matmul::plots(&suite::report::csv::read_rows(&csv).unwrap());
+    assert!(plots.iter().all(|(_, p)| p.series.iter().all(|s| s.kind != suite::report::plot::SeriesKind::Flagged)));
+}
+
 /// `occupancy-h100.csv` is a copy of the H100 reference run in results/.
 #[test]
 fn occupancy_plots_put_the_theoretical_occupancy_on_top_and_lds_in_kib_on_a_log2_axis() {

@@ -34,7 +34,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{Error, Result};
 
@@ -182,7 +182,7 @@ impl Sample {
 }
 
 /// What [`Sample::power_w`] measures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PowerScope {
     /// The device alone: an NVIDIA board (GPU and memory), or an AMD GPU that is one device per package.
@@ -205,8 +205,8 @@ impl PowerScope {
     }
 }
 
-/// What the device allows, read once when telemetry is opened.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// What the device allows, read once when telemetry is opened (and recorded in `run.json`, hence `Deserialize`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Limits {
     /// Highest SM/GFX clock in MHz, where the library reports it.
     pub max_sm_clock_mhz: Option<u32>,
