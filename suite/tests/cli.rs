@@ -112,7 +112,9 @@ fn kernels_build_and_inspect_for_gfx90a_without_a_gpu() {
         .stdout(predicate::str::starts_with("# gfx90a, compiler: unknown: prebuilt objects from "))
         // Occupancy at the kernel's largest group (1024 items without launch bounds = 16 waves of the 32 slots).
         .stdout(predicate::str::contains("occ_group groups_per_cu occupancy_% limiter"))
-        .stdout(predicate::str::is_match(r"smoke_triad .* 1024 +2 +100\.0 waves\n").unwrap());
+        .stdout(predicate::str::is_match(r"smoke_triad .* 1024 +2 +100\.0 waves\n").unwrap())
+        // gfx90a's unified register file: the vgpr column counts the AGPRs too, and says so.
+        .stdout(predicate::str::contains("on gfx90a the AGPRs share the VGPR file: vgpr is VGPRs and AGPRs together"));
 }
 
 /// The static comparison writes its tables and plots with no GPU; an NVIDIA target reads cuobjdump.

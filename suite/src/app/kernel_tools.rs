@@ -9,7 +9,7 @@ use crate::code_objects::{self, KernelStore};
 use crate::device::{self, Arch, Platform};
 use crate::experiments::registry;
 use crate::gpu::Gpu;
-use crate::occupancy_calculator::{self, Input, Limiter, Occupancy, Profile, Resources};
+use crate::occupancy_calculator::{self, Input, Limiter, Occupancy, Profile, RegisterFile, Resources};
 
 /// Appends a formatted line to a command's output text (writing to a `String` cannot fail).
 macro_rules! outln {
@@ -140,6 +140,15 @@ pub(super) fn inspect(
                         occupancy_columns(k.max_group_size, occ, &mut notes)
                     );
                 }
+            }
+            let unified = Profile::for_arch(&arch, None)
+                .is_ok_and(|p| matches!(p.registers, RegisterFile::PerLane { unified_agprs: true, .. }));
+            if unified {
+                notes.push(format!(
+                    "note: on {arch} the AGPRs share the VGPR file: vgpr is VGPRs and AGPRs together, \
+                     roundup(ArchVGPRs, 4) + AGPRs, as the code object's .vgpr_count records it and the occupancy \
+                     counts it; agpr is the AGPRs among them\n"
+                ));
             }
             out.extend(notes);
             emit(&out);
