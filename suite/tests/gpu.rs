@@ -19,6 +19,7 @@ fn quick_run(dir: &std::path::Path, resume: bool, time_budget_s: f64) -> RunOpti
         time_budget_s,
         timing: Timing::Graph,
         max_point_s: 60.0,
+        telemetry: true,
     }
 }
 
@@ -543,6 +544,86 @@ fn the_gap_between_back_to_back_kernels_is_measured_both_ways() {
         }
         Platform::Amd => assert_eq!(graph, None, "AMD has no graph bindings, so nothing can be captured"),
     }
+}
+
+/// The clock columns of a smoke run on the GPU are filled and plausible, `run.json` names the library with the
+/// device's limits and a reading at the start and the end; with sampling off they are empty and `run.json` says
+/// `off`. On the HIP-over-CUDA test runtime (AMD path on an NVIDIA GPU) no library reads the GPU: the columns are
+/// empty and `run.json` says why.
+#[test]
+#[ignore = "needs a GPU"]
+fn smoke_rows_carry_plausible_clocks_power_and_temperature() {
+    use suite::report::csv::TELEMETRY_COLUMNS;
+    let gpu = gpu();
+    let props = gpu.device.props();
+    let over_test_runtime = props.runtime_version.contains(suite::device::amd::TEST_RUNTIME_LABEL);
+    // Points long enough for a few readings at the default 20 ms period: 20 repetitions of about 1 ms batches.
+    let sweep = SmokeSweep { sizes: vec![1 << 22, 1 << 24, 1 << 26], group_size: 256 };
+    let dir = tempfile::tempdir().unwrap();
+    let on = RunOptions { reps: 20, warmup: 3, ..quick_run(&dir.path().join("on"), false, 2.0) };
+    let summary = experiments::run(&gpu, &sweep, &on).unwrap();
+    assert_eq!((summary.ok, summary.fail, summary.error), (3, 0, 0));
+    let run = suite::report::run_json::read(&on.out_dir).unwrap().expect("run.json");
+    let telemetry = run.invocations[0].telemetry.clone().expect("a telemetry record");
+    eprintln!("telemetry: {telemetry:?}");
+    let rows = read_rows(&on.out_dir.join("smoke.csv")).unwrap();
+    if over_test_runtime {
+        assert!(telemetry.source.starts_with("not available: "), "{}", telemetry.source);
+        assert!(rows.iter().all(|r| TELEMETRY_COLUMNS.iter().all(|c| r[*c].is_empty())), "{rows:?}");
+        return;
+    }
+    let expected = match props.platform {
+        Platform::Nvidia => "NVML ",
+        Platform::Amd => "AMD SMI ",
+    };
+    assert!(telemetry.source.starts_with(expected), "{}", telemetry.source);
+    assert_eq!(telemetry.period_ms, Some(20.0));
+    let limits = telemetry.limits.clone().expect("limits");
+    let max_mhz = f64::from(limits.max_sm_clock_mhz.expect("a maximum SM clock"));
+    let power_limit = limits.power_limit_w.expect("a power limit");
+    // Datasheet ranges of current GPUs: boost clocks 1 to 3 GHz, power limits 100 W to 1.5 kW.
+    assert!((1000.0..=3000.0).contains(&max_mhz), "{limits:?}");
+    assert!((100.0..=1500.0).contains(&power_limit), "{limits:?}");
+    for reading in [telemetry.start.as_ref().expect("a start reading"), telemetry.end.as_ref().expect("an end reading")]
+    {
+        assert_eq!(reading.error, None, "{reading:?}");
+        let sm = f64::from(reading.sm_clock_mhz.expect("an SM clock"));
+        assert!(sm > 0.0 && sm <= 1.05 * max_mhz, "{reading:?}");
+    }
+    for row in &rows {
+        let num = |c: &str| row[c].parse::<f64>().unwrap_or_else(|_| panic!("{c} = {:?} in {row:?}", row[c]));
+        eprintln!(
+            "{}: {} MHz, memory {} MHz, {} W, {} °C, throttled {} ({}), below steady clock {}, {} readings",
+            row["key"],
+            row["sm_clock_mhz"],
+            row["mem_clock_mhz"],
+            row["power_w"],
+            row["temperature_c"],
+            row["throttled"],
+            row["throttle_reasons"],
+            row["below_steady_clock"],
+            row["telemetry_samples"]
+        );
+        // A GPU streaming a triad clocks up: above a third of its maximum, never above it by more than a step.
+        let sm = num("sm_clock_mhz");
+        assert!(sm > max_mhz / 3.0 && sm <= 1.05 * max_mhz, "SM clock {sm} MHz of {max_mhz}");
+        assert!(num("mem_clock_mhz") > 100.0, "{row:?}");
+        let power = num("power_w");
+        assert!(power > 20.0 && power <= 1.2 * power_limit, "power {power} W, limit {power_limit} W");
+        let temperature = num("temperature_c");
+        assert!(temperature > 10.0 && temperature < 110.0, "{temperature} °C");
+        assert!(["true", "false"].contains(&row["throttled"].as_str()), "{row:?}");
+        assert!(["true", "false"].contains(&row["below_steady_clock"].as_str()), "{row:?}");
+        assert!(!row["throttle_reasons"].is_empty(), "{row:?}");
+        assert!(num("telemetry_samples") >= 2.0, "a reading at start and at stop at least: {row:?}");
+    }
+    // Sampling off: the same rows, the clock columns empty, run.json says so.
+    let off = RunOptions { telemetry: false, out_dir: dir.path().join("off"), ..on.clone() };
+    experiments::run(&gpu, &sweep, &off).unwrap();
+    let rows = read_rows(&off.out_dir.join("smoke.csv")).unwrap();
+    assert!(rows.iter().all(|r| r["status"] == "ok" && TELEMETRY_COLUMNS.iter().all(|c| r[*c].is_empty())));
+    let run = suite::report::run_json::read(&off.out_dir).unwrap().expect("run.json");
+    assert_eq!(run.invocations[0].telemetry.as_ref().map(|t| t.source.as_str()), Some("off: --no-telemetry"));
 }
 
 #[test]

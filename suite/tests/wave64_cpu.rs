@@ -6,6 +6,10 @@
 //! reference: the functions and tolerances the experiments verify GPU results with. At 32 the emulation must
 //! reproduce what the NVIDIA GPUs compute; at 64 it runs the paths LUMI will.
 //!
+//! The MFMA builtins of the emulation (the matrix instructions of gfx90a, which exist only in waves of 64) are
+//! checked against AMD's Matrix Instruction Calculator, and matmul's matrix rungs run on them at 64 lanes, in the
+//! module `mfma` (`tests/wave64_cpu/mfma.rs`).
+//!
 //! Kernels that cannot run in the emulation, and why (none depends on the wave size; each waits for other groups,
 //! and the emulation runs groups one after another, so a wait on another group never ends):
 //! - `pt_jacobi_coop`: `gpu_grid_sync` over several groups (the emulation refuses it; a self-test shows it);
@@ -192,6 +196,10 @@ mod emulation {
 }
 
 use emulation::{Arg, Memory};
+
+/// The MFMA builtins of the emulation against AMD's Matrix Instruction Calculator, and matmul's matrix rungs on them.
+#[path = "wave64_cpu/mfma.rs"]
+mod mfma;
 
 /// All-ones bits: NaN as f32, u32::MAX / u64::MAX as integers. Outputs start so; what the kernel did not write
 /// stays so.

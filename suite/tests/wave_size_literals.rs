@@ -64,6 +64,16 @@ const ALLOWED: &[Allowed] = &[
     Allowed { file: "matmul.hip", code: "SPLITK_ATOMIC_KERNEL(", why: "split-K (atomic) tile shapes" },
     Allowed { file: "matmul.hip", code: "STREAMK_KERNEL(", why: "stream-K tile shapes" },
     Allowed {
+        file: "include/matmul_mfma.h",
+        code: "static constexpr int M = 32, N = 32, K = 2, REGS = 16;",
+        why: "the 32×32×2 block of v_mfma_f32_32x32x2f32 (its M and N), not the wave size",
+    },
+    Allowed {
+        file: "include/matmul_mfma.h",
+        code: "#define MFMA_LDS_BANKS 32",
+        why: "the LDS bank count (32 on gfx90a), as LDS_BANKS in matmul_wave_tile.h",
+    },
+    Allowed {
         file: "occupancy.hip",
         code: "OCCUPANCY_REGISTERS(",
         why: "the register-pressure ladder: live floats per item (16, 32, 64, ...)",

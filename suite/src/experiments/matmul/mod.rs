@@ -17,6 +17,7 @@
 mod autotune;
 mod cases;
 pub mod compare;
+pub mod fit;
 mod headlines;
 mod ladder;
 mod plots;
