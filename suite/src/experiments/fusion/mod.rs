@@ -38,7 +38,7 @@
 //! own error: the terms of FP64 inputs are not exact in a plain f64 sum, so the reference splits each term exactly
 //! and sums by Sum2/Dot2 ([`crate::patterns::Program::reference`]), within u + γ²₂ₙ of the exact sum
 //! ([`crate::patterns::Program::reference_error`]). At 2^25 on an H100: 148·2⁻⁵³ + 2⁻⁵³ + 1.7·10⁻¹⁶ ≈ 1.7·10⁻¹⁴
-//! (dot), so one lost element of average size (2/n of Σ|tᵢ| = 6·10⁻⁸) fails the FP64 check.
+//! (dot), so one lost element of average size (1/n of Σ|tᵢ|, 3·10⁻⁸) fails the FP64 check.
 
 mod cases;
 mod compare;
@@ -106,9 +106,9 @@ impl Default for FusionSweep {
 
 impl Sweep for FusionSweep {
     const NAME: &'static str = "fusion";
-    const HELP: &'static str = "Kernel fusion: sum, dot and asum as composed patterns (unfused, fused, fused + \
-                                run-time staged) vs a hand-written reduction and the vendor BLAS; device and \
-                                end-to-end time, GB/s per size.";
+    const HELP: &'static str = "Kernel fusion: sum, dot and asum in FP32 and FP64 as composed patterns (unfused, \
+                                fused, fused + run-time staged) vs a hand-written reduction and the vendor BLAS; \
+                                device and end-to-end time, GB/s per size and precision.";
     const RESULTS: &'static dyn Results = &FusionResults;
 
     /// FP32 at the smallest size (L2-resident), one past the L2 and the largest; FP64 at the middle one, beside FP32
