@@ -415,7 +415,7 @@ impl Results for FusionResults {
                     _ => variant,
                 }
             },
-            is_copy: |r| r.get("op").is_some_and(|s| s == "copy"),
+            is_copy: |r| r.get("operation").is_some_and(|s| s == "copy"),
             ..Default::default()
         }
     }
@@ -535,6 +535,21 @@ pub fn element_sum_tolerance(element: Element, depth: u64, term_rounding: f64) -
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Fusion's device copies are copies on the roofline (a ceiling candidate, not a kernel's point): its rows name
+    /// the operation in `operation` (a check of `op`, a column fusion never had, left them all as kernels).
+    #[test]
+    fn the_roofline_takes_fusions_device_copies_as_copies() {
+        let row = |operation: &str| -> crate::report::roofline::Row {
+            [("operation", operation), ("variant", "device_copy")]
+                .into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect()
+        };
+        let role = FusionResults.roofline();
+        assert!((role.is_copy)(&row("copy")));
+        assert!(!(role.is_copy)(&row("dot")));
+    }
     use crate::occupancy_calculator::tests::h100;
     use crate::verify;
 
