@@ -626,33 +626,103 @@ fn smoke_rows_carry_plausible_clocks_power_and_temperature() {
     assert_eq!(run.invocations[0].telemetry.as_ref().map(|t| t.source.as_str()), Some("off: --no-telemetry"));
 }
 
+/// Every fusion variant in FP32 and FP64 (the default precisions), fused, unfused, staged, hand-written and vendor
+/// (sdot/sasum, ddot/dasum), at odd sizes: every point verifies against its host reference within its own
+/// precision's tolerance (FP64's some 10⁹ times tighter than FP32's), FP64 rows read twice the bytes, and every
+/// staged specialisation of both precisions was compiled.
 #[test]
 #[ignore = "needs a GPU"]
 fn every_fusion_variant_verifies_at_odd_and_non_power_of_two_sizes() {
-    use suite::experiments::fusion::{FusionSweep, COMPILE_CSV, MEASURES, OPERATIONS, RATIOS_CSV, VARIANTS};
+    use suite::experiments::fusion::{
+        FusionSweep, COMPILE_CSV, MEASURES, OPERATIONS, PRECISIONS, RATIOS_CSV, VARIANTS,
+    };
     let gpu = gpu();
     let dir = tempfile::tempdir().unwrap();
     // One element, a ragged group, the seed's smallest size, and 2^20 + 1 (one element past a power of two).
     let sizes = vec![1, 257, 1 << 15, (1 << 20) + 1];
     let sweep = FusionSweep { sizes: sizes.clone(), ..FusionSweep::default() };
+    assert_eq!(sweep.precision, PRECISIONS, "the default runs both precisions");
     let summary = experiments::run(&gpu, &sweep, &quick_run(dir.path(), false, 0.3)).unwrap();
     let rows = read_rows(&dir.path().join("fusion.csv")).unwrap();
-    assert_eq!(rows.len(), sizes.len() * (1 + OPERATIONS.len() * VARIANTS.len() * MEASURES.len()));
+    let per_size = 1 + OPERATIONS.len() * VARIANTS.len() * MEASURES.len();
+    assert_eq!(rows.len(), PRECISIONS.len() * sizes.len() * per_size);
     for row in &rows {
+        let f64 = row["precision"] == "f64";
+        assert_eq!(row["key"].ends_with("/f64"), f64, "{row:?}");
         if row["operation"] == "sum" && row["variant"] == "unfused" {
             assert_eq!(row["status"], "invalid", "{row:?}");
             continue;
         }
         assert_eq!(row["status"], "ok", "{row:?}");
-        assert!(row["max_rel_err"].parse::<f64>().unwrap() <= row["tolerance"].parse::<f64>().unwrap());
+        let (err, tolerance) = (row["max_rel_err"].parse::<f64>().unwrap(), row["tolerance"].parse::<f64>().unwrap());
+        assert!(err <= tolerance, "{row:?}");
+        if row["operation"] != "copy" {
+            // FP64's bound is in units of 2^-53: a reduction at these sizes stays below 1e-10 (FP32's is above 1e-7).
+            assert_eq!(tolerance < 1e-10, f64, "{row:?}");
+        }
+        let n: u64 = row["elements"].parse().unwrap();
+        let inputs = if row["operation"] == "dot" { 2 } else { 1 };
+        let per_element = if row["operation"] == "copy" { 2 } else { inputs };
+        assert_eq!(row["bytes_read"], (n * per_element * if f64 { 8 } else { 4 }).to_string(), "{row:?}");
         let timing = if row["measure"] == "end_to_end" { "host" } else { row["timing"].as_str() };
         assert_eq!(row["timing"], timing, "{row:?}");
     }
     assert_eq!(summary.fail + summary.error, 0);
-    // Every staged specialisation was compiled (or found in the cache) once per operation and size.
+    // Every staged specialisation was compiled (or found in the cache) once per operation, size and precision.
     let compiles = read_rows(&dir.path().join(COMPILE_CSV)).unwrap();
-    assert_eq!(compiles.len(), sizes.len() * OPERATIONS.len(), "{compiles:?}");
-    assert!(dir.path().join(RATIOS_CSV).is_file());
+    assert_eq!(compiles.len(), PRECISIONS.len() * sizes.len() * OPERATIONS.len(), "{compiles:?}");
+    assert_eq!(compiles.iter().filter(|r| r["precision"] == "f64").count(), sizes.len() * OPERATIONS.len());
+    let ratios = std::fs::read_to_string(dir.path().join(RATIOS_CSV)).unwrap();
+    assert!(ratios.contains("\ndot,f64,1048577,device,"), "{ratios}");
+    for plot in ["fusion_speedup_dot_f64.png", "fusion_gbps_asum_f64.png", "fusion_precision.png"] {
+        assert!(dir.path().join(plot).is_file(), "{plot}");
+    }
+}
+
+/// The vendor's FP64 reductions through `Device::ddot` and `Device::dasum` (cuBLAS, or rocBLAS on AMD and over
+/// the HIP-over-CUDA test runtime), result in device memory, at odd sizes: each matches the compensated host
+/// reference within the fusion experiment's FP64 vendor tolerance, which an FP32 routine would miss by orders of
+/// magnitude; and a result buffer of one float is refused before the call.
+#[test]
+#[ignore = "needs a GPU"]
+fn vendor_ddot_and_dasum_match_a_compensated_host_reference() {
+    use suite::experiments::fusion::element_sum_tolerance;
+    use suite::patterns::{input, zip, Binary, Element, Reduce, Unary};
+    let gpu = gpu();
+    let dev = gpu.device.as_ref();
+    let u = Element::F64.unit_roundoff();
+    for n in [1usize, 257, 65_537, (1 << 20) + 1] {
+        let mut rng = fastrand::Rng::with_seed(n as u64);
+        let x: Vec<f64> = (0..n).map(|_| rng.f64() * 2.0 - 1.0).collect();
+        let y: Vec<f64> = (0..n).map(|_| rng.f64() * 2.0 - 1.0).collect();
+        let (xb, yb, result) = (dev.upload(&x).unwrap(), dev.upload(&y).unwrap(), dev.alloc_buffer::<f64>(1).unwrap());
+        // The vendor's order is unknown: the experiment's bound for it, at least 256 partial sums.
+        let depth = (n as u64).div_ceil(256) + 2 * u64::from((n as u64).next_power_of_two().ilog2());
+        for (what, program) in [
+            ("ddot", zip(input(0), input(1)).map(Binary::Mul).reduce(Reduce::Add)),
+            ("dasum", input(0).map(Unary::Abs).reduce(Reduce::Add)),
+        ] {
+            let program = program.with_element(Element::F64);
+            dev.fill_bytes(result.raw(), 0xff).unwrap();
+            let (want, scale) = if what == "ddot" {
+                dev.ddot(n, xb.raw(), yb.raw(), result.raw()).unwrap();
+                program.reference(&[&x, &y])
+            } else {
+                dev.dasum(n, xb.raw(), result.raw()).unwrap();
+                program.reference(&[&x])
+            };
+            let rounding = if what == "ddot" { u } else { 0.0 };
+            let tolerance = element_sum_tolerance(Element::F64, depth, rounding) + program.reference_error(n as u64);
+            assert!(tolerance < 1e-10, "{what} n = {n}: {tolerance:e} is no FP64 tolerance");
+            let got = dev.download(&result).unwrap();
+            let check = verify::compare(&got, &[want], scale, tolerance);
+            assert!(check.passed(), "{what} n = {n}: {}", check.summary());
+        }
+    }
+    let float = dev.alloc_buffer::<f32>(1).unwrap();
+    let x = dev.upload(&[1.0f64; 8]).unwrap();
+    assert!(matches!(dev.dasum(8, x.raw(), float.raw()), Err(Error::SizeMismatch { what: "dasum", .. })));
+    assert!(matches!(dev.ddot(9, x.raw(), x.raw(), float.raw()), Err(Error::SizeMismatch { what: "ddot", .. })));
 }
 
 /// A small PT sweep over every use case at odd sizes: every point verifies (no fail or error rows). The global

@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use suite::patterns::{input, Reduce};
+use suite::patterns::{input, Element, Reduce};
 
 /// The values that are, or are derived from, a wave size.
 const WAVE_VALUES: [u64; 4] = [31, 32, 63, 64];
@@ -199,8 +199,11 @@ fn kernel_sources() -> Vec<(String, String)> {
         }
     }
     assert!(sources.len() >= 6, "kernels/*.hip and kernels/include/*.h: {:?}", sources.iter().map(|s| &s.0));
-    let generated = input(0).reduce(Reduce::Add).render("fusion_probe");
-    sources.push(("generated fusion kernel".to_string(), generated.text));
+    // The prelude in both element types: FP64's takes `double` where FP32's has `float`, and nothing else.
+    for element in Element::ALL {
+        let generated = input(0).reduce(Reduce::Add).with_element(element).render("fusion_probe");
+        sources.push(("generated fusion kernel".to_string(), generated.text));
+    }
     sources
 }
 

@@ -9,8 +9,11 @@
 //! above this layer, beside the kernel pipeline and the occupancy calculator it reads.
 
 pub mod amd;
+mod blas_checks;
 pub mod nvidia;
 pub mod telemetry;
+
+pub use blas_checks::{check_blas_reduction, check_blas_reduction_of};
 
 use std::any::Any;
 use std::fmt;
@@ -717,6 +720,15 @@ pub trait Device: Send + Sync {
     /// stream-ordered, the result left in device memory as for [`Device::sdot`].
     fn sasum(&self, n: usize, x: &dyn RawAlloc, result: &dyn RawAlloc) -> Result<()>;
 
+    /// FP64 `result[0] = Σ x[i]·y[i]` over `n` elements through the vendor BLAS (`cublasDdot` / `rocblas_ddot`),
+    /// stream-ordered, the result left in device memory (device pointer mode) as for [`Device::sdot`]. Buffer sizes
+    /// are checked against `n` doubles.
+    fn ddot(&self, n: usize, x: &dyn RawAlloc, y: &dyn RawAlloc, result: &dyn RawAlloc) -> Result<()>;
+
+    /// FP64 `result[0] = Σ |x[i]|` over `n` elements through the vendor BLAS (`cublasDasum` / `rocblas_dasum`),
+    /// stream-ordered, the result left in device memory as for [`Device::sdot`].
+    fn dasum(&self, n: usize, x: &dyn RawAlloc, result: &dyn RawAlloc) -> Result<()>;
+
     /// Opens (`on`) or closes the range that a profiler started with its collection off profiles: CUDA's
     /// `cuProfilerStart`/`cuProfilerStop`, which `ncu --profile-from-start off` listens to, so the counter pass
     /// profiles each point's marker and launch and nothing the child launches between them. A no-op by default
@@ -737,34 +749,6 @@ pub trait Device: Send + Sync {
             ),
         })
     }
-}
-
-/// Checks that a vendor BLAS reduction over `n` FP32 elements fits its buffers (`inputs` of n floats, one float
-/// for the result) and the library's 32-bit element count; returns `n` as that count.
-pub fn check_blas_reduction(
-    what: &'static str,
-    n: usize,
-    inputs: &[&dyn RawAlloc],
-    result: &dyn RawAlloc,
-) -> Result<i32> {
-    let count = i32::try_from(n)
-        .map_err(|_| Error::SizeMismatch { what, detail: format!("n = {n} exceeds the BLAS's 32-bit count") })?;
-    let need = n.checked_mul(4).ok_or(Error::SizeMismatch { what, detail: format!("{n} floats overflow") })?;
-    for x in inputs {
-        if x.bytes() < need {
-            return Err(Error::SizeMismatch {
-                what,
-                detail: format!("an input holds {} bytes, needs {need}", x.bytes()),
-            });
-        }
-    }
-    if result.bytes() < 4 {
-        return Err(Error::SizeMismatch {
-            what,
-            detail: format!("the result holds {} bytes, needs 4", result.bytes()),
-        });
-    }
-    Ok(count)
 }
 
 impl dyn Device {

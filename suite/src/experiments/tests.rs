@@ -129,6 +129,12 @@ impl Device for FakeDevice {
     fn sasum(&self, _: usize, _: &dyn RawAlloc, _: &dyn RawAlloc) -> device::Result<()> {
         unreachable!("not used by the timer")
     }
+    fn ddot(&self, _: usize, _: &dyn RawAlloc, _: &dyn RawAlloc, _: &dyn RawAlloc) -> device::Result<()> {
+        unreachable!("not used by the timer")
+    }
+    fn dasum(&self, _: usize, _: &dyn RawAlloc, _: &dyn RawAlloc) -> device::Result<()> {
+        unreachable!("not used by the timer")
+    }
 }
 
 struct FakeCase<'d>(&'d FakeDevice);
