@@ -553,14 +553,15 @@ __device__ __forceinline__ void double_buffer(const T* __restrict__ A, const T* 
 #define DOUBLE_BUFFER_KERNEL(T, NAME, BM, BN, BK, THREADS) \
     WAVE_TILED_KERNELS_OF(T, NAME, BM, BN, BK, THREADS, BK, 2, , double_buffer, NO_MORE_PARAMS)
 
-// The FP64 instances of the wave-tiled rungs (7 to 10) unroll a slab's k loop by 2 on AMD and fully elsewhere:
-// clang for gfx90a hoists the LDS reads of every unrolled k to the top of the slab, BK·(WMITER + WNITER)·4 doubles
-// more in registers (measured with hipcc 5.2: 422 VGPRs+AGPRs fully unrolled against 224 by 2 for
-// double_buffer_128x128x8_t256_f64, and scratch for 32×64×16), where nvcc keeps the full unroll within 255 registers.
+// The FP64 instances of the wave-tiled rungs (7 to 10) unroll a slab's k loop by 2 on AMD and by N elsewhere (the
+// slab depth BK, fully, unless an instance says why less): clang for gfx90a hoists the LDS reads of every unrolled k
+// to the top of the slab, BK·(WMITER + WNITER)·4 doubles more in registers (measured with hipcc 5.2: 422
+// VGPRs+AGPRs fully unrolled against 224 by 2 for double_buffer_128x128x8_t256_f64, and scratch for 32×64×16),
+// where nvcc keeps the full unroll within 255 registers.
 #if defined(GPU_PLATFORM_AMD)
-#define F64_KUNROLL(BK) 2
+#define F64_KUNROLL(N) 2
 #else
-#define F64_KUNROLL(BK) BK
+#define F64_KUNROLL(N) N
 #endif
 #define DOUBLE_BUFFER_KERNEL_F64(NAME, BM, BN, BK, THREADS) \
     WAVE_TILED_KERNELS_OF(double, NAME, BM, BN, BK, THREADS, F64_KUNROLL(BK), 2, , double_buffer, NO_MORE_PARAMS)
@@ -826,8 +827,9 @@ STREAMK_KERNEL(float, matmul_streamk_64x128x8_t128, 64, 128, 8, 128, 8, )
 STREAMK_KERNEL(float, matmul_streamk_64x64x16_t128, 64, 64, 16, 128, 16, )
 // The wave64 shape of kernel 8 (128 VGPRs at most, see DOUBLE_BUFFER_WAVE64_KERNEL), streamed.
 STREAMK_KERNEL(float, matmul_streamk_128x128x8_t512, 128, 128, 8, 512, 2, GPU_AMD_MIN_WAVES_PER_SIMD(4))
-// FP64 (the header comment says why only this shape).
-STREAMK_KERNEL(double, matmul_streamk_64x64x16_t128_f64, 64, 64, 16, 128, F64_KUNROLL(16), )
+// FP64 (the header comment says why only this shape). On NVIDIA its slab of 16 is unrolled by 8: fully unrolled, nvcc
+// 13 spills 8 bytes per item of the _unaligned twin on sm_80 (255 registers; by 8: 232, and 228 on sm_90).
+STREAMK_KERNEL(double, matmul_streamk_64x64x16_t128_f64, 64, 64, 16, 128, F64_KUNROLL(8), )
 
 // ---------------------------------------------------------------------------------------------------------------
 // matmul_reference_dot2_f64 — not a rung of the ladder: the reference every FP64 point is checked against.
