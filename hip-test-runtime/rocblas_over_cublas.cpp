@@ -1,5 +1,5 @@
 // rocBLAS over cuBLAS, the BLAS half of the HIP-over-CUDA test runtime: the rocBLAS functions hip-sys loads
-// (handle, stream, pointer mode, sgemm, dgemm, sdot, sasum), with rocBLAS's C types, enum values and statuses
+// (handle, stream, pointer mode, sgemm, dgemm, sdot, sasum, ddot, dasum), with rocBLAS's C types, enum values and statuses
 // (ROCm/rocBLAS library/include/internal/rocblas-types.h, release/rocm-rel-6.3; the same as hip-sys/src/rocblas.rs),
 // each forwarded to the cuBLAS function of the same meaning. A rocblas_handle is a cublasHandle_t and a hipStream_t a
 // CUstream (see hip_over_cuda.cpp), so the handle is bound to the stream the suite's AMD module created.
@@ -75,11 +75,14 @@ using Dgemm = cublasStatus_t (*)(cublasHandle_t, int, int, int, int, int, const 
                                  const double*, int, const double*, double*, int);
 using Sdot = cublasStatus_t (*)(cublasHandle_t, int, const float*, int, const float*, int, float*);
 using Sasum = cublasStatus_t (*)(cublasHandle_t, int, const float*, int, float*);
+using Ddot = cublasStatus_t (*)(cublasHandle_t, int, const double*, int, const double*, int, double*);
+using Dasum = cublasStatus_t (*)(cublasHandle_t, int, const double*, int, double*);
 
 #define CUBLAS_FUNCTIONS(X)                                                                                            \
     X(cublasCreate_v2, Create) X(cublasDestroy_v2, Destroy) X(cublasSetStream_v2, SetStream)                           \
     X(cublasSetPointerMode_v2, SetMode) X(cublasSetMathMode, SetMode) X(cublasGetProperty, GetProperty)               \
-    X(cublasSgemm_v2, Sgemm) X(cublasDgemm_v2, Dgemm) X(cublasSdot_v2, Sdot) X(cublasSasum_v2, Sasum)
+    X(cublasSgemm_v2, Sgemm) X(cublasDgemm_v2, Dgemm) X(cublasSdot_v2, Sdot) X(cublasSasum_v2, Sasum)               \
+    X(cublasDdot_v2, Ddot) X(cublasDasum_v2, Dasum)
 
 struct Cublas {
 #define DECLARE(name, type) type name = nullptr;
@@ -244,4 +247,16 @@ ROCBLAS_EXPORT rocblas_status rocblas_sasum(rocblas_handle handle, rocblas_int n
                                             float* result) {
     if (!handle) return rocblas_status_invalid_handle;
     return to_rocblas(cublas().cublasSasum_v2(handle_of(handle), n, x, incx, result));
+}
+
+ROCBLAS_EXPORT rocblas_status rocblas_ddot(rocblas_handle handle, rocblas_int n, const double* x, rocblas_int incx,
+                                           const double* y, rocblas_int incy, double* result) {
+    if (!handle) return rocblas_status_invalid_handle;
+    return to_rocblas(cublas().cublasDdot_v2(handle_of(handle), n, x, incx, y, incy, result));
+}
+
+ROCBLAS_EXPORT rocblas_status rocblas_dasum(rocblas_handle handle, rocblas_int n, const double* x, rocblas_int incx,
+                                            double* result) {
+    if (!handle) return rocblas_status_invalid_handle;
+    return to_rocblas(cublas().cublasDasum_v2(handle_of(handle), n, x, incx, result));
 }

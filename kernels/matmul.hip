@@ -929,3 +929,80 @@ GPU_KERNEL __launch_bounds__(REFERENCE_TILE* REFERENCE_TILE) void matmul_referen
     }
     if (row < M && col < N) C[(size_t)row * N + col] = (float)sum;
 }
+
+// ===============================================================================================================
+// 11. Matrix rungs: MFMA on gfx90a (CDNA2). NOT RUN ON AMD HARDWARE: no AMD GPU is in reach. They compile for gfx90a,
+// their resources are read from the code object, and their logic runs at 64 lanes in the CPU emulation, whose MFMA
+// builtins follow AMD's Matrix Instruction Calculator (docs/matmul.md, "Matrix rungs: MFMA on gfx90a").
+//
+// rocBLAS on gfx90a runs SGEMM and DGEMM on the matrix units; these rungs climb to them, leaving the plain-FMA
+// convention of the rungs above on purpose. Each has its own element type (float, double) and the ladder's
+// signature, (const T* A, const T* B, T* C, int M, int N, int K): row-major, A M×K, B K×N, C M×N, grid
+// (ceil(N/128), ceil(M/128)) with blockIdx.x along N. Any M, N >= 1 and K >= 0: loads outside A and B read zero,
+// stores outside C are skipped (K = 0 writes zeros). C need not be zeroed. Static LDS only.
+//
+// Both exist only where the architecture has the instructions (GPU_HAS_MFMA, include/gpu.h: gfx90a, gfx940, gfx941,
+// gfx942, and the CPU emulation at 64 lanes): NVIDIA (sm_80, sm_90), RDNA (gfx1030, gfx1100) and gfx908 code objects
+// lack the symbols. The instructions' layouts and the body both rungs share (a block tile staged through LDS, each
+// wave a register tile of several MFMA blocks) are in include/matmul_mfma.h.
+//
+// Peak (MI250X GCD): 256 FLOP per CU per cycle for both instructions (calculator 1.3.2, "FLOPs/CU/cycle: 256"), 110
+// CUs at 1.7 GHz: 47.9 TFLOP/s in FP32 and in FP64. What limits each rung is said below; none is measured.
+// ===============================================================================================================
+#include "matmul_mfma.h"
+#if defined(GPU_HAS_MFMA)
+
+// ---------------------------------------------------------------------------------------------------------------
+// 11a. matmul_mfma_f32 — FP32 on the matrix units: v_mfma_f32_32x32x2f32.
+//
+// Idea: a group of 4 waves (2×2) computes a 128×128 block of C in slabs of BK = 8; each wave owns a 64×64 wave tile,
+// 2×2 MFMA blocks of 32×32, whose 64 accumulators per lane stay in registers for the whole K loop. Per step of
+// k (2 of them per MFMA) a wave reads 2 A and 2 B operands from LDS (one float per lane each) and issues 4 MFMAs.
+// Why 32x32x2 rather than 16x16x4 (both 256 FLOP/CU/cycle): the same 64×64 wave tile takes 4 MFMAs of 64 cycles per
+// 2 k instead of 16 of 32 cycles per 4 k, half the instructions to issue for the same operand traffic.
+// Layout (calculator 1.3.2, -a cdna2): lane l holds A[l%32][l/32] and B[l/32][l%32] of a block ("Lane: 32 * k + i",
+// "32 * k + j"), and element r of its float16 is C[8·(r/4) + 4·(l/32) + r%4][l%32]. So lanes 0-31 read 32
+// consecutive floats of one row of the transposed A slab (As[k][m]) or of Bs[k][n], lanes 32-63 the next row: no
+// bank conflict. A C store of one element r writes 2 rows × 128 contiguous bytes.
+// Expected limit: not the matrix pipe (47.9 TFLOP/s) nor LDS: per slab a wave has 16 MFMAs, 1024 cycles of its
+// SIMD, against 16 LDS reads of 256 bytes: 16 B per cycle per CU, 12.5% of the LDS's 128. The staging is: each slab
+// costs two barriers, and the next slab's global loads (issued after the first barrier, 8 scalar loads per item)
+// must arrive within the 1024 MFMA cycles; 4 groups per CU hide each other's stalls. Global traffic is 32 FLOP per
+// byte (a 128×128 tile per 8-deep slab of 8 KiB), 1.5 TB/s at peak, which L2 must mostly serve (HBM: 1.6 TB/s).
+// Launch: group (256, 1, 1), grid (ceil(N/128), ceil(M/128)). Any size. LDS 8,320 B (As 8×132 floats, Bs 8×128).
+// gfx90a, hipcc 5.2 / clang 15: 118 VGPRs, 0 AGPRs (the accumulators stay in ArchVGPRs under
+// GPU_AMD_MIN_WAVES_PER_SIMD(4); without it clang puts them in 64 AGPRs but then copies all of them to VGPRs for the
+// C stores, 140 in all, 3 waves per SIMD), 45 SGPRs, no scratch: 4 waves per SIMD, 4 groups per CU, 50% occupancy.
+// ---------------------------------------------------------------------------------------------------------------
+GPU_KERNEL __launch_bounds__(4 * GPU_WAVE_SIZE) GPU_AMD_MIN_WAVES_PER_SIMD(4) void matmul_mfma_f32(
+    const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K) {
+    mfma_matmul<MfmaF32_32x32x2, 128, 128, 8, 2, 2>(A, B, C, M, N, K);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// 11b. matmul_mfma_f64 — FP64 on the matrix units: v_mfma_f64_16x16x4f64.
+//
+// Idea: a group of 8 waves (2×4) computes a 128×128 block of C in slabs of BK = 8; each wave owns a 64×32 wave tile,
+// 4×2 MFMA blocks of 16×16 (32 doubles, 64 VGPRs of accumulators per lane: a 64×64 wave tile would take 128 and
+// halve the occupancy). Per step of k (4 per MFMA) a wave reads 4 A and 2 B operands (one double per lane each)
+// and issues 8 MFMAs.
+// Layout (calculator 1.3.2, -a cdna2): lane l holds A[l%16][l/16] and B[l/16][l%16] of a block ("Lane: 16 * k + i",
+// "16 * k + j"), and element r of its double4 (VGPRs [2r+1:2r]) is C[4r + l/16][l%16], from the calculator's
+// forward formula ("GPR: [2*floor(i / 4)+1 : 2*floor(i / 4)]", "Lane: 16 * (i % 4) + j"); its printed inverse,
+// "C or D i: 4 * floor(GPR_num / 2)", lacks the + floor(lane/16) (its own tables give v[3:2]{17} = D[5][1]). Unlike
+// FP32's 16x16x4, whose element r is row 4·(l/16) + r. Each 16-lane phase of an operand read is 16 consecutive
+// doubles of one row of As or Bs: no bank conflict. A C store of one element r writes 4 rows × 128 contiguous bytes.
+// Expected limit: per slab a wave has 16 MFMAs, only 512 cycles of its SIMD, and the FP64 MFMA cannot co-execute
+// with VALU instructions (calculator), so address arithmetic and load guards take matrix cycles. LDS reads: 12 of
+// 512 bytes per 512 cycles per wave, 48 B per cycle per CU, 37.5% of the LDS. Global traffic is 16 FLOP per byte
+// (a 128×128 tile per slab of 16 KiB), 3.0 TB/s at peak, nearly twice HBM's 1.6: L2 reuse and the latency of the
+// next slab's loads (512 MFMA cycles to hide them, 2 groups per CU) bound it first.
+// Launch: group (512, 1, 1), grid (ceil(N/128), ceil(M/128)). Any size. LDS 16,512 B (As 8×130 doubles, Bs 8×128).
+// gfx90a, hipcc 5.2 / clang 15: 113 VGPRs, 0 AGPRs, 28 SGPRs, no scratch: 4 waves per SIMD, 2 groups per CU, 50%.
+// ---------------------------------------------------------------------------------------------------------------
+GPU_KERNEL __launch_bounds__(8 * GPU_WAVE_SIZE) GPU_AMD_MIN_WAVES_PER_SIMD(4) void matmul_mfma_f64(
+    const double* __restrict__ A, const double* __restrict__ B, double* __restrict__ C, int M, int N, int K) {
+    mfma_matmul<MfmaF64_16x16x4, 128, 128, 8, 2, 4>(A, B, C, M, N, K);
+}
+
+#endif  // GPU_HAS_MFMA

@@ -11,14 +11,18 @@
 #  - CUDA 13's nvcc from PyPI wheels for the sm_90 compile tests (nothing here runs a CUDA kernel), whose cuda.h
 #    also builds the HIP-over-CUDA test runtime (hip-test-runtime/build.sh);
 #  - hip-python 6.3.3 from PyPI, whose extension is compiled from ROCm 6.3's HIP headers: hip-sys's ABI test reads
-#    the struct layouts, enum values and prototypes out of it (hip-sys/tests/rocm63_abi.rs).
+#    the struct layouts, enum values and prototypes out of it (hip-sys/tests/rocm63_abi.rs);
+#  - ziglang 0.13.0 from PyPI, whose zig binary carries upstream clang 18.1.6 with the AMDGPU back end and lld: a
+#    second, newer compiler for the gfx90a kernels (with Debian's HIP headers and device libraries), so the tests
+#    show how register use spreads between compilers and check that the matmul kernels chosen from each compiler's
+#    code objects neither spill nor use scratch (suite/src/code_objects/zig.rs, suite/src/experiments/matmul/fit.rs).
 # A test whose tool is missing fails, so when this cannot install (not root, no network) it prints exactly what
 # to install and exits non-zero. Nothing is installed when everything is present.
 set -euo pipefail
 
 APT_PACKAGES=(g++ hipcc libamdhip64-dev rocm-device-libs llvm-15 shellcheck slurm-wlm munge)
 PIP_PACKAGES=(nvidia-cuda-nvcc nvidia-cuda-runtime nvidia-cuda-cccl nvidia-cuda-crt nvidia-cuda-cuobjdump
-    hip-python==6.3.3.540.31)
+    hip-python==6.3.3.540.31 ziglang==0.13.0)
 
 have() { command -v "$1" >/dev/null 2>&1; }
 # nvcc from the wheels lives in site-packages, not on PATH (scripts/test.sh adds it).
@@ -30,6 +34,9 @@ pip_nvcc() {
 hip_python() {
     python3 -c 'import sys; from importlib.metadata import version; sys.exit(version("hip-python") != "6.3.3.540.31")' \
         2>/dev/null
+}
+ziglang() {
+    python3 -c 'import sys; from importlib.metadata import version; sys.exit(version("ziglang") != "0.13.0")' 2>/dev/null
 }
 hip_runtime() {
     { [ -n "${ROCM_PATH:-}" ] && ls "$ROCM_PATH"/lib/libamdhip64.so* >/dev/null 2>&1; } ||
@@ -55,6 +62,7 @@ check() {
     have sbatch || missing_apt+=("sbatch (slurm-client: the job-script tests submit with it)")
     have nvcc || pip_nvcc || missing_pip+=("nvcc (NVIDIA kernel compiler)")
     hip_python || missing_pip+=("hip-python 6.3.3 (ROCm 6.3's HIP ABI, for hip-sys's layout test)")
+    ziglang || missing_pip+=("ziglang 0.13.0 (clang 18.1.6: the second gfx90a compiler of the spread test)")
 }
 
 instructions() {

@@ -170,6 +170,26 @@ pub type rocblas_sasum_fn = unsafe extern "C" fn(
     result: *mut f32,
 ) -> rocblas_status;
 
+/// `rocblas_ddot`: as [`rocblas_sdot_fn`] in FP64.
+pub type rocblas_ddot_fn = unsafe extern "C" fn(
+    handle: rocblas_handle,
+    n: rocblas_int,
+    x: *const f64,
+    incx: rocblas_int,
+    y: *const f64,
+    incy: rocblas_int,
+    result: *mut f64,
+) -> rocblas_status;
+
+/// `rocblas_dasum`: as [`rocblas_sasum_fn`] in FP64.
+pub type rocblas_dasum_fn = unsafe extern "C" fn(
+    handle: rocblas_handle,
+    n: rocblas_int,
+    x: *const f64,
+    incx: rocblas_int,
+    result: *mut f64,
+) -> rocblas_status;
+
 /// `rocblas_pointer_mode`: whether scalars and results are host (0) or device (1) pointers (a C enum, 32 bits).
 #[repr(transparent)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -204,6 +224,10 @@ pub struct RocBlas {
     pub rocblas_sdot: rocblas_sdot_fn,
     /// `rocblas_sasum`.
     pub rocblas_sasum: rocblas_sasum_fn,
+    /// `rocblas_ddot`.
+    pub rocblas_ddot: rocblas_ddot_fn,
+    /// `rocblas_dasum`.
+    pub rocblas_dasum: rocblas_dasum_fn,
     /// `rocblas_set_pointer_mode`.
     pub rocblas_set_pointer_mode: rocblas_set_pointer_mode_fn,
     /// `Some(description)` when this is the HIP-over-CUDA test runtime's rocBLAS over cuBLAS
@@ -243,6 +267,8 @@ pub fn load_rocblas(candidates: &[PathBuf]) -> Result<RocBlas, LoadError> {
                 rocblas_dgemm: symbol(&library, b"rocblas_dgemm\0")?,
                 rocblas_sdot: symbol(&library, b"rocblas_sdot\0")?,
                 rocblas_sasum: symbol(&library, b"rocblas_sasum\0")?,
+                rocblas_ddot: symbol(&library, b"rocblas_ddot\0")?,
+                rocblas_dasum: symbol(&library, b"rocblas_dasum\0")?,
                 rocblas_set_pointer_mode: symbol(&library, b"rocblas_set_pointer_mode\0")?,
                 test_runtime: test_runtime_description(&library, ROCBLAS_TEST_RUNTIME_SYMBOL),
                 _library: library,

@@ -176,6 +176,8 @@ fn each_function_carries_its_rocm63_symbol_version() {
         blas,
         [
             "rocblas_create_handle",
+            "rocblas_dasum",
+            "rocblas_ddot",
             "rocblas_destroy_handle",
             "rocblas_dgemm",
             "rocblas_over_cublas_test_runtime_describe",

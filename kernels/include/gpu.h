@@ -59,6 +59,18 @@ __device__ inline void gpu_wave_sync() { __builtin_amdgcn_wave_barrier(); }
 __device__ inline float4 gpu_load_from_l2(const float4* p) { return *p; }
 __device__ inline double2 gpu_load_from_l2(const double2* p) { return *p; }
 
+// The CDNA matrix instructions (MFMA) of matmul's matrix rungs: v_mfma_f32_32x32x2f32, v_mfma_f32_16x16x4f32 and
+// v_mfma_f64_16x16x4f64, called through clang's builtins. gfx90a (MI200) and gfx940/941/942 (MI300) have all three;
+// gfx908 (MI100) lacks the FP64 one, RDNA and NVIDIA have none. GPU_HAS_MFMA says the architecture being compiled
+// has them (the kernels that use them are compiled only then); the vector types are the builtins' C operands and
+// results (BuiltinsAMDGPU.def: V16f, V4f, V4d).
+#if defined(__gfx90a__) || defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__)
+#define GPU_HAS_MFMA 1
+#endif
+typedef float gpu_floatx4 __attribute__((ext_vector_type(4)));
+typedef float gpu_floatx16 __attribute__((ext_vector_type(16)));
+typedef double gpu_doublex4 __attribute__((ext_vector_type(4)));
+
 #elif defined(__CUDACC__)
 #define GPU_PLATFORM_NVIDIA 1
 // Every NVIDIA architecture has 32 threads per warp (CUDA Programming Guide, "Hardware Implementation").

@@ -255,6 +255,7 @@ fn double_row(results: &dyn Results, index: usize) -> Row {
         rate: None,
         max_rel_err: None,
         tolerance: None,
+        telemetry: None,
         status: Status::Invalid,
         message: "slurm test double: nothing measured".into(),
         key: format!("double-point-{index:03}"),

@@ -146,6 +146,10 @@ pub enum KernelsCommand {
         /// Architectures, comma-separated, e.g. gfx90a,sm_90,gfx1100.
         #[arg(long, value_delimiter = ',', required = true)]
         arch: Vec<String>,
+        /// AMD compilers, comma-separated: each AMD architecture is compiled by each, side by side (NVIDIA ones by
+        /// nvcc); `hipcc,zig` shows how register use spreads between compilers.
+        #[arg(long, value_enum, value_delimiter = ',', default_value = "hipcc")]
+        compiler: Vec<AmdCompiler>,
         /// Kernel sources to compare (default: all).
         #[arg(long, value_delimiter = ',')]
         sources: Vec<String>,
@@ -159,10 +163,24 @@ pub enum KernelsCommand {
         /// Architecture to inspect (default: the device's).
         #[arg(long)]
         arch: Option<String>,
+        /// AMD compiler that builds the code objects inspected.
+        #[arg(long, value_enum, default_value_t = AmdCompiler::Hipcc)]
+        compiler: AmdCompiler,
         /// Kernel sources to inspect (default: all).
         #[arg(long, value_delimiter = ',')]
         sources: Vec<String>,
     },
+}
+
+/// The AMD compiler of `suite kernels inspect|compare` (static figures only: `suite run` always uses the node's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AmdCompiler {
+    /// The node's, as `suite run` finds it: $HIPCC, $ROCM_PATH/bin/hipcc, $HIP_PATH/bin/hipcc, /opt/rocm/bin/hipcc,
+    /// hipcc on PATH.
+    Hipcc,
+    /// zig's clang (upstream clang 18.1.6 in `pip install ziglang==0.13.0`): $ZIG, the wheel, zig on PATH; with ROCm's
+    /// HIP headers and device libraries ($ROCM_PATH, or Debian's).
+    Zig,
 }
 
 /// Options shared by every `suite run` experiment.
@@ -198,6 +216,10 @@ pub struct RunArgs {
     /// Wait for another writer of the results folder to end instead of refusing at once.
     #[arg(long, global = true)]
     pub wait: bool,
+    /// Do not sample the GPU's clocks, power and throttle reasons during each point (NVML, AMD SMI): the clock
+    /// columns stay empty. For measuring what sampling costs; a resumed folder accepts runs with and without it.
+    #[arg(long, global = true)]
+    pub no_telemetry: bool,
     /// Plan the run without a GPU and measure nothing: parse the experiment and its flags as the run will, list the
     /// points per experiment, estimate the time on --part, suggest a Slurm --time, and say whether --out would
     /// accept the run (exit 3 when it would refuse it). With --shard i/n: the plan of n tasks.

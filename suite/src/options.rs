@@ -142,6 +142,10 @@ pub struct RunOptions {
     pub timing: crate::device::Timing,
     /// A point estimated to take longer than this, in seconds, is not run but written as an `invalid` row.
     pub max_point_s: f64,
+    /// Whether the GPU's clocks, power and throttle reasons are sampled during each point's timed repetitions
+    /// (`--no-telemetry` turns it off). Not part of the fingerprint: it changes no timed figure, only whether the
+    /// clock columns are filled.
+    pub telemetry: bool,
 }
 
 /// Every `n`-th point starting at `index` (`--shard index/count`, 0-based), for one process per GPU under `srun`.

@@ -500,6 +500,14 @@ impl Device for PlanningDevice {
     fn sasum(&self, _n: usize, _x: &dyn RawAlloc, _result: &dyn RawAlloc) -> Result<()> {
         Err(self.only("sasum"))
     }
+
+    fn ddot(&self, _n: usize, _x: &dyn RawAlloc, _y: &dyn RawAlloc, _result: &dyn RawAlloc) -> Result<()> {
+        Err(self.only("ddot"))
+    }
+
+    fn dasum(&self, _n: usize, _x: &dyn RawAlloc, _result: &dyn RawAlloc) -> Result<()> {
+        Err(self.only("dasum"))
+    }
 }
 
 #[cfg(test)]
@@ -618,6 +626,8 @@ mod tests {
                 ("dgemm", dev.dgemm(4, 4, 4, &buf, &buf, &buf).err()),
                 ("sdot", dev.sdot(4, &buf, &buf, &buf).err()),
                 ("sasum", dev.sasum(4, &buf, &buf).err()),
+                ("ddot", dev.ddot(4, &buf, &buf, &buf).err()),
+                ("dasum", dev.dasum(4, &buf, &buf).err()),
             ];
             for (op, err) in refusals {
                 let err = err.unwrap_or_else(|| panic!("{}: `{op}` succeeded on a plan", p.key));

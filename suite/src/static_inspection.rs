@@ -92,6 +92,9 @@ pub struct Row {
     pub lds_bytes: u32,
     /// Scratch per item in bytes (AMD private segment; NVIDIA local memory plus stack): spills live here.
     pub scratch_bytes: u32,
+    /// The compiler that built the code object, with its version ([`KernelStore::built_by`]), e.g. `hipcc
+    /// 5.2.21153-0 (clang 15.0.6)`: register counts depend on it.
+    pub compiler: String,
     /// Where the resources were read.
     pub read_from: &'static str,
     /// The calculator's occupancy, or why none fits.
@@ -101,6 +104,7 @@ pub struct Row {
 /// Compiles `sources` for `target` and reads every kernel's resources. `cuobjdump` is needed for NVIDIA targets.
 pub fn rows(store: &KernelStore, target: &Target, sources: &[&Source], cuobjdump: Option<&Path>) -> Result<Vec<Row>> {
     let mut out = Vec::new();
+    let compiler = store.built_by(target.arch.platform())?;
     for source in sources {
         match target.arch.platform() {
             Platform::Amd => {
@@ -128,6 +132,7 @@ pub fn rows(store: &KernelStore, target: &Target, sources: &[&Source], cuobjdump
                         sgprs: Some(k.sgpr_count),
                         lds_bytes: k.lds_bytes,
                         scratch_bytes: k.scratch_bytes,
+                        compiler: compiler.clone(),
                         read_from: "code-object metadata",
                         occupancy,
                     });
@@ -170,6 +175,7 @@ pub fn rows(store: &KernelStore, target: &Target, sources: &[&Source], cuobjdump
                         sgprs: None,
                         lds_bytes,
                         scratch_bytes: u.local.saturating_add(u.stack),
+                        compiler: compiler.clone(),
                         read_from: "cuobjdump --dump-resource-usage",
                         occupancy,
                     });
@@ -370,7 +376,7 @@ pub fn group_size_plots(targets: &[Target]) -> Vec<(String, LinePlot)> {
 
 /// The CSV header of `kernels.csv`.
 pub const CSV_HEADER: &str = "target,wave_size,source,kernel,group_size,registers,agprs,sgprs,lds_bytes,scratch_bytes,\
-waves_per_group,groups_per_cu,waves_per_cu,wave_slots_per_cu,occupancy_percent,limiter,read_from,note";
+waves_per_group,groups_per_cu,waves_per_cu,wave_slots_per_cu,occupancy_percent,limiter,compiler,read_from,note";
 
 /// `rows` as CSV lines under [`CSV_HEADER`].
 pub fn csv(rows: &[Row]) -> String {
@@ -388,7 +394,7 @@ pub fn csv(rows: &[Row]) -> String {
             Err(e) => (",,,,,".to_string(), e.replace(['"', '\n'], "'")),
         };
         text.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{},\"{}\"\n",
+            "{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},\"{}\"\n",
             r.target,
             r.wave_size,
             r.source,
@@ -400,6 +406,7 @@ pub fn csv(rows: &[Row]) -> String {
             r.lds_bytes,
             r.scratch_bytes,
             occ,
+            r.compiler.replace('"', "'"),
             r.read_from,
             note
         ));
@@ -414,14 +421,14 @@ pub fn markdown(rows: &[Row], targets: &[Target], commands: &str) -> String {
         "# Static kernel comparison: {}\n\nStatic: compiled here, resources read from the code objects (AMD: \
          code-object metadata; NVIDIA: `cuobjdump --dump-resource-usage`), occupancy from the suite's calculator \
          for groups of each kernel's largest size (its launch bounds, 1024 without). Nothing here is measured.\n\n\
-         Made with:\n\n```\n{commands}\n```\n\n",
+         Made with (the compiler of each row is in its `compiler` column: register counts depend on it):\n\n```\n{commands}\n```\n\n",
         labels.join(", ")
     );
     md.push_str("Columns: registers per item (AMD VGPRs, on gfx90a VGPRs+AGPRs with the AGPRs in brackets; NVIDIA registers per thread), LDS bytes per group, scratch bytes per item (spills), waves per CU/SM resident and occupancy % with the binding limit.\n\n");
     md.push_str(
-        "| source | kernel | group | target | registers | LDS B | scratch B | waves/CU | occupancy | limiter |\n",
+        "| source | kernel | group | target | compiler | registers | LDS B | scratch B | waves/CU | occupancy | limiter |\n",
     );
-    md.push_str("|---|---|---:|---|---:|---:|---:|---:|---:|---|\n");
+    md.push_str("|---|---|---:|---|---|---:|---:|---:|---:|---:|---|\n");
     let mut keys: Vec<(String, String)> = Vec::new();
     for r in rows {
         let key = (r.source.clone(), r.kernel.clone());
@@ -430,26 +437,26 @@ pub fn markdown(rows: &[Row], targets: &[Target], commands: &str) -> String {
         }
     }
     for (source, kernel) in &keys {
+        // One row per target and compiler (`--compiler hipcc,zig` builds each AMD target twice).
         for label in &labels {
-            let Some(r) = rows.iter().find(|r| &r.source == source && &r.kernel == kernel && &r.target == label) else {
-                continue;
-            };
-            let regs = match r.agprs {
-                Some(a) if a > 0 => format!("{} ({a})", r.registers),
-                _ => r.registers.to_string(),
-            };
-            let (waves, occ, limiter) = match &r.occupancy {
-                Ok(o) => (
-                    format!("{}/{}", o.waves_per_cu, o.wave_slots_per_cu),
-                    format!("{:.1}%", o.percent),
-                    o.limiter.to_string(),
-                ),
-                Err(e) => ("-".into(), "-".into(), e.clone()),
-            };
-            md.push_str(&format!(
-                "| {source} | {kernel} | {} | {label} | {regs} | {} | {} | {waves} | {occ} | {limiter} |\n",
-                r.group_size, r.lds_bytes, r.scratch_bytes
-            ));
+            for r in rows.iter().filter(|r| &r.source == source && &r.kernel == kernel && &r.target == label) {
+                let regs = match r.agprs {
+                    Some(a) if a > 0 => format!("{} ({a})", r.registers),
+                    _ => r.registers.to_string(),
+                };
+                let (waves, occ, limiter) = match &r.occupancy {
+                    Ok(o) => (
+                        format!("{}/{}", o.waves_per_cu, o.wave_slots_per_cu),
+                        format!("{:.1}%", o.percent),
+                        o.limiter.to_string(),
+                    ),
+                    Err(e) => ("-".into(), "-".into(), e.clone()),
+                };
+                md.push_str(&format!(
+                    "| {source} | {kernel} | {} | {label} | {} | {regs} | {} | {} | {waves} | {occ} | {limiter} |\n",
+                    r.group_size, r.compiler, r.lds_bytes, r.scratch_bytes
+                ));
+            }
         }
     }
     md
@@ -513,6 +520,66 @@ mod tests {
             ]
         );
         assert!(plots.iter().all(|(_, p)| p.series.iter().all(|s| s.points.len() == 1024)));
+    }
+
+    /// The kernel descriptor `<name>.kd` of an AMD ELF code object (LLVM AMDGPUUsage, "Kernel Descriptor", code
+    /// object v3 and later: 64 bytes): its compute_pgm_rsrc1 (bytes 48..52) and compute_pgm_rsrc3 (44..48).
+    fn kernel_descriptor(elf: &[u8], name: &str) -> (u32, u32) {
+        use object::{Object, ObjectSection, ObjectSymbol};
+        let file = object::read::elf::ElfFile64::<Endianness>::parse(elf).unwrap();
+        let symbol_name = format!("{name}.kd");
+        let symbol = file.symbols().find(|s| s.name() == Ok(symbol_name.as_str())).unwrap_or_else(|| panic!("{name}"));
+        let section = file.section_by_index(symbol.section_index().unwrap()).unwrap();
+        let at = (symbol.address() - section.address()) as usize;
+        let bytes = &section.data().unwrap()[at..at + 64];
+        let word = |i: usize| u32::from_le_bytes([bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]]);
+        (word(48), word(44))
+    }
+
+    /// matmul's matrix rungs on gfx90a, statically, from the code object hipcc writes (no AMD GPU has run them),
+    /// read as `suite kernels compare` and `suite kernels inspect` read them: both are present, neither uses scratch,
+    /// and each reaches at least 50% occupancy at its group size (its launch bounds) with its registers counted as
+    /// the hardware allocates them, AGPRs included.
+    ///
+    /// That the metadata's `.vgpr_count`, which the occupancy uses, is that allocation on gfx90a (VGPRs and AGPRs in
+    /// one file) is checked for every kernel of the source against its kernel descriptor, which is what the
+    /// hardware reads: compute_pgm_rsrc1's GRANULATED_WORKITEM_VGPR_COUNT (bits 5:0) is roundup(.vgpr_count, 8) / 8
+    /// − 1, and where a kernel has AGPRs, compute_pgm_rsrc3's ACCUM_OFFSET (bits 5:0, the first AGPR / 4 − 1) puts
+    /// them after the ArchVGPRs: .vgpr_count = (ACCUM_OFFSET + 1)·4 + .agpr_count. Some kernel of the source must
+    /// have AGPRs (the NVIDIA-tuned double_buffer shapes spill into them), so the AGPR path is exercised; with hipcc
+    /// 5.2 the matrix rungs keep their accumulators in ArchVGPRs (`.agpr_count` 0) under
+    /// GPU_AMD_MIN_WAVES_PER_SIMD(4).
+    #[test]
+    fn mfma_rungs_fit_gfx90a_without_scratch_at_half_occupancy_counting_agprs() {
+        let hipcc = compiler(Platform::Amd);
+        let cache = tempfile::tempdir().unwrap();
+        let store = KernelStore::with_cache_dir(None, cache.path().to_path_buf()).with_compiler(hipcc);
+        let matmul = crate::code_objects::source("matmul").unwrap();
+        let gfx90a = arch("gfx90a");
+        let rows = rows(&store, &Target { arch: gfx90a.clone(), wave64: false }, &[matmul], None).unwrap();
+        let object = store.code_object(matmul, &gfx90a).unwrap();
+        let objects = crate::code_objects::bundle::amd_objects(&object.bytes).unwrap();
+        let elf = objects.iter().find(|(a, _)| *a == gfx90a).map(|(_, bytes)| *bytes).unwrap_or(&object.bytes);
+        let mut with_agprs = 0;
+        for k in &object.info.amd_kernels {
+            let (rsrc1, rsrc3) = kernel_descriptor(elf, &k.name);
+            assert_eq!((rsrc1 & 63) + 1, k.vgpr_count.div_ceil(8), "{}: descriptor vs .vgpr_count: {k:?}", k.name);
+            let agprs = k.agpr_count.unwrap_or(0);
+            if agprs > 0 {
+                with_agprs += 1;
+                assert_eq!(((rsrc3 & 63) + 1) * 4 + agprs, k.vgpr_count, "{}: ACCUM_OFFSET + AGPRs", k.name);
+            }
+        }
+        assert!(with_agprs > 0, "no kernel of matmul uses AGPRs on gfx90a: the unified count is not exercised");
+        let mfma: Vec<&Row> = rows.iter().filter(|r| r.kernel.starts_with("matmul_mfma_")).collect();
+        let names: Vec<&str> = mfma.iter().map(|r| r.kernel.as_str()).collect();
+        assert_eq!(names, ["matmul_mfma_f32", "matmul_mfma_f64"]);
+        for (row, group) in mfma.iter().zip([256, 512]) {
+            assert_eq!(row.group_size, group, "{row:?}");
+            assert_eq!(row.scratch_bytes, 0, "{}: scratch (spills or a stack array): {row:?}", row.kernel);
+            let occupancy = row.occupancy.as_ref().unwrap_or_else(|e| panic!("{}: {e}", row.kernel));
+            assert!(occupancy.percent >= 50.0, "{}: {occupancy:?} at {} registers", row.kernel, row.registers);
+        }
     }
 
     /// The NVIDIA side, statically: nvcc's cubin, cuobjdump's registers, our reading of the launch bounds.

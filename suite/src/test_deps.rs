@@ -45,6 +45,10 @@ const HIP_PACKAGES: &str = "apt-get install hipcc libamdhip64-dev rocm-device-li
 const CUDA_PACKAGES: &str =
     "python3 -m pip install nvidia-cuda-nvcc nvidia-cuda-runtime nvidia-cuda-cccl nvidia-cuda-crt";
 
+/// Upstream clang 18.1.6 for AMD, in zig 0.13.0's PyPI wheel (it also needs [`HIP_PACKAGES`]' headers and device
+/// libraries).
+const ZIG_PACKAGES: &str = "python3 -m pip install ziglang==0.13.0";
+
 /// The platform's kernel compiler, found once per process.
 pub fn compiler(platform: Platform) -> Result<Compiler, Missing> {
     static AMD: OnceLock<Result<Compiler, Missing>> = OnceLock::new();
@@ -58,6 +62,20 @@ pub fn compiler(platform: Platform) -> Result<Compiler, Missing> {
             what: format!("the {platform} kernel compiler ({name})"),
             why: e.to_string(),
             packages,
+        })
+    })
+    .clone()
+}
+
+/// zig's clang from the `ziglang` wheel ([`code_objects::find_zig`]), the second AMD compiler the CPU tests compare
+/// with hipcc, found once per process.
+pub fn zig() -> Result<Compiler, Missing> {
+    static ZIG: OnceLock<Result<Compiler, Missing>> = OnceLock::new();
+    ZIG.get_or_init(|| {
+        code_objects::find_zig().map_err(|e| Missing {
+            what: "zig's clang (the ziglang wheel)".to_string(),
+            why: e.to_string(),
+            packages: ZIG_PACKAGES,
         })
     })
     .clone()

@@ -108,9 +108,13 @@ fn kernels_build_and_inspect_for_gfx90a_without_a_gpu() {
         .stdout(predicate::str::contains("smoke_triad"))
         .stdout(predicate::str::contains("smoke_spin"))
         .stdout(predicate::str::contains("vgpr"))
+        // Prebuilt objects do not record their compiler: the header says so rather than naming one.
+        .stdout(predicate::str::starts_with("# gfx90a, compiler: unknown: prebuilt objects from "))
         // Occupancy at the kernel's largest group (1024 items without launch bounds = 16 waves of the 32 slots).
         .stdout(predicate::str::contains("occ_group groups_per_cu occupancy_% limiter"))
-        .stdout(predicate::str::is_match(r"smoke_triad .* 1024 +2 +100\.0 waves\n").unwrap());
+        .stdout(predicate::str::is_match(r"smoke_triad .* 1024 +2 +100\.0 waves\n").unwrap())
+        // gfx90a's unified register file: the vgpr column counts the AGPRs too, and says so.
+        .stdout(predicate::str::contains("on gfx90a the AGPRs share the VGPR file: vgpr is VGPRs and AGPRs together"));
 }
 
 /// The static comparison writes its tables and plots with no GPU; an NVIDIA target reads cuobjdump.
@@ -128,15 +132,55 @@ fn kernels_compare_writes_tables_and_plots_without_a_gpu() {
         .stdout(predicate::str::contains("kernels.md"));
     let csv = std::fs::read_to_string(out.path().join("kernels.csv")).unwrap();
     assert!(csv.starts_with("target,wave_size,source,kernel,group_size,registers"), "{csv}");
-    for target in ["gfx90a,64,smoke,smoke_triad,1024", "sm_90,32,smoke,smoke_triad,1024"] {
-        assert!(csv.lines().any(|l| l.starts_with(target)), "{target} in\n{csv}");
+    assert!(csv.lines().next().unwrap().contains(",compiler,"), "{csv}");
+    // Every row names the compiler and version that built it: register counts depend on it.
+    for (target, compiler) in
+        [("gfx90a,64,smoke,smoke_triad,1024", "\"hipcc 5."), ("sm_90,32,smoke,smoke_triad,1024", "\"nvcc 1")]
+    {
+        assert!(csv.lines().any(|l| l.starts_with(target) && l.contains(compiler)), "{target} {compiler} in\n{csv}");
     }
     let md = std::fs::read_to_string(out.path().join("kernels.md")).unwrap();
-    assert!(md.contains("Static") && md.contains("| smoke | smoke_triad | 1024 | sm_90 |"), "{md}");
+    assert!(md.contains("Static") && md.contains("| smoke | smoke_triad | 1024 | sm_90 | nvcc 1"), "{md}");
     for png in ["occupancy-items-vs-group-size.png", "occupancy-waves-vs-group-size.png"] {
         let (w, h, _) = decode_png(&out.path().join(png));
         assert!(w > 0 && h > 0, "{png}");
     }
+}
+
+/// zig's clang as a second AMD compiler: inspect names it and its version; compare puts both compilers' rows side
+/// by side; a zig asked for with prebuilt objects or for an NVIDIA architecture is refused with the flag named.
+#[test]
+fn kernels_inspect_and_compare_with_zigs_clang() {
+    common::require_compiler(Platform::Amd);
+    common::require_zig();
+    let cache = tempfile::tempdir().unwrap();
+    suite_without_gpu(cache.path())
+        .args(["kernels", "inspect", "--arch", "gfx90a", "--compiler", "zig", "--sources", "smoke"])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("# gfx90a, compiler: zig-clang 0.13.0 (clang 18.1.6)\n"))
+        .stdout(predicate::str::contains("smoke_triad"));
+    let out = tempfile::tempdir().unwrap();
+    suite_without_gpu(cache.path())
+        .args(["kernels", "compare", "--arch", "gfx90a", "--compiler", "hipcc,zig", "--sources", "smoke", "--out"])
+        .arg(out.path())
+        .assert()
+        .success();
+    let md = std::fs::read_to_string(out.path().join("kernels.md")).unwrap();
+    for compiler in ["| gfx90a | hipcc 5.", "| gfx90a | zig-clang 0.13.0 (clang 18.1.6) |"] {
+        assert!(md.contains(&format!("| smoke | smoke_triad | 1024 {compiler}")), "{compiler} in\n{md}");
+    }
+    assert!(md.contains("# amd: zig-clang 0.13.0 (clang 18.1.6) ("), "{md}");
+    suite_without_gpu(cache.path())
+        .args(["--kernels-dir", "/nonexistent", "kernels", "inspect", "--arch", "gfx90a", "--compiler", "zig"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("--compiler zig compiles the kernels, --kernels-dir reads prebuilt ones"));
+    suite_without_gpu(cache.path())
+        .args(["kernels", "inspect", "--arch", "sm_90", "--compiler", "zig"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("--compiler zig builds AMD code objects; sm_90 is NVIDIA's"));
 }
 
 #[test]
@@ -306,6 +350,49 @@ fn matmul_plots_render_from_a_csv() {
     assert_eq!(percent.y_max, Some(150.0));
     let note = percent.note.as_deref().unwrap_or_default();
     assert!(note.contains("1 point(s) above 150%"), "{note}");
+}
+
+/// The matmul fixture with clock columns added by the test (made up, not measured): double_buffer at 8192 power-capped
+/// at 1755 MHz, naive at 1024 below its steady clock. `suite plot` rings exactly those points in pure red, in the
+/// size and % plots (the % of cuBLAS at 8192 moves with double_buffer's time, not the other kernels'), and draws
+/// no red at all from the fixture as it is.
+#[test]
+fn points_measured_throttled_or_below_their_steady_clock_are_ringed_in_the_plots() {
+    use suite::report::plot::FLAGGED;
+    let cache = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(fixture("matmul-h100.csv")).unwrap();
+    let mut flagged = String::new();
+    for (i, line) in text.lines().enumerate() {
+        let extra = if i == 0 {
+            "sm_clock_mhz,throttled,throttle_reasons,below_steady_clock"
+        } else if line.ends_with("\"double_buffer/m=8192,n=8192,k=8192\"") {
+            "1755,true,power_cap,true"
+        } else if line.ends_with("\"naive/m=1024,n=1024,k=1024\"") {
+            "1800,false,none,true"
+        } else {
+            "1980,false,none,false"
+        };
+        flagged.push_str(&format!("{line},{extra}\n"));
+    }
+    assert_eq!(flagged.matches(",true\n").count(), 2, "the two rows are in the fixture");
+    let csv = dir.path().join("matmul.csv");
+    std::fs::write(&csv, flagged).unwrap();
+    let red = [FLAGGED.0, FLAGGED.1, FLAGGED.2];
+    for (input, out, rings) in [(csv.clone(), "flagged", true), (fixture("matmul-h100.csv"), "plain", false)] {
+        let out = dir.path().join(out);
+        suite_without_gpu(cache.path()).args(["plot", "matmul"]).arg(&input).arg("--out").arg(&out).assert().success();
+        for file in ["matmul-gflops-vs-size.png", "matmul-percent-of-vendor.png"] {
+            let img = decode_png(&out.join(file));
+            // Two rings of about 12 px radius, 4 px wide, in the plotting area: hundreds of red pixels.
+            let in_plot = pixels_of(&img, red, 0.7);
+            assert_eq!(in_plot > 300, rings, "{file}: {in_plot} red pixels in the plotting area");
+            assert!(rings || in_plot == 0, "{file}: red without a flagged row");
+            assert_eq!(pixels_of(&img, red, 1.0) > in_plot, rings, "{file}: the legend's ring");
+        }
+    }
+    let plots = suite::experiments::matmul::plots(&suite::report::csv::read_rows(&csv).unwrap());
+    assert!(plots.iter().all(|(_, p)| p.series.iter().all(|s| s.kind != suite::report::plot::SeriesKind::Flagged)));
 }
 
 /// `occupancy-h100.csv` is a copy of the H100 reference run in results/.

@@ -19,6 +19,7 @@ fn quick_run(dir: &std::path::Path, resume: bool, time_budget_s: f64) -> RunOpti
         time_budget_s,
         timing: Timing::Graph,
         max_point_s: 60.0,
+        telemetry: true,
     }
 }
 
@@ -545,33 +546,183 @@ fn the_gap_between_back_to_back_kernels_is_measured_both_ways() {
     }
 }
 
+/// The clock columns of a smoke run on the GPU are filled and plausible, `run.json` names the library with the
+/// device's limits and a reading at the start and the end; with sampling off they are empty and `run.json` says
+/// `off`. On the HIP-over-CUDA test runtime (AMD path on an NVIDIA GPU) no library reads the GPU: the columns are
+/// empty and `run.json` says why.
+#[test]
+#[ignore = "needs a GPU"]
+fn smoke_rows_carry_plausible_clocks_power_and_temperature() {
+    use suite::report::csv::TELEMETRY_COLUMNS;
+    let gpu = gpu();
+    let props = gpu.device.props();
+    let over_test_runtime = props.runtime_version.contains(suite::device::amd::TEST_RUNTIME_LABEL);
+    // Points long enough for a few readings at the default 20 ms period: 20 repetitions of about 1 ms batches.
+    let sweep = SmokeSweep { sizes: vec![1 << 22, 1 << 24, 1 << 26], group_size: 256 };
+    let dir = tempfile::tempdir().unwrap();
+    let on = RunOptions { reps: 20, warmup: 3, ..quick_run(&dir.path().join("on"), false, 2.0) };
+    let summary = experiments::run(&gpu, &sweep, &on).unwrap();
+    assert_eq!((summary.ok, summary.fail, summary.error), (3, 0, 0));
+    let run = suite::report::run_json::read(&on.out_dir).unwrap().expect("run.json");
+    let telemetry = run.invocations[0].telemetry.clone().expect("a telemetry record");
+    eprintln!("telemetry: {telemetry:?}");
+    let rows = read_rows(&on.out_dir.join("smoke.csv")).unwrap();
+    if over_test_runtime {
+        assert!(telemetry.source.starts_with("not available: "), "{}", telemetry.source);
+        assert!(rows.iter().all(|r| TELEMETRY_COLUMNS.iter().all(|c| r[*c].is_empty())), "{rows:?}");
+        return;
+    }
+    let expected = match props.platform {
+        Platform::Nvidia => "NVML ",
+        Platform::Amd => "AMD SMI ",
+    };
+    assert!(telemetry.source.starts_with(expected), "{}", telemetry.source);
+    assert_eq!(telemetry.period_ms, Some(20.0));
+    let limits = telemetry.limits.clone().expect("limits");
+    let max_mhz = f64::from(limits.max_sm_clock_mhz.expect("a maximum SM clock"));
+    let power_limit = limits.power_limit_w.expect("a power limit");
+    // Datasheet ranges of current GPUs: boost clocks 1 to 3 GHz, power limits 100 W to 1.5 kW.
+    assert!((1000.0..=3000.0).contains(&max_mhz), "{limits:?}");
+    assert!((100.0..=1500.0).contains(&power_limit), "{limits:?}");
+    for reading in [telemetry.start.as_ref().expect("a start reading"), telemetry.end.as_ref().expect("an end reading")]
+    {
+        assert_eq!(reading.error, None, "{reading:?}");
+        let sm = f64::from(reading.sm_clock_mhz.expect("an SM clock"));
+        assert!(sm > 0.0 && sm <= 1.05 * max_mhz, "{reading:?}");
+    }
+    for row in &rows {
+        let num = |c: &str| row[c].parse::<f64>().unwrap_or_else(|_| panic!("{c} = {:?} in {row:?}", row[c]));
+        eprintln!(
+            "{}: {} MHz, memory {} MHz, {} W, {} °C, throttled {} ({}), below steady clock {}, {} readings",
+            row["key"],
+            row["sm_clock_mhz"],
+            row["mem_clock_mhz"],
+            row["power_w"],
+            row["temperature_c"],
+            row["throttled"],
+            row["throttle_reasons"],
+            row["below_steady_clock"],
+            row["telemetry_samples"]
+        );
+        // A GPU streaming a triad clocks up: above a third of its maximum, never above it by more than a step.
+        let sm = num("sm_clock_mhz");
+        assert!(sm > max_mhz / 3.0 && sm <= 1.05 * max_mhz, "SM clock {sm} MHz of {max_mhz}");
+        assert!(num("mem_clock_mhz") > 100.0, "{row:?}");
+        let power = num("power_w");
+        assert!(power > 20.0 && power <= 1.2 * power_limit, "power {power} W, limit {power_limit} W");
+        let temperature = num("temperature_c");
+        assert!(temperature > 10.0 && temperature < 110.0, "{temperature} °C");
+        assert!(["true", "false"].contains(&row["throttled"].as_str()), "{row:?}");
+        assert!(["true", "false"].contains(&row["below_steady_clock"].as_str()), "{row:?}");
+        assert!(!row["throttle_reasons"].is_empty(), "{row:?}");
+        assert!(num("telemetry_samples") >= 2.0, "a reading at start and at stop at least: {row:?}");
+    }
+    // Sampling off: the same rows, the clock columns empty, run.json says so.
+    let off = RunOptions { telemetry: false, out_dir: dir.path().join("off"), ..on.clone() };
+    experiments::run(&gpu, &sweep, &off).unwrap();
+    let rows = read_rows(&off.out_dir.join("smoke.csv")).unwrap();
+    assert!(rows.iter().all(|r| r["status"] == "ok" && TELEMETRY_COLUMNS.iter().all(|c| r[*c].is_empty())));
+    let run = suite::report::run_json::read(&off.out_dir).unwrap().expect("run.json");
+    assert_eq!(run.invocations[0].telemetry.as_ref().map(|t| t.source.as_str()), Some("off: --no-telemetry"));
+}
+
+/// Every fusion variant in FP32 and FP64 (the default precisions), fused, unfused, staged, hand-written and vendor
+/// (sdot/sasum, ddot/dasum), at odd sizes: every point verifies against its host reference within its own
+/// precision's tolerance (FP64's some 10⁹ times tighter than FP32's), FP64 rows read twice the bytes, and every
+/// staged specialisation of both precisions was compiled.
 #[test]
 #[ignore = "needs a GPU"]
 fn every_fusion_variant_verifies_at_odd_and_non_power_of_two_sizes() {
-    use suite::experiments::fusion::{FusionSweep, COMPILE_CSV, MEASURES, OPERATIONS, RATIOS_CSV, VARIANTS};
+    use suite::experiments::fusion::{
+        FusionSweep, COMPILE_CSV, MEASURES, OPERATIONS, PRECISIONS, RATIOS_CSV, VARIANTS,
+    };
     let gpu = gpu();
     let dir = tempfile::tempdir().unwrap();
     // One element, a ragged group, the seed's smallest size, and 2^20 + 1 (one element past a power of two).
     let sizes = vec![1, 257, 1 << 15, (1 << 20) + 1];
     let sweep = FusionSweep { sizes: sizes.clone(), ..FusionSweep::default() };
+    assert_eq!(sweep.precision, PRECISIONS, "the default runs both precisions");
     let summary = experiments::run(&gpu, &sweep, &quick_run(dir.path(), false, 0.3)).unwrap();
     let rows = read_rows(&dir.path().join("fusion.csv")).unwrap();
-    assert_eq!(rows.len(), sizes.len() * (1 + OPERATIONS.len() * VARIANTS.len() * MEASURES.len()));
+    let per_size = 1 + OPERATIONS.len() * VARIANTS.len() * MEASURES.len();
+    assert_eq!(rows.len(), PRECISIONS.len() * sizes.len() * per_size);
     for row in &rows {
+        let f64 = row["precision"] == "f64";
+        assert_eq!(row["key"].ends_with("/f64"), f64, "{row:?}");
         if row["operation"] == "sum" && row["variant"] == "unfused" {
             assert_eq!(row["status"], "invalid", "{row:?}");
             continue;
         }
         assert_eq!(row["status"], "ok", "{row:?}");
-        assert!(row["max_rel_err"].parse::<f64>().unwrap() <= row["tolerance"].parse::<f64>().unwrap());
+        let (err, tolerance) = (row["max_rel_err"].parse::<f64>().unwrap(), row["tolerance"].parse::<f64>().unwrap());
+        assert!(err <= tolerance, "{row:?}");
+        if row["operation"] != "copy" {
+            // FP64's bound is in units of 2^-53: a reduction at these sizes stays below 1e-10 (FP32's is above 1e-7).
+            assert_eq!(tolerance < 1e-10, f64, "{row:?}");
+        }
+        let n: u64 = row["elements"].parse().unwrap();
+        let inputs = if row["operation"] == "dot" { 2 } else { 1 };
+        let per_element = if row["operation"] == "copy" { 2 } else { inputs };
+        assert_eq!(row["bytes_read"], (n * per_element * if f64 { 8 } else { 4 }).to_string(), "{row:?}");
         let timing = if row["measure"] == "end_to_end" { "host" } else { row["timing"].as_str() };
         assert_eq!(row["timing"], timing, "{row:?}");
     }
     assert_eq!(summary.fail + summary.error, 0);
-    // Every staged specialisation was compiled (or found in the cache) once per operation and size.
+    // Every staged specialisation was compiled (or found in the cache) once per operation, size and precision.
     let compiles = read_rows(&dir.path().join(COMPILE_CSV)).unwrap();
-    assert_eq!(compiles.len(), sizes.len() * OPERATIONS.len(), "{compiles:?}");
-    assert!(dir.path().join(RATIOS_CSV).is_file());
+    assert_eq!(compiles.len(), PRECISIONS.len() * sizes.len() * OPERATIONS.len(), "{compiles:?}");
+    assert_eq!(compiles.iter().filter(|r| r["precision"] == "f64").count(), sizes.len() * OPERATIONS.len());
+    let ratios = std::fs::read_to_string(dir.path().join(RATIOS_CSV)).unwrap();
+    assert!(ratios.contains("\ndot,f64,1048577,device,"), "{ratios}");
+    for plot in ["fusion_speedup_dot_f64.png", "fusion_gbps_asum_f64.png", "fusion_precision.png"] {
+        assert!(dir.path().join(plot).is_file(), "{plot}");
+    }
+}
+
+/// The vendor's FP64 reductions through `Device::ddot` and `Device::dasum` (cuBLAS, or rocBLAS on AMD and over
+/// the HIP-over-CUDA test runtime), result in device memory, at odd sizes: each matches the compensated host
+/// reference within the fusion experiment's FP64 vendor tolerance, which an FP32 routine would miss by orders of
+/// magnitude; and a result buffer of one float is refused before the call.
+#[test]
+#[ignore = "needs a GPU"]
+fn vendor_ddot_and_dasum_match_a_compensated_host_reference() {
+    use suite::experiments::fusion::element_sum_tolerance;
+    use suite::patterns::{input, zip, Binary, Element, Reduce, Unary};
+    let gpu = gpu();
+    let dev = gpu.device.as_ref();
+    let u = Element::F64.unit_roundoff();
+    for n in [1usize, 257, 65_537, (1 << 20) + 1] {
+        let mut rng = fastrand::Rng::with_seed(n as u64);
+        let x: Vec<f64> = (0..n).map(|_| rng.f64() * 2.0 - 1.0).collect();
+        let y: Vec<f64> = (0..n).map(|_| rng.f64() * 2.0 - 1.0).collect();
+        let (xb, yb, result) = (dev.upload(&x).unwrap(), dev.upload(&y).unwrap(), dev.alloc_buffer::<f64>(1).unwrap());
+        // The vendor's order is unknown: the experiment's bound for it, at least 256 partial sums.
+        let depth = (n as u64).div_ceil(256) + 2 * u64::from((n as u64).next_power_of_two().ilog2());
+        for (what, program) in [
+            ("ddot", zip(input(0), input(1)).map(Binary::Mul).reduce(Reduce::Add)),
+            ("dasum", input(0).map(Unary::Abs).reduce(Reduce::Add)),
+        ] {
+            let program = program.with_element(Element::F64);
+            dev.fill_bytes(result.raw(), 0xff).unwrap();
+            let (want, scale) = if what == "ddot" {
+                dev.ddot(n, xb.raw(), yb.raw(), result.raw()).unwrap();
+                program.reference(&[&x, &y])
+            } else {
+                dev.dasum(n, xb.raw(), result.raw()).unwrap();
+                program.reference(&[&x])
+            };
+            let rounding = if what == "ddot" { u } else { 0.0 };
+            let tolerance = element_sum_tolerance(Element::F64, depth, rounding) + program.reference_error(n as u64);
+            assert!(tolerance < 1e-10, "{what} n = {n}: {tolerance:e} is no FP64 tolerance");
+            let got = dev.download(&result).unwrap();
+            let check = verify::compare(&got, &[want], scale, tolerance);
+            assert!(check.passed(), "{what} n = {n}: {}", check.summary());
+        }
+    }
+    let float = dev.alloc_buffer::<f32>(1).unwrap();
+    let x = dev.upload(&[1.0f64; 8]).unwrap();
+    assert!(matches!(dev.dasum(8, x.raw(), float.raw()), Err(Error::SizeMismatch { what: "dasum", .. })));
+    assert!(matches!(dev.ddot(9, x.raw(), x.raw(), float.raw()), Err(Error::SizeMismatch { what: "ddot", .. })));
 }
 
 /// A small PT sweep over every use case at odd sizes: every point verifies (no fail or error rows). The global

@@ -6,6 +6,10 @@
 //! reference: the functions and tolerances the experiments verify GPU results with. At 32 the emulation must
 //! reproduce what the NVIDIA GPUs compute; at 64 it runs the paths LUMI will.
 //!
+//! The MFMA builtins of the emulation (the matrix instructions of gfx90a, which exist only in waves of 64) are
+//! checked against AMD's Matrix Instruction Calculator, and matmul's matrix rungs run on them at 64 lanes, in the
+//! module `mfma` (`tests/wave64_cpu/mfma.rs`).
+//!
 //! Kernels that cannot run in the emulation, and why (none depends on the wave size; each waits for other groups,
 //! and the emulation runs groups one after another, so a wait on another group never ends):
 //! - `pt_jacobi_coop`: `gpu_grid_sync` over several groups (the emulation refuses it; a self-test shows it);
@@ -22,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use suite::device::WaveSize;
 use suite::experiments::{fusion as fusion_experiment, matmul, occupancy, pt};
-use suite::patterns::{input, zip, Binary, Geometry, Program, Reduce, Unary, GROUP_SIZE};
+use suite::patterns::{input, zip, Binary, Element, Geometry, Program, Reduce, Unary, GROUP_SIZE};
 use suite::verify;
 
 /// The wave sizes every kernel runs at: LUMI's, and the NVIDIA GPUs' (where the GPU results are known good).
@@ -193,6 +197,10 @@ mod emulation {
 
 use emulation::{Arg, Memory};
 
+/// The MFMA builtins of the emulation against AMD's Matrix Instruction Calculator, and matmul's matrix rungs on them.
+#[path = "wave64_cpu/mfma.rs"]
+mod mfma;
+
 /// All-ones bits: NaN as f32, u32::MAX / u64::MAX as integers. Outputs start so; what the kernel did not write
 /// stays so.
 const POISON_F32: u32 = u32::MAX;
@@ -206,8 +214,36 @@ fn inputs(seed: u64, len: usize) -> Vec<f32> {
     matmul::draw_inputs(&mut fastrand::Rng::with_seed(seed), len).expect("small inputs")
 }
 
-/// FP32 unit roundoff 2⁻²⁴: the rounding of a product x·y, the term rounding of a dot product (experiments::fusion).
-const U: f64 = f32::EPSILON as f64 / 2.0;
+/// An element type the fusion kernels run in (FP32 or FP64), as the emulated buffers hold it.
+trait Real: bytemuck::Pod + Into<f64> {
+    /// The patterns' name for it.
+    const ELEMENT: Element;
+    /// All-ones bits: NaN.
+    fn poison() -> Self;
+    /// Inputs uniform in [−1, 1) with every significand bit random, as the fusion experiment draws them.
+    fn draw(seed: u64, len: usize) -> Vec<Self>;
+}
+
+impl Real for f32 {
+    const ELEMENT: Element = Element::F32;
+    fn poison() -> f32 {
+        f32::from_bits(POISON_F32)
+    }
+    fn draw(seed: u64, len: usize) -> Vec<f32> {
+        inputs(seed, len)
+    }
+}
+
+impl Real for f64 {
+    const ELEMENT: Element = Element::F64;
+    fn poison() -> f64 {
+        f64::from_bits(u64::MAX)
+    }
+    fn draw(seed: u64, len: usize) -> Vec<f64> {
+        let mut rng = fastrand::Rng::with_seed(seed);
+        (0..len).map(|_| rng.f64() * 2.0 - 1.0).collect()
+    }
+}
 
 /// How a reduction's result is checked.
 #[derive(Clone, Copy, PartialEq)]
@@ -220,25 +256,41 @@ enum Terms {
     Max,
 }
 
-/// Checks a reduction's result against the program's host reference.
-fn check_reduction(context: &str, got: f32, program: &Program, inputs: &[&[f32]], geometry: &Geometry, terms: Terms) {
-    let (want, scale) = program.reference(inputs);
+/// Checks a reduction's result against the program's host reference in the program's precision: the fusion
+/// experiment's tolerance (γ_D of that precision, its unit roundoff for dot's products, the reference's own error).
+fn check_reduction<T: Real>(
+    context: &str,
+    got: T,
+    program: &Program,
+    inputs: &[&[T]],
+    geometry: &Geometry,
+    terms: Terms,
+) {
+    assert_eq!(program.element(), T::ELEMENT, "{context}");
+    let (got, (want, scale)) = (got.into(), program.reference(inputs));
     if terms == Terms::Max {
-        assert_eq!(got, want as f32, "{context}: max is {got}, should be {want}");
+        // The maximum of values the device holds exactly: the reference, in the element type.
+        let want = if T::ELEMENT == Element::F32 { f64::from(want as f32) } else { want };
+        assert_eq!(got, want, "{context}: max is {got}, should be {want}");
         return;
     }
-    let term_rounding = if terms == Terms::Products { U } else { 0.0 };
-    let tolerance = fusion_experiment::sum_tolerance(geometry.addition_depth(), term_rounding);
+    let u = T::ELEMENT.unit_roundoff();
+    let term_rounding = if terms == Terms::Products { u } else { 0.0 };
+    let n = inputs.first().map_or(0, |x| x.len()) as u64;
+    let tolerance = fusion_experiment::element_sum_tolerance(T::ELEMENT, geometry.addition_depth(), term_rounding)
+        + program.reference_error(n);
     let check = verify::compare(&[got], &[want], scale, tolerance);
     assert!(check.passed(), "{context}: {}", check.summary());
 }
 
 /// The hand-written two-stage reductions of kernels/fusion.hip (shuffles within each wave, then the waves' sums
-/// through LDS), for sum, dot and asum, at a size with a partial last group and three elements per item.
+/// through LDS), for sum, dot and asum in FP32 and FP64 (one template each, exported as `fusion_hand_<op>` and
+/// `fusion_hand_<op>_f64`), at a size with a partial last group and three elements per item.
 #[test]
 fn fusion_hand_reductions_are_right_at_wave64_and_wave32() {
     let build = tempfile::tempdir().unwrap();
-    let kernels = ["fusion_hand_sum", "fusion_hand_dot", "fusion_hand_asum", "fusion_hand_finish"];
+    let ops = ["sum", "dot", "asum", "finish"];
+    let kernels: Vec<String> = ["", "_f64"].iter().flat_map(|s| ops.map(|op| format!("fusion_hand_{op}{s}"))).collect();
     let programs = emulation::build_all(
         build.path(),
         "fusion",
@@ -246,42 +298,49 @@ fn fusion_hand_reductions_are_right_at_wave64_and_wave32() {
         &emulation::entries(&kernels),
         build.path(),
     );
+    for program in &programs {
+        hand_reductions::<f32>(program, "");
+        hand_reductions::<f64>(program, "_f64");
+    }
+}
+
+/// The hand-written reductions over elements of `T` (kernel names ending in `suffix`) in one emulation program.
+fn hand_reductions<T: Real>(program: &emulation::Program, suffix: &str) {
     let n = 5000;
     let geometry = Geometry::for_elements(n as u64, 7).unwrap();
     assert_eq!((geometry.groups, geometry.items), (7, 3));
-    let (x, y) = (inputs(1, n), inputs(2, n));
+    let (x, y) = (T::draw(1, n), T::draw(2, n));
     let operations = [
-        ("fusion_hand_sum", input(0).reduce(Reduce::Add), Terms::Exact),
-        ("fusion_hand_dot", zip(input(0), input(1)).map(Binary::Mul).reduce(Reduce::Add), Terms::Products),
-        ("fusion_hand_asum", input(0).map(Unary::Abs).reduce(Reduce::Add), Terms::Exact),
+        ("sum", input(0).reduce(Reduce::Add), Terms::Exact),
+        ("dot", zip(input(0), input(1)).map(Binary::Mul).reduce(Reduce::Add), Terms::Products),
+        ("asum", input(0).map(Unary::Abs).reduce(Reduce::Add), Terms::Exact),
     ];
-    for program in &programs {
-        for (symbol, reference, terms) in &operations {
-            let dot = *terms == Terms::Products;
-            let memory = Memory::new();
-            memory.put("x", &x);
-            memory.put("y", &y);
-            memory.put("partials", &poisoned_f32(geometry.groups as usize));
-            memory.put("result", &poisoned_f32(1));
-            let mut args = vec![Arg::Buf("x")];
-            if dot {
-                args.push(Arg::Buf("y"));
-            }
-            args.extend([Arg::Buf("partials"), Arg::U32(geometry.n)]);
-            program.launch(&memory, symbol, [geometry.groups, 1, 1], [GROUP_SIZE, 1, 1], &args);
-            let finish = [Arg::Buf("partials"), Arg::Buf("result"), Arg::U32(geometry.groups)];
-            program.launch(&memory, "fusion_hand_finish", [1, 1, 1], [GROUP_SIZE, 1, 1], &finish);
-            let host: Vec<&[f32]> = if dot { vec![&x, &y] } else { vec![&x] };
-            let context = format!("{symbol} at wave {}", program.wave);
-            check_reduction(&context, memory.get::<f32>("result")[0], reference, &host, &geometry, *terms);
+    for (op, reference, terms) in operations {
+        let (symbol, reference) = (format!("fusion_hand_{op}{suffix}"), reference.with_element(T::ELEMENT));
+        let dot = terms == Terms::Products;
+        let memory = Memory::new();
+        memory.put("x", &x);
+        memory.put("y", &y);
+        memory.put("partials", &vec![T::poison(); geometry.groups as usize]);
+        memory.put("result", &[T::poison()]);
+        let mut args = vec![Arg::Buf("x")];
+        if dot {
+            args.push(Arg::Buf("y"));
         }
+        args.extend([Arg::Buf("partials"), Arg::U32(geometry.n)]);
+        program.launch(&memory, &symbol, [geometry.groups, 1, 1], [GROUP_SIZE, 1, 1], &args);
+        let finish = [Arg::Buf("partials"), Arg::Buf("result"), Arg::U32(geometry.groups)];
+        program.launch(&memory, &format!("fusion_hand_finish{suffix}"), [1, 1, 1], [GROUP_SIZE, 1, 1], &finish);
+        let host: Vec<&[T]> = if dot { vec![&x, &y] } else { vec![&x] };
+        let context = format!("{symbol} at wave {}", program.wave);
+        check_reduction(&context, memory.get::<T>("result")[0], &reference, &host, &geometry, terms);
     }
 }
 
 /// The kernels suite::patterns generates (single-pass reductions whose group reduction shuffles within waves, and
-/// the eager actions before them): a fused dot (also staged, -D FUSION_N...), an eager asum and a max over two
-/// eager actions, at two sizes: one with a partial last group, one that divides the grid evenly (the staged loop's
-/// bound test folds away).
+/// the eager actions before them), in FP32 and FP64: a fused dot (also staged, -D FUSION_N...), an eager asum and
+/// a max over two eager actions, at two sizes: one with a partial last group, one that divides the grid evenly (the
+/// staged loop's bound test folds away).
 #[test]
 fn generated_fusion_reductions_are_right_at_wave64_and_wave32() {
     let build = tempfile::tempdir().unwrap();
@@ -296,73 +355,96 @@ fn generated_fusion_reductions_are_right_at_wave64_and_wave32() {
     ];
     let geometries = [Geometry::for_elements(5000, 7).unwrap(), Geometry::for_elements(7 * 256 * 2, 7).unwrap()];
     assert_eq!(geometries[1].items, 2);
-    // One C++ file holds every program, each in a namespace of its own (they all define the same helpers); a staged
-    // program is rendered under a name of its own (so its symbols differ) and included after its -D values.
-    struct Instance {
-        index: usize,
-        staged: Option<usize>,
-        kernels: Vec<String>,
-    }
+    // One C++ file holds every program in both precisions, each in a namespace of its own (they all define the same
+    // helpers); a staged program is rendered under a name of its own (so its symbols differ) and included after its
+    // -D values.
     let (mut text, mut entries, mut instances) = (String::from("#include \"gpu.h\"\n"), Vec::new(), Vec::new());
-    for (index, (name, program, _)) in programs.iter().enumerate() {
-        // Staging changes only the element loop, not the reductions: one program is enough for it.
-        let stagings: &[Option<usize>] = if index == 0 { &[None, Some(0), Some(1)] } else { &[None] };
-        for &staged in stagings {
-            let rendered = match staged {
-                None => program.render(&format!("fusion_{name}")),
-                Some(g) => program.render(&format!("fusion_{name}_staged{g}")),
-            };
-            std::fs::write(build.path().join(&rendered.file_name), &rendered.text).unwrap();
-            let space = format!("program_{}", instances.len());
-            let defines = staged.map(|g| Program::stage_defines(&geometries[g])).unwrap_or_default();
-            for d in &defines {
-                text.push_str(&format!("#define {}\n", d.replacen('=', " ", 1)));
+    for element in Element::ALL {
+        for (index, (name, program, _)) in programs.iter().enumerate() {
+            // Staging changes only the element loop, not the reductions: one program is enough for it.
+            let stagings: &[Option<usize>] = if index == 0 { &[None, Some(0), Some(1)] } else { &[None] };
+            for &staged in stagings {
+                let program = program.clone().with_element(element);
+                let rendered = match staged {
+                    None => program.render(&format!("fusion_{name}")),
+                    Some(g) => program.render(&format!("fusion_{name}_staged{g}")),
+                };
+                std::fs::write(build.path().join(&rendered.file_name), &rendered.text).unwrap();
+                let space = format!("program_{}", instances.len());
+                let defines = staged.map(|g| Program::stage_defines(&geometries[g])).unwrap_or_default();
+                for d in &defines {
+                    text.push_str(&format!("#define {}\n", d.replacen('=', " ", 1)));
+                }
+                text.push_str(&format!(
+                    "namespace {space} {{\n#include \"{}\"\n}}\n#undef FUSION_FOR_EACH\n",
+                    rendered.file_name
+                ));
+                for d in &defines {
+                    text.push_str(&format!("#undef {}\n", d.split('=').next().unwrap()));
+                }
+                entries.extend(rendered.kernels.iter().map(|k| format!("gpu_cpu::entry<&{space}::{k}>(\"{k}\")")));
+                instances.push(Instance { index, element, staged, kernels: rendered.kernels });
             }
-            text.push_str(&format!(
-                "namespace {space} {{\n#include \"{}\"\n}}\n#undef FUSION_FOR_EACH\n",
-                rendered.file_name
-            ));
-            for d in &defines {
-                text.push_str(&format!("#undef {}\n", d.split('=').next().unwrap()));
-            }
-            entries.extend(rendered.kernels.iter().map(|k| format!("gpu_cpu::entry<&{space}::{k}>(\"{k}\")")));
-            instances.push(Instance { index, staged, kernels: rendered.kernels });
         }
     }
     let built = emulation::build_all(build.path(), "fusion_generated", &text, &entries, build.path());
-    let (x, y) = (inputs(3, 5000), inputs(4, 5000));
     for program in &built {
         for instance in &instances {
-            let (name, reference, terms) = &programs[instance.index];
-            for (g, geometry) in geometries.iter().enumerate() {
-                if instance.staged.is_some_and(|s| s != g) {
-                    continue;
-                }
-                let n = geometry.n as usize;
-                let memory = Memory::new();
-                memory.put("in0", &x[..n]);
-                memory.put("in1", &y[..n]);
-                let temps = reference.temporaries();
-                for t in 0..temps {
-                    memory.put(&format!("tmp{t}"), &poisoned_f32(n));
-                }
-                memory.put("partials", &poisoned_f32(geometry.groups as usize));
-                memory.put("done", &[0u32]);
-                memory.put("result", &poisoned_f32(1));
-                let temp_names: Vec<String> = (0..temps).map(|t| format!("tmp{t}")).collect();
-                let mut args: Vec<Arg> = ["in0", "in1"][..reference.inputs()].iter().map(|b| Arg::Buf(b)).collect();
-                args.extend(temp_names.iter().map(|t| Arg::Buf(t)));
-                args.extend([Arg::Buf("partials"), Arg::Buf("done"), Arg::Buf("result"), Arg::U32(geometry.n)]);
-                for kernel in &instance.kernels {
-                    program.launch(&memory, kernel, [geometry.groups, 1, 1], [GROUP_SIZE, 1, 1], &args);
-                }
-                let form = if instance.staged.is_some() { "staged" } else { "generic" };
-                let context = format!("{name} ({form}, n = {n}) at wave {}", program.wave);
-                let host: Vec<&[f32]> = vec![&x[..n], &y[..n]];
-                check_reduction(&context, memory.get::<f32>("result")[0], reference, &host, geometry, *terms);
-                assert_eq!(memory.get::<u32>("done"), [0], "{context}: the last group must reset the ticket");
+            match instance.element {
+                Element::F32 => generated_reductions::<f32>(program, instance, &programs, &geometries),
+                Element::F64 => generated_reductions::<f64>(program, instance, &programs, &geometries),
             }
         }
+    }
+}
+
+/// One rendered program of [`generated_fusion_reductions_are_right_at_wave64_and_wave32`]: which one, in which
+/// precision, staged for which geometry (or generic), and its kernels in launch order.
+struct Instance {
+    index: usize,
+    element: Element,
+    staged: Option<usize>,
+    kernels: Vec<String>,
+}
+
+/// Runs `instance` (elements of `T`) at each of its geometries in one emulation program and checks the result and
+/// the ticket's reset.
+fn generated_reductions<T: Real>(
+    program: &emulation::Program,
+    instance: &Instance,
+    programs: &[(&str, Program, Terms)],
+    geometries: &[Geometry],
+) {
+    let (x, y) = (T::draw(3, 5000), T::draw(4, 5000));
+    let (name, reference, terms) = &programs[instance.index];
+    let reference = reference.clone().with_element(T::ELEMENT);
+    for (g, geometry) in geometries.iter().enumerate() {
+        if instance.staged.is_some_and(|s| s != g) {
+            continue;
+        }
+        let n = geometry.n as usize;
+        let memory = Memory::new();
+        memory.put("in0", &x[..n]);
+        memory.put("in1", &y[..n]);
+        let temps = reference.temporaries();
+        for t in 0..temps {
+            memory.put(&format!("tmp{t}"), &vec![T::poison(); n]);
+        }
+        memory.put("partials", &vec![T::poison(); geometry.groups as usize]);
+        memory.put("done", &[0u32]);
+        memory.put("result", &[T::poison()]);
+        let temp_names: Vec<String> = (0..temps).map(|t| format!("tmp{t}")).collect();
+        let mut args: Vec<Arg> = ["in0", "in1"][..reference.inputs()].iter().map(|b| Arg::Buf(b)).collect();
+        args.extend(temp_names.iter().map(|t| Arg::Buf(t)));
+        args.extend([Arg::Buf("partials"), Arg::Buf("done"), Arg::Buf("result"), Arg::U32(geometry.n)]);
+        for kernel in &instance.kernels {
+            program.launch(&memory, kernel, [geometry.groups, 1, 1], [GROUP_SIZE, 1, 1], &args);
+        }
+        let form = if instance.staged.is_some() { "staged" } else { "generic" };
+        let context = format!("{name} {} ({form}, n = {n}) at wave {}", T::ELEMENT.name(), program.wave);
+        let host: Vec<&[T]> = vec![&x[..n], &y[..n]];
+        check_reduction(&context, memory.get::<T>("result")[0], &reference, &host, geometry, *terms);
+        assert_eq!(memory.get::<u32>("done"), [0], "{context}: the last group must reset the ticket");
     }
 }
 

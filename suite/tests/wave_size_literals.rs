@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use suite::patterns::{input, Reduce};
+use suite::patterns::{input, Element, Reduce};
 
 /// The values that are, or are derived from, a wave size.
 const WAVE_VALUES: [u64; 4] = [31, 32, 63, 64];
@@ -63,6 +63,16 @@ const ALLOWED: &[Allowed] = &[
     Allowed { file: "matmul.hip", code: "SPLITK_KERNEL(", why: "split-K tile shapes (BM, BN, BK, items, slab)" },
     Allowed { file: "matmul.hip", code: "SPLITK_ATOMIC_KERNEL(", why: "split-K (atomic) tile shapes" },
     Allowed { file: "matmul.hip", code: "STREAMK_KERNEL(", why: "stream-K tile shapes" },
+    Allowed {
+        file: "include/matmul_mfma.h",
+        code: "static constexpr int M = 32, N = 32, K = 2, REGS = 16;",
+        why: "the 32×32×2 block of v_mfma_f32_32x32x2f32 (its M and N), not the wave size",
+    },
+    Allowed {
+        file: "include/matmul_mfma.h",
+        code: "#define MFMA_LDS_BANKS 32",
+        why: "the LDS bank count (32 on gfx90a), as LDS_BANKS in matmul_wave_tile.h",
+    },
     Allowed {
         file: "occupancy.hip",
         code: "OCCUPANCY_REGISTERS(",
@@ -189,8 +199,11 @@ fn kernel_sources() -> Vec<(String, String)> {
         }
     }
     assert!(sources.len() >= 6, "kernels/*.hip and kernels/include/*.h: {:?}", sources.iter().map(|s| &s.0));
-    let generated = input(0).reduce(Reduce::Add).render("fusion_probe");
-    sources.push(("generated fusion kernel".to_string(), generated.text));
+    // The prelude in both element types: FP64's takes `double` where FP32's has `float`, and nothing else.
+    for element in Element::ALL {
+        let generated = input(0).reduce(Reduce::Add).with_element(element).render("fusion_probe");
+        sources.push(("generated fusion kernel".to_string(), generated.text));
+    }
     sources
 }
 

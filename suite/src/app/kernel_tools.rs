@@ -4,12 +4,12 @@
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
-use crate::cli::{Cli, OccupancyArgs};
+use crate::cli::{AmdCompiler, Cli, OccupancyArgs};
 use crate::code_objects::{self, KernelStore};
 use crate::device::{self, Arch, Platform};
 use crate::experiments::registry;
 use crate::gpu::Gpu;
-use crate::occupancy_calculator::{self, Input, Limiter, Occupancy, Profile, Resources};
+use crate::occupancy_calculator::{self, Input, Limiter, Occupancy, Profile, RegisterFile, Resources};
 
 /// Appends a formatted line to a command's output text (writing to a `String` cannot fail).
 macro_rules! outln {
@@ -69,19 +69,39 @@ pub(super) fn select_sources(names: &[String]) -> Result<Vec<&'static code_objec
     names.iter().map(|n| code_objects::source(n).map_err(Error::from)).collect()
 }
 
+/// The kernel store for `compiler`'s AMD code objects: the node's compiler (or `--kernels-dir`) for `hipcc`, zig's
+/// clang for `zig` (found now, so a missing wheel is reported before anything is compiled).
+fn store_for(cli: &Cli, compiler: AmdCompiler) -> Result<KernelStore, Error> {
+    match compiler {
+        AmdCompiler::Hipcc => Ok(KernelStore::new(cli.kernels_dir.clone())),
+        AmdCompiler::Zig if cli.kernels_dir.is_some() => Err(Error::Options(
+            "--compiler zig compiles the kernels, --kernels-dir reads prebuilt ones: leave out one of them".into(),
+        )),
+        AmdCompiler::Zig => Ok(KernelStore::new(None).with_compiler(code_objects::find_zig()?)),
+    }
+}
+
 /// `suite kernels inspect`.
 pub(super) fn inspect(
     cli: &Cli,
     arch: Option<&str>,
+    compiler: AmdCompiler,
     sources: &[&'static code_objects::Source<'static>],
 ) -> Result<ExitCode, Error> {
-    let store = KernelStore::new(cli.kernels_dir.clone());
     let mut out = String::new();
     let mut notes = Vec::new();
     let arch = match arch {
         Some(a) => Arch::parse(a).map_err(|e| Error::Options(format!("--arch: {e}")))?,
         None => open_gpu(cli)?.device.props().arch.clone(),
     };
+    if compiler != AmdCompiler::Hipcc && arch.platform() != Platform::Amd {
+        return Err(Error::Options(format!(
+            "--compiler zig builds AMD code objects; {arch} is NVIDIA's (nvcc builds it): leave out --compiler"
+        )));
+    }
+    let store = store_for(cli, compiler)?;
+    // Register counts depend on the compiler: the figures say which one built them.
+    outln!(out, "# {arch}, compiler: {}", store.built_by(arch.platform())?);
     match arch.platform() {
         Platform::Amd => {
             outln!(
@@ -120,6 +140,15 @@ pub(super) fn inspect(
                         occupancy_columns(k.max_group_size, occ, &mut notes)
                     );
                 }
+            }
+            let unified = Profile::for_arch(&arch, None)
+                .is_ok_and(|p| matches!(p.registers, RegisterFile::PerLane { unified_agprs: true, .. }));
+            if unified {
+                notes.push(format!(
+                    "note: on {arch} the AGPRs share the VGPR file: vgpr is VGPRs and AGPRs together, \
+                     roundup(ArchVGPRs, 4) + AGPRs, as the code object's .vgpr_count records it and the occupancy \
+                     counts it; agpr is the AGPRs among them\n"
+                ));
             }
             out.extend(notes);
             emit(&out);
@@ -229,11 +258,22 @@ pub(super) fn occupancy_flag_error(e: occupancy_calculator::Error, regs_flag: &s
 pub(super) fn compare_kernels(
     cli: &Cli,
     archs: &[Arch],
+    compilers: &[AmdCompiler],
     sources: &[&'static code_objects::Source],
     out: &std::path::Path,
 ) -> Result<ExitCode, Error> {
     use crate::static_inspection as cmp;
-    let store = KernelStore::new(cli.kernels_dir.clone());
+    // One store per AMD compiler asked for; NVIDIA targets are built by the first store's nvcc.
+    let mut amd_stores = Vec::new();
+    for c in compilers {
+        if !amd_stores.iter().any(|(seen, _)| seen == c) {
+            amd_stores.push((*c, store_for(cli, *c)?));
+        }
+    }
+    if amd_stores.is_empty() {
+        amd_stores.push((AmdCompiler::Hipcc, store_for(cli, AmdCompiler::Hipcc)?));
+    }
+    let store = &amd_stores[0].1;
     let targets = cmp::targets(archs);
     let cuobjdump = if archs.iter().any(|a| a.platform() == Platform::Nvidia) {
         let nvcc = store.compiler(Platform::Nvidia).ok().map(|c| c.path);
@@ -249,29 +289,37 @@ pub(super) fn compare_kernels(
     };
     let mut rows = Vec::new();
     for t in &targets {
-        eprintln!("compiling {} for {}", sources.iter().map(|s| s.name).collect::<Vec<_>>().join(", "), t.label());
-        let found = cmp::rows(&store, t, sources, cuobjdump.as_deref()).map_err(|e| {
-            let hint = if cmp::is_rdna(&t.arch) && e.to_string().contains("device library") {
-                "\nDebian's HIP 5.2 has no device library for RDNA3: make one with `scripts/rdna-device-libs.sh DIR` \
-                 and run again with DEVICE_LIB_PATH=DIR (ROCm 5.5 and later ship it)"
-            } else {
-                ""
-            };
-            Error::Options(format!("{}: {e}{hint}", t.label()))
-        })?;
-        rows.extend(found);
+        let stores: Vec<&KernelStore> = match t.arch.platform() {
+            Platform::Amd => amd_stores.iter().map(|(_, s)| s).collect(),
+            Platform::Nvidia => vec![store],
+        };
+        for s in stores {
+            let names = sources.iter().map(|s| s.name).collect::<Vec<_>>().join(", ");
+            eprintln!("compiling {names} for {} with {}", t.label(), s.built_by(t.arch.platform())?);
+            let found = cmp::rows(s, t, sources, cuobjdump.as_deref()).map_err(|e| {
+                let hint = if cmp::is_rdna(&t.arch) && e.to_string().contains("device library") {
+                    "\nDebian's HIP 5.2 has no device library for RDNA3: make one with `scripts/rdna-device-libs.sh \
+                     DIR` and run again with DEVICE_LIB_PATH=DIR (ROCm 5.5 and later ship it)"
+                } else {
+                    ""
+                };
+                Error::Options(format!("{}: {e}{hint}", t.label()))
+            })?;
+            rows.extend(found);
+        }
     }
     std::fs::create_dir_all(out).map_err(|e| Error::Options(format!("--out {}: {e}", out.display())))?;
     // What a reader needs to repeat it: the device-library folder (RDNA on Debian's HIP 5.2), the command, and
     // the compilers that built the objects.
     let lib_path = std::env::var("DEVICE_LIB_PATH").map(|p| format!("DEVICE_LIB_PATH={p} ")).unwrap_or_default();
     let mut command = format!("{lib_path}{}", std::env::args().collect::<Vec<_>>().join(" "));
-    for platform in [Platform::Amd, Platform::Nvidia] {
-        if archs.iter().any(|a| a.platform() == platform) {
-            if let Ok(c) = store.compiler(platform) {
-                command.push_str(&format!("\n# {platform}: {} {}", c.path.display(), c.version));
-            }
+    if archs.iter().any(|a| a.platform() == Platform::Amd) {
+        for (_, s) in &amd_stores {
+            command.push_str(&format!("\n# amd: {}", describe(s, Platform::Amd)));
         }
+    }
+    if archs.iter().any(|a| a.platform() == Platform::Nvidia) {
+        command.push_str(&format!("\n# nvidia: {}", describe(store, Platform::Nvidia)));
     }
     if let Some(tool) = &cuobjdump {
         command.push_str(&format!("\n# resources of cubins: {} --dump-resource-usage", tool.display()));
@@ -293,6 +341,16 @@ pub(super) fn compare_kernels(
     }
     emit(&text);
     Ok(ExitCode::SUCCESS)
+}
+
+/// The compiler of `store` for `platform` with its path (`hipcc 5.2.21153-0 (clang 15.0.6) (/usr/bin/hipcc)`), or
+/// what stands in for one, for the "Made with" lines.
+fn describe(store: &KernelStore, platform: Platform) -> String {
+    match (store.kernels_dir(), store.compiler(platform)) {
+        (Some(_), _) => store.built_by(platform).unwrap_or_default(),
+        (None, Ok(c)) => c.to_string(),
+        (None, Err(e)) => e.to_string(),
+    }
 }
 
 pub(super) const OCCUPANCY_HEADER: &str = "occ_group groups_per_cu occupancy_% limiter";

@@ -60,14 +60,14 @@ pub fn run(cli: &Cli) -> Result<ExitCode, Error> {
             emit(&text);
             Ok(ExitCode::SUCCESS)
         }
-        Command::Kernels(KernelsCommand::Compare { arch, sources, out }) => {
+        Command::Kernels(KernelsCommand::Compare { arch, compiler, sources, out }) => {
             let archs = parse_archs(arch)?;
             let sources = select_sources(sources)?;
-            compare_kernels(cli, &archs, &sources, out)
+            compare_kernels(cli, &archs, compiler, &sources, out)
         }
-        Command::Kernels(KernelsCommand::Inspect { arch, sources }) => {
+        Command::Kernels(KernelsCommand::Inspect { arch, compiler, sources }) => {
             let sources = select_sources(sources)?;
-            inspect(cli, arch.as_deref(), &sources)
+            inspect(cli, arch.as_deref(), *compiler, &sources)
         }
         Command::Run(all) => run::run(cli, all),
         Command::Experiments => {

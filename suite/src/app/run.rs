@@ -89,6 +89,7 @@ fn run_options(args: &RunArgs, gpu: &Gpu) -> RunOptions {
         reps: args.reps,
         time_budget_s: args.time_budget,
         timing: args.timing,
+        telemetry: !args.no_telemetry,
     }
 }
 

@@ -208,6 +208,16 @@ impl KernelStore {
         Ok(found)
     }
 
+    /// What builds this store's code objects for `platform`, for static figures: the compiler's
+    /// [`Compiler::label`], or for `--kernels-dir` `unknown: prebuilt objects from DIR` (no object records its
+    /// compiler).
+    pub fn built_by(&self, platform: Platform) -> Result<String> {
+        match &self.kernels_dir {
+            Some(dir) => Ok(format!("unknown: prebuilt objects from {}", dir.display())),
+            None => Ok(self.compiler(platform)?.label()),
+        }
+    }
+
     /// The code object of `source` for `arch`: from `--kernels-dir` when the store has one (and only from there),
     /// else from the cache, else compiled and cached. Whatever its origin, it has passed [`check_arch`].
     pub fn code_object(&self, source: &Source, arch: &Arch) -> Result<CodeObject> {

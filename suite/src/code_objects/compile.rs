@@ -1,8 +1,9 @@
 //! Finding the node's kernel compiler and running it.
 //!
 //! AMD: `hipcc --genco` (ROCm's driver; on LUMI after `module load rocm`), or a HIP-capable clang named by
-//! `$HIPCC`. NVIDIA: `nvcc -cubin`. Each compile runs in a fresh temporary folder holding the source and the
-//! embedded headers, so it needs nothing from the source tree.
+//! `$HIPCC`; for static comparisons only, upstream clang from the `ziglang` wheel ([`super::zig`]). NVIDIA: `nvcc
+//! -cubin`. Each compile runs in a fresh temporary folder holding the source and the embedded headers, so it needs
+//! nothing from the source tree.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -19,6 +20,11 @@ pub enum CompilerKind {
     Hipcc,
     /// A clang with HIP support used directly (AMD), e.g. `/opt/rocm/llvm/bin/clang++`; writes a plain ELF.
     ClangHip,
+    /// Upstream clang as the `ziglang` wheel (pip) carries it, run as `zig clang` (AMD; clang 18.1.6 in zig 0.13.0)
+    /// with ROCm's HIP headers and device libraries; writes a plain ELF. A second, newer compiler for static
+    /// comparisons in CI (`--compiler zig` of `suite kernels inspect|compare`, [`super::zig::find_zig`]); `suite
+    /// run` never picks it.
+    ZigClang,
     /// NVIDIA's `nvcc`; writes a cubin.
     Nvcc,
 }
@@ -29,14 +35,23 @@ impl CompilerKind {
         match self {
             CompilerKind::Hipcc => "hipcc",
             CompilerKind::ClangHip => "clang-hip",
+            CompilerKind::ZigClang => "zig-clang",
             CompilerKind::Nvcc => "nvcc",
+        }
+    }
+
+    /// Words between the program and the flags: `clang` for `zig clang`, none otherwise.
+    pub fn subcommand(self) -> &'static [&'static str] {
+        match self {
+            CompilerKind::ZigClang => &["clang"],
+            CompilerKind::Hipcc | CompilerKind::ClangHip | CompilerKind::Nvcc => &[],
         }
     }
 
     /// The platform whose code objects it writes.
     pub fn platform(self) -> Platform {
         match self {
-            CompilerKind::Hipcc | CompilerKind::ClangHip => Platform::Amd,
+            CompilerKind::Hipcc | CompilerKind::ClangHip | CompilerKind::ZigClang => Platform::Amd,
             CompilerKind::Nvcc => Platform::Nvidia,
         }
     }
@@ -54,6 +69,14 @@ pub struct Compiler {
     /// Flags this installation needs on top of [`flags`]: for [`CompilerKind::ClangHip`], where ROCm's headers and
     /// device libraries are when clang cannot find them itself (Debian's packages). Empty otherwise.
     pub extra_flags: Vec<String>,
+}
+
+impl Compiler {
+    /// Its kind and version, without its path: `hipcc 5.2.21153-0 (clang 15.0.6)`, `zig-clang 0.13.0 (clang
+    /// 18.1.6)`, `nvcc 13.5.37`. Static figures (registers, LDS, occupancy) name the compiler this way.
+    pub fn label(&self) -> String {
+        format!("{} {}", self.kind.name(), self.version)
+    }
 }
 
 impl std::fmt::Display for Compiler {
@@ -137,7 +160,7 @@ fn kind_of(platform: Platform, path: &Path) -> CompilerKind {
 }
 
 /// The first `dir/program` in a `PATH` value that is a file.
-fn search_path(path_var: &OsString, program: &str) -> Option<PathBuf> {
+pub(crate) fn search_path(path_var: &OsString, program: &str) -> Option<PathBuf> {
     std::env::split_paths(path_var).map(|dir| dir.join(program)).find(|p| p.is_file())
 }
 
@@ -157,6 +180,9 @@ pub(crate) fn probe(
     if !path.is_file() {
         return Err("no such file".to_string());
     }
+    if kind == CompilerKind::ZigClang {
+        return super::zig::probe(path, env);
+    }
     let mut cmd = Command::new(path);
     cmd.arg("--version");
     pin_platform(kind, &mut cmd);
@@ -165,7 +191,7 @@ pub(crate) fn probe(
     let stderr = String::from_utf8_lossy(&out.stderr);
     let parsed = match kind {
         CompilerKind::Hipcc => parse_hipcc_version(&stdout),
-        CompilerKind::ClangHip => parse_clang_version(&stdout),
+        CompilerKind::ClangHip | CompilerKind::ZigClang => parse_clang_version(&stdout),
         CompilerKind::Nvcc => parse_nvcc_version(&stdout),
     };
     let Some(version) = parsed else {
@@ -175,7 +201,7 @@ pub(crate) fn probe(
     };
     let extra_flags = match kind {
         CompilerKind::ClangHip => clang_rocm_flags(path, env),
-        CompilerKind::Hipcc | CompilerKind::Nvcc => Vec::new(),
+        CompilerKind::Hipcc | CompilerKind::ZigClang | CompilerKind::Nvcc => Vec::new(),
     };
     Ok(Compiler { kind, path: path.to_path_buf(), version, extra_flags })
 }
@@ -237,6 +263,8 @@ pub fn parse_nvcc_version(text: &str) -> Option<String> {
 /// - hipcc: `--genco --offload-arch=<arch> -O3 -Iinclude` (device code only: a clang offload bundle).
 /// - clang: `-x hip --cuda-device-only --no-gpu-bundle-output --offload-arch=<arch> -O3 -Iinclude` plus the
 ///   compiler's [`Compiler::extra_flags`] (a plain ELF, as `clang-offload-bundler --unbundle` would give).
+/// - zig's clang: the same after `zig clang`, with its extra flags naming ROCm's headers and device libraries, the
+///   wheel's clang resource folder and the linker's folder ([`super::zig`]).
 /// - nvcc: `-x cu -cubin -arch=<arch> -O3 -Iinclude` (`-x cu` because the files end in `.hip`).
 ///
 /// `-Iinclude` is relative because each compile runs in its own temporary folder, and a fixed spelling keeps the
@@ -245,7 +273,7 @@ pub fn parse_nvcc_version(text: &str) -> Option<String> {
 pub fn flags(compiler: &Compiler, arch: &Arch) -> Vec<String> {
     let mut flags: Vec<String> = match compiler.kind {
         CompilerKind::Hipcc => vec!["--genco".into(), format!("--offload-arch={arch}")],
-        CompilerKind::ClangHip => vec![
+        CompilerKind::ClangHip | CompilerKind::ZigClang => vec![
             "-x".into(),
             "hip".into(),
             "--cuda-device-only".into(),
@@ -292,7 +320,11 @@ pub(crate) fn compile_with_flags(
     std::fs::write(&input, source.text).map_err(io("write", &input))?;
     let output_name = format!("{}.{arch}.out", source.name);
 
+    if compiler.kind == CompilerKind::ZigClang {
+        super::zig::write_linker(&compiler.path, work.path())?;
+    }
     let mut cmd = Command::new(&compiler.path);
+    cmd.args(compiler.kind.subcommand());
     cmd.args(flags).arg(source.file_name).arg("-o").arg(&output_name).current_dir(work.path());
     pin_platform(compiler.kind, &mut cmd);
     let command = shell_line(compiler, flags, source.file_name, &output_name, work.path());
@@ -342,6 +374,7 @@ fn compiler_said(stdout: &[u8], stderr: &[u8], fallback: &str) -> String {
 fn shell_line(compiler: &Compiler, flags: &[String], input: &str, output: &str, dir: &Path) -> String {
     let env = if compiler.kind == CompilerKind::Hipcc { "HIP_PLATFORM=amd " } else { "" };
     let mut words = vec![compiler.path.display().to_string()];
+    words.extend(compiler.kind.subcommand().iter().map(|w| w.to_string()));
     words.extend(flags.iter().cloned());
     words.extend([input.to_string(), "-o".to_string(), output.to_string()]);
     format!("(cd {} && {env}{})", dir.display(), words.join(" "))
@@ -508,7 +541,7 @@ mod tests {
         let c = compiler(platform);
         let a = arch(arch_name);
         for source in all() {
-            let bytes = compile(&c, source, &a).unwrap_or_else(|e| panic!("{e}"));
+            let bytes = crate::code_objects::test_support::compiled(&c, source.name, arch_name);
             let info = check_arch(&bytes, &a).unwrap_or_else(|e| panic!("{}: {e}", source.name));
             assert_eq!(info.format, want, "{}", source.name);
         }

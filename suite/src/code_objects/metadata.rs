@@ -80,7 +80,8 @@ pub struct AmdKernelMeta {
     pub name: String,
     /// Symbol of the kernel descriptor, e.g. `smoke_triad.kd`.
     pub symbol: String,
-    /// Architectural VGPRs per work-item (`.vgpr_count`).
+    /// VGPRs per work-item (`.vgpr_count`): where AGPRs share the VGPR file (gfx90a, gfx94x), the allocated total,
+    /// ArchVGPRs rounded up to 4 plus AGPRs (checked against the kernel descriptor by a static_inspection test).
     pub vgpr_count: u32,
     /// Accumulation VGPRs per work-item (`.agpr_count`), where the architecture has them (gfx90a and later).
     pub agpr_count: Option<u32>,

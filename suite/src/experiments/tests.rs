@@ -140,6 +140,12 @@ impl Device for FakeDevice {
     fn sasum(&self, _: usize, _: &dyn RawAlloc, _: &dyn RawAlloc) -> device::Result<()> {
         unreachable!("not used by the timer")
     }
+    fn ddot(&self, _: usize, _: &dyn RawAlloc, _: &dyn RawAlloc, _: &dyn RawAlloc) -> device::Result<()> {
+        unreachable!("not used by the timer")
+    }
+    fn dasum(&self, _: usize, _: &dyn RawAlloc, _: &dyn RawAlloc) -> device::Result<()> {
+        unreachable!("not used by the timer")
+    }
 }
 
 struct FakeCase<'d>(&'d FakeDevice);
@@ -266,6 +272,7 @@ fn options(timing: Timing) -> RunOptions {
         time_budget_s: 2.0,
         timing,
         max_point_s: 60.0,
+        telemetry: true,
     }
 }
 
@@ -376,6 +383,7 @@ fn a_resumed_run_adds_nothing_and_other_options_are_refused_before_writing() {
         time_budget_s: 1.0,
         timing: crate::device::Timing::Graph,
         max_point_s: 60.0,
+        telemetry: true,
     };
     let first = run(&gpu, &sweep, &opts).unwrap();
     assert_eq!((first.ok, first.fail, first.error), (2, 0, 0));
@@ -431,4 +439,254 @@ fn batches_last_a_millisecond_within_the_budget() {
     // A tight budget: three repetitions of the batch must fit (3 × 33 × 0.01 ms ≤ 1 ms).
     assert_eq!(launches_per_rep(0.01, 0.001), 33);
     assert_eq!(launches_per_rep(0.01, 0.0), 1);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Clocks and power per point: the runner's sampling around the timed repetitions, on a CPU.
+
+use crate::device::telemetry::{Limits, PowerScope, Reason, Reasons, Sample, Telemetry};
+use point_telemetry::{PointClocks, PointTelemetry};
+use std::sync::Arc;
+
+/// A case on the fake device that also counts its launches where another thread can read them, and spends
+/// `sleep_us` of host time in each, so a timed section lasts long enough for several readings.
+struct CountingCase<'d> {
+    dev: &'d FakeDevice,
+    launches: Arc<AtomicU32>,
+    sleep_us: u64,
+}
+
+impl Case for CountingCase<'_> {
+    fn launch(&mut self) -> device::Result<()> {
+        self.dev.enqueued.fetch_add(1, Ordering::SeqCst);
+        self.launches.fetch_add(1, Ordering::SeqCst);
+        std::thread::sleep(std::time::Duration::from_micros(self.sleep_us));
+        Ok(())
+    }
+    fn verify(&mut self) -> Result<Verification, Error> {
+        unreachable!("the timer does not verify")
+    }
+    fn work(&self) -> f64 {
+        1.0
+    }
+}
+
+/// A timed section that notes how many launches the case had made when it began and when it ended.
+struct Watch(Arc<AtomicU32>, Option<u32>, Option<u32>);
+
+impl TimedSection for Watch {
+    fn begin(&mut self) {
+        self.1 = Some(self.0.load(Ordering::SeqCst));
+    }
+    fn end(&mut self) {
+        self.2 = Some(self.0.load(Ordering::SeqCst));
+    }
+}
+
+#[test]
+fn the_sampled_section_holds_the_timed_repetitions_and_not_the_warm_up() {
+    // On the stream, every launch is the case's own: 1 sizing launch, then a probe batch of B0, then the warm-up
+    // batches (3 asked, 2 of them done by the sizing), then 7 timed batches of B.
+    let dev = fake(Capture::Works, 0.0, 0.25, 0.0);
+    let launches = Arc::new(AtomicU32::new(0));
+    let mut case = CountingCase { dev: &dev, launches: Arc::clone(&launches), sleep_us: 0 };
+    let mut watch = Watch(Arc::clone(&launches), None, None);
+    let timed = time_case_within(&dev, &mut case, &options(Timing::Stream), &mut watch).unwrap();
+    let b = timed.launches_per_rep;
+    // 0.25 ms per launch: B0 = ceil(1 / 0.25) = 4 and B = 4.
+    assert_eq!(b, 4);
+    let (begin, end) = (watch.1.expect("begun"), watch.2.expect("ended"));
+    assert_eq!(begin, 1 + 4 + b, "the section begins after the sizing launch, the probe and the warm-up batch");
+    assert_eq!(end - begin, 7 * b, "and holds the 7 timed batches, nothing else");
+    assert_eq!(end, launches.load(Ordering::SeqCst), "nothing is launched after it");
+    // With a graph the repetitions are replays, and the section is still around them alone.
+    let mut watch = Watch(Arc::clone(&launches), None, None);
+    time_case_within(&dev, &mut case, &options(Timing::Graph), &mut watch).unwrap();
+    assert_eq!(watch.2, Some(launches.load(Ordering::SeqCst)));
+    assert_eq!(watch.1, watch.2, "replays launch nothing of the case's own, and the capture is before the section");
+    // A host-clock sequence: after its sizing call and 2 warm-ups, around its 7 timed calls.
+    let mut host = HostSequence { dev: &dev, ms: 0, calls: 0 };
+    let before = dev.enqueued.load(Ordering::SeqCst);
+    struct Calls<'a>(&'a FakeDevice, u32, Option<u32>, Option<u32>);
+    impl TimedSection for Calls<'_> {
+        fn begin(&mut self) {
+            self.2 = Some(self.0.enqueued.load(Ordering::SeqCst) - self.1);
+        }
+        fn end(&mut self) {
+            self.3 = Some(self.0.enqueued.load(Ordering::SeqCst) - self.1);
+        }
+    }
+    let mut calls = Calls(&dev, before, None, None);
+    time_case_within(&dev, &mut host, &options(Timing::Graph), &mut calls).unwrap();
+    assert_eq!((calls.2, calls.3), (Some(3), Some(10)));
+}
+
+/// A test double of the GPU's management library (NVML, AMD SMI): it reads no hardware. It answers every reading
+/// with a fixture sample (`first` for the first reading, `rest` after it), or fails every reading; its limits are an
+/// H100 SXM's (1980 MHz, 700 W).
+struct FixtureTelemetry {
+    first: Sample,
+    rest: Sample,
+    fail: bool,
+    readings: Arc<AtomicU32>,
+}
+
+impl Telemetry for FixtureTelemetry {
+    fn sample(&self) -> device::Result<Sample> {
+        let n = self.readings.fetch_add(1, Ordering::SeqCst);
+        if self.fail {
+            return Err(device::telemetry::unavailable("fixture: every reading fails"));
+        }
+        Ok(if n == 0 { self.first.clone() } else { self.rest.clone() })
+    }
+    fn limits(&self) -> Limits {
+        Limits {
+            max_sm_clock_mhz: Some(1980),
+            max_mem_clock_mhz: Some(2619),
+            power_limit_w: Some(700.0),
+            power_scope: PowerScope::Device,
+        }
+    }
+    fn source(&self) -> String {
+        "fixture telemetry (test double)".into()
+    }
+}
+
+/// A fixture reading: SM clock, power and reasons as given, memory at 2619 MHz, `temp` °C.
+fn reading(sm: u32, power: f64, temp: f64, reasons: &[Reason]) -> Sample {
+    Sample {
+        t_ms: 0.0,
+        sm_clock_mhz: Some(sm),
+        mem_clock_mhz: Some(2619),
+        power_w: Some(power),
+        temperature_c: Some(temp),
+        reasons: Some(Reasons::of(reasons)),
+    }
+}
+
+/// One point timed by the runner's functions with `telemetry` sampling (every ms) around its repetitions on the
+/// fake device, its row written to a CSV and read back: the row's columns, and the readings taken.
+fn sampled_row(mut telemetry: PointTelemetry) -> BTreeMap<String, String> {
+    // 0.5 ms of host time per launch: 7 repetitions of 2 launches keep the sampler busy for 7 ms or more.
+    let dev = fake(Capture::Works, 0.0, 0.5, 0.0);
+    let mut case = CountingCase { dev: &dev, launches: Arc::new(AtomicU32::new(0)), sleep_us: 500 };
+    let (timed, clocks) = runner::time_sampled(&dev, &mut case, &options(Timing::Stream), &mut telemetry).unwrap();
+    assert!(!format!("{telemetry:?}").is_empty());
+    let mut row = crate::report::csv::Row {
+        params: vec![],
+        reps: 0,
+        launches_per_rep: 0,
+        timing: String::new(),
+        l2_resident: None,
+        flop_count: None,
+        byte_count: None,
+        time_ms: None,
+        rate: None,
+        max_rel_err: None,
+        tolerance: None,
+        telemetry: None,
+        status: crate::report::csv::Status::Ok,
+        message: String::new(),
+        key: "fixture/point".into(),
+    };
+    runner::record_timed(&mut row, timed, 1.0, clocks);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fixture.csv");
+    let context = crate::report::csv::Context {
+        experiment: "fixture".into(),
+        platform: "nvidia".into(),
+        device: "fake".into(),
+        arch: "sm_90".into(),
+        wave_size: 32,
+    };
+    let mut log = crate::report::csv::CsvLog::open(&path, context, &header(&[], "gbps"), false).unwrap();
+    log.append(&row).unwrap();
+    drop(log);
+    crate::report::csv::read_rows(&path).unwrap().remove(0)
+}
+
+fn fixture(first: Sample, rest: Sample, fail: bool) -> (PointTelemetry, Arc<AtomicU32>) {
+    let readings = Arc::new(AtomicU32::new(0));
+    let double = FixtureTelemetry { first, rest, fail, readings: Arc::clone(&readings) };
+    (PointTelemetry::sampling(Box::new(double), std::time::Duration::from_millis(1)), readings)
+}
+
+fn columns(row: &BTreeMap<String, String>) -> Vec<(&str, &str)> {
+    crate::report::csv::TELEMETRY_COLUMNS.iter().map(|c| (*c, row[*c].as_str())).collect()
+}
+
+#[test]
+fn the_throttle_flag_is_set_from_a_reading_that_says_so_and_not_otherwise() {
+    // A point whose first reading is calm and every later one reports the power cap, at 1755 MHz: throttled, and
+    // below the steady clock (1755 < 0.95 x 1980 = 1881 MHz).
+    let (telemetry, readings) =
+        fixture(reading(1980, 400.0, 55.0, &[]), reading(1755, 699.0, 71.0, &[Reason::PowerCap]), false);
+    let row = sampled_row(telemetry);
+    let n = readings.load(Ordering::SeqCst);
+    assert!(n >= 3, "a reading at start, at stop and every ms between: {n}");
+    let samples = n.to_string();
+    assert_eq!(
+        columns(&row),
+        [
+            ("sm_clock_mhz", "1755"),
+            ("mem_clock_mhz", "2619"),
+            ("power_w", "699"),
+            ("temperature_c", "71"),
+            ("throttled", "true"),
+            ("throttle_reasons", "power_cap"),
+            ("below_steady_clock", "true"),
+            ("telemetry_samples", samples.as_str()),
+        ]
+    );
+    assert_eq!((row["status"].as_str(), row["message"].as_str(), row["timing"].as_str()), ("ok", "", "stream"));
+
+    // The same GPU at its maximum clock, idle-and-sync-boost readings included: not throttled, not below.
+    let (telemetry, _) =
+        fixture(reading(1980, 120.0, 40.0, &[Reason::Idle]), reading(1980, 450.0, 52.0, &[Reason::SyncBoost]), false);
+    let row = sampled_row(telemetry);
+    assert_eq!((row["throttled"].as_str(), row["below_steady_clock"].as_str()), ("false", "false"));
+    assert_eq!((row["sm_clock_mhz"].as_str(), row["throttle_reasons"].as_str()), ("1980", "sync_boost+idle"));
+
+    // A thermal limit at full clock: throttled, not below the steady clock.
+    let (telemetry, _) =
+        fixture(reading(1980, 300.0, 80.0, &[Reason::Thermal]), reading(1965, 310.0, 87.0, &[Reason::Thermal]), false);
+    let row = sampled_row(telemetry);
+    assert_eq!((row["throttled"].as_str(), row["below_steady_clock"].as_str()), ("true", "false"));
+    assert_eq!(row["temperature_c"], "87");
+
+    // No telemetry (no NVML, or --no-telemetry): the columns are empty, the point is timed all the same.
+    let row = sampled_row(PointTelemetry::off("not available: fixture".into()));
+    assert!(columns(&row).iter().all(|(_, v)| v.is_empty()), "{:?}", columns(&row));
+    assert_eq!((row["status"].as_str(), row["message"].as_str()), ("ok", ""));
+
+    // Readings that all fail: empty columns, and the row says why.
+    let (telemetry, readings) = fixture(reading(1980, 1.0, 1.0, &[]), reading(1980, 1.0, 1.0, &[]), true);
+    let row = sampled_row(telemetry);
+    assert!(readings.load(Ordering::SeqCst) >= 2);
+    assert!(columns(&row).iter().all(|(_, v)| v.is_empty()), "{:?}", columns(&row));
+    assert_eq!(row["message"], "no clock readings: telemetry not available: fixture: every reading fails");
+}
+
+#[test]
+fn a_failed_repetition_stops_the_sampler_and_run_json_gets_the_source_and_readings() {
+    // Events that see no time fail the point after its repetitions: the sampler is stopped, nothing is summarised.
+    let (mut telemetry, readings) = fixture(reading(1980, 1.0, 1.0, &[]), reading(1980, 1.0, 1.0, &[]), false);
+    let dev = fake(Capture::Works, 0.0, 0.0, 0.0);
+    let err = runner::time_sampled(&dev, &mut FakeCase(&dev), &options(Timing::Graph), &mut telemetry).unwrap_err();
+    assert!(err.to_string().contains("saw no time"), "{err}");
+    let after = readings.load(Ordering::SeqCst);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    assert_eq!(readings.load(Ordering::SeqCst), after, "no reading after the point ended");
+    assert_eq!(telemetry.finish_point(), PointClocks::default());
+    // What run.json records at the start: the source, the period, the limits and a reading.
+    let record = telemetry.record();
+    assert_eq!(record.source, "fixture telemetry (test double)");
+    assert_eq!(record.period_ms, Some(1.0));
+    assert_eq!(record.limits.as_ref().and_then(|l| l.max_sm_clock_mhz), Some(1980));
+    let start = record.start.expect("a reading at the start");
+    assert_eq!((start.sm_clock_mhz, start.power_w, start.reasons.as_deref()), (Some(1980), Some(1.0), Some("none")));
+    assert!(start.date.ends_with('Z'), "{}", start.date);
+    // Off: one line says why, and nothing is read.
+    let off = PointTelemetry::off("off: --no-telemetry".into());
+    assert_eq!((off.record().source.as_str(), off.record().start, off.reading()), ("off: --no-telemetry", None, None));
 }

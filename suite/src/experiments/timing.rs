@@ -46,13 +46,44 @@ pub struct Timed {
     pub note: Option<String>,
 }
 
+/// What brackets a point's timed repetitions: [`TimedSection::begin`] is called after the warm-up, just before the
+/// first timed repetition is enqueued, and [`TimedSection::end`] after the last one has been read (so the GPU has
+/// finished it). The runner samples the GPU's clocks and power there ([`super::point_telemetry`]); a repetition
+/// that fails returns before `end`, and the caller cleans up.
+pub trait TimedSection {
+    /// The timed repetitions are about to start.
+    fn begin(&mut self);
+    /// The timed repetitions are over.
+    fn end(&mut self);
+}
+
+/// Nothing around the timed repetitions: [`time_case`]'s section, for timings that are not a row (autotune's
+/// candidates, the GPU tests' timer checks).
+pub struct Unobserved;
+
+impl TimedSection for Unobserved {
+    fn begin(&mut self) {}
+    fn end(&mut self) {}
+}
+
 /// Times a prepared case the way the runner does: after one untimed-for-the-row launch that sizes the batch and a
 /// probe batch that refines it, each repetition launches the case `B` times back to back between one pair of device
 /// events (or replays a graph of those `B` launches) and records the batch time / `B`. Slow kernels get `B` = 1 and
 /// fewer repetitions (at least 3) within `opts.time_budget_s`. The case must have been launched (and verified) once.
 pub fn time_case(dev: &dyn Device, case: &mut dyn Case, opts: &RunOptions) -> Result<Timed, Error> {
+    time_case_within(dev, case, opts, &mut Unobserved)
+}
+
+/// [`time_case`], with `section` begun just before the first timed repetition and ended after the last: the warm-up
+/// (the sizing launch, the probe batch, the graph's capture and the untimed batches) is outside it.
+pub fn time_case_within(
+    dev: &dyn Device,
+    case: &mut dyn Case,
+    opts: &RunOptions,
+    section: &mut dyn TimedSection,
+) -> Result<Timed, Error> {
     if case.clock() == Clock::Host {
-        return time_sequence(dev, case, opts);
+        return time_sequence(dev, case, opts, section);
     }
     let budget = opts.time_budget_s;
     // Warm-up 1: one launch, timed alone, which includes its launch latency, so B starts low.
@@ -91,9 +122,11 @@ pub fn time_case(dev: &dyn Device, case: &mut dyn Case, opts: &RunOptions) -> Re
         batch()?;
     }
     let mut times = Vec::with_capacity(reps as usize);
+    section.begin();
     for _ in 0..reps {
         times.push(f64::from(dev.time_ms(&mut batch)?) / f64::from(b));
     }
+    section.end();
     let stats = Stats::from_ms(&times).ok_or_else(|| Error::Timing(format!("no valid timings from {times:?}")))?;
     if stats.median_ms <= 0.0 {
         return Err(Error::Timing(format!(
@@ -107,7 +140,12 @@ pub fn time_case(dev: &dyn Device, case: &mut dyn Case, opts: &RunOptions) -> Re
 /// Times a [`Clock::Host`] case: each repetition is one whole sequence (`launch`, which may read back and launch
 /// again, then a synchronisation) between two readings of the host's monotonic clock. The first call is untimed
 /// and sizes the warm-up and repetitions to the budget, as for slow kernels.
-fn time_sequence(dev: &dyn Device, case: &mut dyn Case, opts: &RunOptions) -> Result<Timed, Error> {
+fn time_sequence(
+    dev: &dyn Device,
+    case: &mut dyn Case,
+    opts: &RunOptions,
+    section: &mut dyn TimedSection,
+) -> Result<Timed, Error> {
     let mut once = || -> Result<f64, Error> {
         let start = std::time::Instant::now();
         case.launch()?;
@@ -119,7 +157,9 @@ fn time_sequence(dev: &dyn Device, case: &mut dyn Case, opts: &RunOptions) -> Re
     for _ in 0..warmup {
         once()?;
     }
+    section.begin();
     let times = (0..reps).map(|_| once()).collect::<Result<Vec<f64>, Error>>()?;
+    section.end();
     let stats = Stats::from_ms(&times).ok_or_else(|| Error::Timing(format!("no valid timings from {times:?}")))?;
     if stats.median_ms <= 0.0 {
         return Err(Error::Timing(format!("the host clock saw no time over {} sequences", stats.reps)));

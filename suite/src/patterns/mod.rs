@@ -1,5 +1,6 @@
-//! Composable patterns over FP32 device vectors that render HIP source: the seed's lazy views and eager actions
-//! (Haidl, Steuwer et al., "Towards Composable GPU Programming: Programming GPUs with Eager Actions and Lazy Views").
+//! Composable patterns over FP32 or FP64 device vectors that render HIP source: the seed's lazy views and eager
+//! actions (Haidl, Steuwer et al., "Towards Composable GPU Programming: Programming GPUs with Eager Actions and Lazy
+//! Views").
 //!
 //! A [`View`] is lazy: [`input`], [`zip`] and [`View::map`] only build an expression per element, and nothing runs.
 //! A pattern that forces work ends a kernel: [`View::transform`] (an *action*) writes its result to a temporary
@@ -24,6 +25,11 @@
 //! `-DFUSION_N=<n> -DFUSION_GROUPS=<groups> -DFUSION_ITEMS=<elements per item>` ([`Program::stage_defines`]) the
 //! loop over each item's elements has a constant trip count and the bounds test folds away when `n` divides evenly,
 //! which is what the seed's PACXX `stage(size / glbSize)` does.
+//!
+//! A program's vectors are FP32 unless [`Program::with_element`] says FP64 ([`Element`]): the same views, actions
+//! and staging, rendered with `double` for `float` (and `fabs`, `fmax`, `0.0` for `fabsf`, `fmaxf`, `0.0f`). An FP64
+//! source is named `<name>_f64_<hash>`, so its kernels, cache files and loaded modules never mix with FP32's; an
+//! FP32 source is the same text, name and hash as before FP64 existed.
 
 use std::fmt::Write as _;
 
@@ -32,6 +38,66 @@ use sha2::{Digest, Sha256};
 /// Items per group of every generated kernel: a multiple of both wave sizes (32 and 64), large enough for a
 /// reduction tree to amortise its barriers, small enough for eight groups per CU/SM.
 pub const GROUP_SIZE: u32 = 256;
+
+/// The element type of a program's vectors (inputs, temporaries, partials and result alike).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
+pub enum Element {
+    /// IEEE binary32, `float`: unit roundoff 2⁻²⁴.
+    #[default]
+    F32,
+    /// IEEE binary64, `double`: unit roundoff 2⁻⁵³.
+    F64,
+}
+
+impl Element {
+    /// Both, FP32 first.
+    pub const ALL: [Element; 2] = [Element::F32, Element::F64];
+
+    /// `f32` or `f64`, as the CLI and CSVs write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Element::F32 => "f32",
+            Element::F64 => "f64",
+        }
+    }
+
+    /// The element type named `f32` or `f64`.
+    pub fn parse(s: &str) -> Option<Element> {
+        Element::ALL.into_iter().find(|e| e.name() == s)
+    }
+
+    /// Bytes per element.
+    pub fn bytes(self) -> u64 {
+        match self {
+            Element::F32 => 4,
+            Element::F64 => 8,
+        }
+    }
+
+    /// Unit roundoff u = 2⁻ᵖ for p significand bits: the largest relative error of one rounding to nearest.
+    pub fn unit_roundoff(self) -> f64 {
+        match self {
+            Element::F32 => f64::from(f32::EPSILON) / 2.0,
+            Element::F64 => f64::EPSILON / 2.0,
+        }
+    }
+
+    /// The C type.
+    fn c_type(self) -> &'static str {
+        match self {
+            Element::F32 => "float",
+            Element::F64 => "double",
+        }
+    }
+
+    /// A C math function of this type: `fabsf`/`fabs`, `fmaxf`/`fmax` from the float name.
+    fn math(self, float_name: &'static str) -> &'static str {
+        match self {
+            Element::F32 => float_name,
+            Element::F64 => float_name.strip_suffix('f').unwrap_or(float_name),
+        }
+    }
+}
 
 /// An element-wise function of one value, from a fixed table (each renders as one C expression).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -82,11 +148,11 @@ impl Unary {
         }
     }
 
-    /// The C expression applied to `x`.
-    fn render(self, x: &str) -> String {
+    /// The C expression applied to `x`, for elements of type `e`.
+    fn render(self, x: &str, e: Element) -> String {
         match self {
             Unary::Identity => x.to_string(),
-            Unary::Abs => format!("fabsf({x})"),
+            Unary::Abs => format!("{}({x})", e.math("fabsf")),
             Unary::Negate => format!("(-{x})"),
             Unary::Square => format!("({x} * {x})"),
         }
@@ -117,12 +183,12 @@ impl Binary {
         }
     }
 
-    fn render(self, x: &str, y: &str) -> String {
+    fn render(self, x: &str, y: &str, e: Element) -> String {
         match self {
             Binary::Mul => format!("({x} * {y})"),
             Binary::Add => format!("({x} + {y})"),
             Binary::Sub => format!("({x} - {y})"),
-            Binary::Max => format!("fmaxf({x}, {y})"),
+            Binary::Max => format!("{}({x}, {y})", e.math("fmaxf")),
         }
     }
 
@@ -146,17 +212,18 @@ impl Reduce {
         }
     }
 
-    fn identity(self) -> &'static str {
-        match self {
-            Reduce::Add => "0.0f",
-            Reduce::Max => "-INFINITY",
+    fn identity(self, e: Element) -> &'static str {
+        match (self, e) {
+            (Reduce::Add, Element::F32) => "0.0f",
+            (Reduce::Add, Element::F64) => "0.0",
+            (Reduce::Max, _) => "-INFINITY",
         }
     }
 
-    fn render(self, a: &str, b: &str) -> String {
+    fn render(self, a: &str, b: &str, e: Element) -> String {
         match self {
             Reduce::Add => format!("{a} + {b}"),
-            Reduce::Max => format!("fmaxf({a}, {b})"),
+            Reduce::Max => format!("{}({a}, {b})", e.math("fmaxf")),
         }
     }
 }
@@ -175,13 +242,13 @@ enum Expr {
 }
 
 impl Expr {
-    /// The C expression of the element at index `i` (a C expression itself).
-    fn render(&self, i: &str) -> String {
+    /// The C expression of the element at index `i` (a C expression itself), for elements of type `e`.
+    fn render(&self, i: &str, e: Element) -> String {
         match self {
             Expr::Input(k) => format!("in{k}[{i}]"),
             Expr::Temp(k) => format!("tmp{k}[{i}]"),
-            Expr::Map(f, x) => f.render(&x.render(i)),
-            Expr::Zip(f, x, y) => f.render(&x.render(i), &y.render(i)),
+            Expr::Map(f, x) => f.render(&x.render(i, e), e),
+            Expr::Zip(f, x, y) => f.render(&x.render(i, e), &y.render(i, e), e),
         }
     }
 
@@ -212,6 +279,36 @@ impl Expr {
             Expr::Zip(f, x, y) => f.apply(x.eval(inputs, temps), y.eval(inputs, temps)),
         }
     }
+
+    /// The value on the host as an unevaluated sum `hi + lo` in which the outermost operation is exact: a product
+    /// or square through an FMA (`lo = fma(a, b, −a·b)`, TwoProduct), a sum or difference through TwoSum; abs,
+    /// negation, identity and max are exact already (`lo = 0`). Operands nested deeper are rounded in f64 as the
+    /// device rounds them (Ogita, Rump and Oishi, "Accurate Sum and Dot Product", SIAM J. Sci. Comput. 26(6), 2005,
+    /// §3).
+    fn eval_split(&self, inputs: &[f64], temps: &[f64]) -> (f64, f64) {
+        let product = |a: f64, b: f64| {
+            let p = a * b;
+            (p, a.mul_add(b, -p))
+        };
+        match self {
+            Expr::Map(Unary::Square, x) => {
+                let a = x.eval(inputs, temps);
+                product(a, a)
+            }
+            Expr::Zip(Binary::Mul, x, y) => product(x.eval(inputs, temps), y.eval(inputs, temps)),
+            Expr::Zip(Binary::Add, x, y) => two_sum(x.eval(inputs, temps), y.eval(inputs, temps)),
+            Expr::Zip(Binary::Sub, x, y) => two_sum(x.eval(inputs, temps), -y.eval(inputs, temps)),
+            other => (other.eval(inputs, temps), 0.0),
+        }
+    }
+}
+
+/// TwoSum (Knuth): `s = fl(a + b)` and the exact error `e`, `s + e = a + b`, with no branch and no assumption on
+/// the magnitudes (Ogita, Rump and Oishi 2005, Algorithm 3.1).
+fn two_sum(a: f64, b: f64) -> (f64, f64) {
+    let s = a + b;
+    let z = s - a;
+    (s, (a - (s - z)) + (b - z))
 }
 
 /// A kernel of a program: an action writing a temporary, or the final reduction.
@@ -289,14 +386,16 @@ impl View {
     pub fn reduce(self, op: Reduce) -> Program {
         let mut stages = self.stages;
         stages.push(Stage::Reduce(op, self.expr));
-        Program { stages }
+        Program { stages, element: Element::F32 }
     }
 }
 
-/// A finished program: its actions' kernels, then one reduction kernel.
+/// A finished program: its actions' kernels, then one reduction kernel, over vectors of one [`Element`] type (FP32
+/// unless [`Program::with_element`] says otherwise).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Program {
     stages: Vec<Stage>,
+    element: Element,
 }
 
 /// A program's HIP source and its kernels' symbols, in launch order.
@@ -359,12 +458,22 @@ impl Geometry {
 }
 
 impl Program {
+    /// The same program over vectors of `element`.
+    pub fn with_element(self, element: Element) -> Program {
+        Program { element, ..self }
+    }
+
+    /// The element type of the program's vectors.
+    pub fn element(&self) -> Element {
+        self.element
+    }
+
     /// Kernels the program launches: one per action plus the reduction.
     pub fn kernels(&self) -> usize {
         self.stages.len()
     }
 
-    /// Temporary vectors of `n` floats the program needs (one per action).
+    /// Temporary vectors of `n` elements the program needs (one per action).
     pub fn temporaries(&self) -> usize {
         self.stages.len() - 1
     }
@@ -396,35 +505,76 @@ impl Program {
             .join("; ")
     }
 
-    /// The program's value on the host in f64, element by element in order, with the sum of the absolute values
-    /// of the reduced terms (the scale of the rounding error of a reordered FP32 sum): `(value, Σ|term|)`.
-    /// `inputs[k]` is input k; all have the same length.
-    pub fn reference(&self, inputs: &[&[f32]]) -> (f64, f64) {
+    /// The program's value on the host, element by element in order, with the sum of the absolute values of the
+    /// reduced terms (the scale of the rounding error of a reordered sum on the device): `(value, Σ|term|)`.
+    /// `inputs[k]` is input k; all have the same length. Temporaries are rounded to the program's element type, as
+    /// the device stores them.
+    ///
+    /// FP32 programs: the terms of FP32 inputs (x, |x|, x·y) are exact in f64 and summed in f64, whose own error
+    /// (at most γₙ of f64 times Σ|tᵢ|, 4·10⁻⁹ at n = 2^25) is 2000 times below the FP32 tolerance. FP64 programs:
+    /// a plain f64 sum would err as much as the device, so the terms are split exactly ([`Expr::eval_split`]) and
+    /// summed by Sum2/Dot2 (TwoSum into a running sum, the errors into a second one; Ogita, Rump and Oishi 2005,
+    /// Algorithms 4.4 and 5.3), which is as accurate as summing in twice the working precision and rounding once:
+    /// the value is within [`Program::reference_error`]·Σ|tᵢ| of the exact sum of the terms.
+    pub fn reference<T: Copy + Into<f64>>(&self, inputs: &[&[T]]) -> (f64, f64) {
         let n = inputs.first().map_or(0, |x| x.len());
         let Some(Stage::Reduce(op, last)) = self.stages.last() else { return (f64::NAN, f64::NAN) };
         let (mut acc, mut abs) = (if *op == Reduce::Add { 0.0 } else { f64::NEG_INFINITY }, 0.0);
+        // Sum2/Dot2's second sum: the exact errors of the running sum's additions and of the terms.
+        let mut errors = 0.0;
         let mut ins = vec![0.0; inputs.len()];
         let mut temps = vec![0.0; self.temporaries()];
         for i in 0..n {
             for (v, x) in ins.iter_mut().zip(inputs) {
-                *v = f64::from(x[i]);
+                *v = x[i].into();
             }
             let mut k = 0;
             for s in &self.stages[..self.stages.len() - 1] {
                 if let Stage::Transform(e) = s {
-                    // The device stores each temporary in FP32.
-                    temps[k] = f64::from(e.eval(&ins, &temps) as f32);
+                    let value = e.eval(&ins, &temps);
+                    // The device stores each temporary in the program's element type.
+                    temps[k] = if self.element == Element::F32 { f64::from(value as f32) } else { value };
                     k += 1;
                 }
             }
-            let t = last.eval(&ins, &temps);
-            abs += t.abs();
-            acc = match op {
-                Reduce::Add => acc + t,
-                Reduce::Max => acc.max(t),
-            };
+            match (op, self.element) {
+                (Reduce::Max, _) => {
+                    let t = last.eval(&ins, &temps);
+                    abs += t.abs();
+                    acc = acc.max(t);
+                }
+                (Reduce::Add, Element::F32) => {
+                    let t = last.eval(&ins, &temps);
+                    abs += t.abs();
+                    acc += t;
+                }
+                (Reduce::Add, Element::F64) => {
+                    let (t, t_error) = last.eval_split(&ins, &temps);
+                    abs += t.abs();
+                    let (sum, sum_error) = two_sum(acc, t);
+                    acc = sum;
+                    errors += sum_error + t_error;
+                }
+            }
         }
-        (acc, abs)
+        (acc + errors, abs)
+    }
+
+    /// A bound on the error of [`Program::reference`] over `n` elements, relative to Σ|tᵢ|: 0 for FP32 programs
+    /// (their f64 sum's error is 2000 times below any FP32 tolerance, and leaving it out keeps the FP32 tolerance
+    /// as it was); for FP64, u + γ²₂ₙ with u = 2⁻⁵³, γₖ = k·u/(1 − k·u): Dot2's bound u·|S| + γ²ₙ·Σ|xᵢyᵢ| (Ogita,
+    /// Rump and Oishi 2005, Theorem 5.3: the final rounding, and the second sum's own error), taken over the 2n
+    /// values it sums (n terms and their n exact errors) and with |S| ≤ Σ|tᵢ|: 1.7·10⁻¹⁶ at n = 2^25.
+    pub fn reference_error(&self, n: u64) -> f64 {
+        match self.element {
+            Element::F32 => 0.0,
+            Element::F64 => {
+                let u = Element::F64.unit_roundoff();
+                let k = 2.0 * n as f64 * u;
+                let gamma = k / (1.0 - k);
+                u + gamma * gamma
+            }
+        }
     }
 
     /// The `-D` defines that specialise the program's kernels for one geometry (multi-staging).
@@ -436,16 +586,20 @@ impl Program {
         ]
     }
 
-    /// The program's HIP source, named `<name>_<hash>`; `name` must be a C identifier.
+    /// The program's HIP source, named `<name>_<hash>` (FP32) or `<name>_f64_<hash>` (FP64); `name` must be a C
+    /// identifier.
     pub fn render(&self, name: &str) -> Rendered {
         let inputs = self.inputs();
         let temps = self.temporaries();
-        let mut params: Vec<String> = (0..inputs).map(|k| format!("const float* __restrict__ in{k}")).collect();
-        params.extend((0..temps).map(|k| format!("float* __restrict__ tmp{k}")));
-        params.extend(
-            ["float* __restrict__ partials", "unsigned* __restrict__ done", "float* __restrict__ result", "unsigned n"]
-                .map(String::from),
-        );
+        let (element, ty) = (self.element, self.element.c_type());
+        let mut params: Vec<String> = (0..inputs).map(|k| format!("const {ty}* __restrict__ in{k}")).collect();
+        params.extend((0..temps).map(|k| format!("{ty}* __restrict__ tmp{k}")));
+        params.extend([
+            format!("{ty}* __restrict__ partials"),
+            "unsigned* __restrict__ done".to_string(),
+            format!("{ty}* __restrict__ result"),
+            "unsigned n".to_string(),
+        ]);
         let params = params.join(", ");
         let mut body = String::new();
         let mut symbols = Vec::new();
@@ -460,18 +614,18 @@ impl Program {
                          extern \"C\" GPU_KERNEL void {symbol}({params}) {{\n\
                          \x20   FUSION_FOR_EACH(i) {{ tmp{t}[i] = {}; }}\n}}\n",
                         e.describe(),
-                        e.render("i"),
+                        e.render("i", element),
                     );
                     t += 1;
                 }
                 Stage::Reduce(op, e) => {
-                    let combine = op.render("a", "b");
+                    let combine = op.render("a", "b", element);
                     let _ = write!(
                         body,
                         "\n// Reduction: reduce({}, {}): the view fused into the reduction's loads.\n\
-                         __device__ inline float {symbol}_combine(float a, float b) {{ return {combine}; }}\n\
+                         __device__ inline {ty} {symbol}_combine({ty} a, {ty} b) {{ return {combine}; }}\n\
                          extern \"C\" GPU_KERNEL void {symbol}({params}) {{\n\
-                         \x20   float acc = {id};\n\
+                         \x20   {ty} acc = {id};\n\
                          #if defined(FUSION_N)\n\
                          \x20   FUSION_FOR_EACH(i) {{ acc = {symbol}_combine(acc, {value}); }}\n\
                          #else\n\
@@ -480,9 +634,9 @@ impl Program {
                          \x20   // n + 4 * stride within 32 bits.\n\
                          \x20   const unsigned stride = gridDim.x * FUSION_GROUP;\n\
                          \x20   unsigned i = blockIdx.x * FUSION_GROUP + threadIdx.x;\n\
-                         \x20   float acc1 = {id}, acc2 = {id}, acc3 = {id};\n\
+                         \x20   {ty} acc1 = {id}, acc2 = {id}, acc3 = {id};\n\
                          \x20   for (; i + 3u * stride < n; i += 4u * stride) {{\n\
-                         \x20       const float v0 = {v0}, v1 = {v1}, v2 = {v2}, v3 = {v3};\n\
+                         \x20       const {ty} v0 = {v0}, v1 = {v1}, v2 = {v2}, v3 = {v3};\n\
                          \x20       acc = {symbol}_combine(acc, v0);\n\
                          \x20       acc1 = {symbol}_combine(acc1, v1);\n\
                          \x20       acc2 = {symbol}_combine(acc2, v2);\n\
@@ -494,24 +648,31 @@ impl Program {
                          \x20   fusion_finish(acc, {id}, {symbol}_combine, partials, done, result);\n}}\n",
                         op.name(),
                         e.describe(),
-                        id = op.identity(),
-                        value = e.render("i"),
-                        v0 = e.render("i"),
-                        v1 = e.render("i + stride"),
-                        v2 = e.render("i + 2u * stride"),
-                        v3 = e.render("i + 3u * stride"),
+                        id = op.identity(element),
+                        value = e.render("i", element),
+                        v0 = e.render("i", element),
+                        v1 = e.render("i + stride", element),
+                        v2 = e.render("i + 2u * stride", element),
+                        v3 = e.render("i + 3u * stride", element),
                     );
                 }
             }
             symbols.push(symbol);
         }
+        // FP32 writes exactly the text it wrote before FP64 existed (same hash, same cache entries); FP64 says
+        // what it is on the first line and takes `double` wherever FP32 has `float`.
+        let over = if element == Element::F32 { String::new() } else { format!(", over FP64 ({ty}) vectors") };
         let text = format!(
-            "// Generated by suite::patterns from: {}\n// One kernel per action and one for the reduction; views fuse into \
-             the kernel that consumes them.\n#include \"gpu.h\"\n{PRELUDE}{body}",
-            self.describe()
+            "// Generated by suite::patterns from: {}{over}\n// One kernel per action and one for the reduction; views fuse \
+             into the kernel that consumes them.\n#include \"gpu.h\"\n{}{body}",
+            self.describe(),
+            PRELUDE.replace(PRELUDE_ELEMENT, ty),
         );
         let hash: String = Sha256::digest(text.as_bytes()).iter().take(4).map(|b| format!("{b:02x}")).collect();
-        let unique = format!("{name}_{hash}");
+        let unique = match element {
+            Element::F32 => format!("{name}_{hash}"),
+            other => format!("{name}_{}_{hash}", other.name()),
+        };
         // The symbols carry the hash too, so two programs never export the same name.
         let text = text.replace(&format!("{name}_k"), &format!("{unique}_k"));
         let kernels = symbols.iter().map(|s| s.replacen(name, &unique, 1)).collect();
@@ -519,10 +680,13 @@ impl Program {
     }
 }
 
-/// The loop and the reduction tail every generated kernel shares. Generic: a grid-stride loop with a run-time
-/// bound. Staged (`FUSION_N` defined): a loop with a constant trip count `FUSION_ITEMS` over a constant stride, whose
-/// bounds test folds away when `FUSION_N` is a multiple of the grid's items; the compiler unrolls it and issues the
-/// loads together.
+/// The token in [`PRELUDE`] that stands for the element type (`float` or `double`).
+const PRELUDE_ELEMENT: &str = "ELEMENT_T";
+
+/// The loop and the reduction tail every generated kernel shares, over elements of type [`PRELUDE_ELEMENT`].
+/// Generic: a grid-stride loop with a run-time bound. Staged (`FUSION_N` defined): a loop with a constant trip count
+/// `FUSION_ITEMS` over a constant stride, whose bounds test folds away when `FUSION_N` is a multiple of the grid's
+/// items; the compiler unrolls it and issues the loads together.
 const PRELUDE: &str = r#"
 #define FUSION_GROUP 256u
 #if defined(FUSION_N)
@@ -537,8 +701,8 @@ const PRELUDE: &str = r#"
 
 // Sum (or max) of one value per item over the group, valid in item 0: shuffles within each wave, then the waves'
 // values through LDS. GPU_WAVE_SIZE is 32 or 64 as the architecture has it.
-template <typename F> __device__ inline float fusion_group_reduce(float v, float identity, F combine) {
-    __shared__ float waves[FUSION_GROUP / GPU_WAVE_SIZE];
+template <typename F> __device__ inline ELEMENT_T fusion_group_reduce(ELEMENT_T v, ELEMENT_T identity, F combine) {
+    __shared__ ELEMENT_T waves[FUSION_GROUP / GPU_WAVE_SIZE];
     for (int d = GPU_WAVE_SIZE / 2; d > 0; d /= 2) v = combine(v, __shfl_down(v, d));
     const unsigned lane = threadIdx.x % GPU_WAVE_SIZE, wave = threadIdx.x / GPU_WAVE_SIZE;
     if (lane == 0) waves[wave] = v;
@@ -554,8 +718,8 @@ template <typename F> __device__ inline float fusion_group_reduce(float v, float
 // result[0] and resets the ticket for the next launch. The fence makes a group's partial visible device-wide
 // before its ticket is counted, so the last group reads every partial.
 template <typename F>
-__device__ inline void fusion_finish(float acc, float identity, F combine, float* partials, unsigned* done,
-                                     float* result) {
+__device__ inline void fusion_finish(ELEMENT_T acc, ELEMENT_T identity, F combine, ELEMENT_T* partials, unsigned* done,
+                                     ELEMENT_T* result) {
     __shared__ bool last;
     acc = fusion_group_reduce(acc, identity, combine);
     if (threadIdx.x == 0) {
@@ -566,8 +730,8 @@ __device__ inline void fusion_finish(float acc, float identity, F combine, float
     __syncthreads();
     if (!last) return;
     __threadfence();
-    float v = identity;
-    for (unsigned g = threadIdx.x; g < gridDim.x; g += FUSION_GROUP) v = combine(v, ((volatile float*)partials)[g]);
+    ELEMENT_T v = identity;
+    for (unsigned g = threadIdx.x; g < gridDim.x; g += FUSION_GROUP) v = combine(v, ((volatile ELEMENT_T*)partials)[g]);
     v = fusion_group_reduce(v, identity, combine);
     if (threadIdx.x == 0) {
         result[0] = v;
@@ -626,6 +790,72 @@ mod tests {
         assert_eq!(programs()[1].1.render("fusion_dot"), dot);
     }
 
+    /// FP32 sources are the text they were before FP64 existed, byte for byte (the same hash, so kernel caches and
+    /// fingerprints of earlier runs stay valid); FP64 sources take `double` throughout and a name of their own.
+    #[test]
+    fn fp32_sources_are_unchanged_and_fp64_sources_are_named_apart() {
+        let names: Vec<String> = programs().iter().map(|(n, p)| p.render(&format!("fusion_{n}")).name).collect();
+        assert_eq!(
+            names,
+            [
+                "fusion_sum_8924cab9",
+                "fusion_dot_ded59f7b",
+                "fusion_asum_2ad4f2c9",
+                "fusion_dot_eager_10d4f8c7",
+                "fusion_asum_eager_6f24843a",
+                "fusion_max_sq_084ac7c7"
+            ]
+        );
+        for (name, program) in programs() {
+            let f32 = program.render(&format!("fusion_{name}"));
+            let f64 = program.clone().with_element(Element::F64).render(&format!("fusion_{name}"));
+            assert_eq!(program.element(), Element::F32);
+            assert!(f64.name.starts_with(&format!("fusion_{name}_f64_")), "{}", f64.name);
+            assert_ne!(f64.name, f32.name);
+            assert!(f64.kernels.iter().all(|k| k.starts_with(&f64.name)), "{:?}", f64.kernels);
+            assert!(!f64.text.contains("float") && !f64.text.contains("fabsf") && !f64.text.contains("0.0f"));
+            assert!(!f32.text.contains("double") && !f32.text.contains("ELEMENT_T"), "{name}");
+            assert!(f64.text.contains("const double* __restrict__ in0") && f64.text.contains("double acc ="));
+            // Only the element type differs: the same text with `float` (and its math) for `double`.
+            let back = f64
+                .text
+                .replace(&f64.name, &f32.name)
+                .replace(", over FP64 (double) vectors", "")
+                .replace("double", "float")
+                .replace("fabs(", "fabsf(")
+                .replace("fmax(", "fmaxf(")
+                .replace(" 0.0", " 0.0f");
+            assert_eq!(back, f32.text, "{name}");
+        }
+    }
+
+    /// FP64 programs are summed on the host by Sum2/Dot2: a sum or dot whose naive f64 evaluation loses everything
+    /// comes out exact, where the plain f64 sum of FP32 programs does not (and need not: FP32 terms are exact).
+    #[test]
+    fn the_fp64_reference_is_compensated() {
+        let p = programs();
+        let f64_of = |i: usize| p[i].1.clone().with_element(Element::F64);
+        // 1e16 + 1 − 1e16: naive f64 gives 0.
+        let x = [1e16, 1.0, -1e16];
+        assert_eq!(p[0].1.reference(&[&x]).0, 0.0);
+        assert_eq!(f64_of(0).reference(&[&x]), (1.0, 2e16 + 1.0));
+        // a = 1 + 2^-30: a·a − (1 + 2^-29) = 2^-60 exactly, but fl(a·a) = 1 + 2^-29, so naive f64 gives 0.
+        let a = 1.0 + 2f64.powi(-30);
+        let (x, y) = ([a, -1.0], [a, 1.0 + 2f64.powi(-29)]);
+        assert_eq!(p[1].1.reference(&[&x, &y]).0, 0.0);
+        assert_eq!(f64_of(1).reference(&[&x, &y]).0, 2f64.powi(-60));
+        // The eager FP64 dot stores its products in a temporary, rounded as the device stores it: 0 again.
+        assert_eq!(f64_of(3).reference(&[&x, &y]).0, 0.0);
+        // Max rounds nothing.
+        assert_eq!(f64_of(5).reference(&[&[1.0, -3.0], &[0.5, 2.0]]).0, 9.0);
+        // The bound: u + γ²₂ₙ, u = 2^-53; FP32 programs add none.
+        let u = f64::EPSILON / 2.0;
+        assert_eq!(p[1].1.reference_error(1 << 25), 0.0);
+        let e = f64_of(1).reference_error(1 << 25);
+        assert!(e > u && e < 1.6 * u, "{e:e}");
+        assert!(f64_of(1).reference_error(1 << 40) > 2.0 * u);
+    }
+
     #[test]
     fn the_host_reference_follows_the_program() {
         let x = [1.0f32, -2.0, 3.0];
@@ -638,9 +868,9 @@ mod tests {
         assert_eq!(p[5].1.reference(&[&x, &y]).0, 9.0);
     }
 
-    /// The CI check that generated kernels build: a fused, an eager (two-kernel) and a max program, generic and
-    /// staged, through the kernel store's one compile-and-cache path, for gfx90a and sm_90. The object must hold
-    /// the rendered symbols, and asking again must hit the cache.
+    /// The CI check that generated kernels build: a fused, an eager (two-kernel) and a max program, in FP32 and
+    /// FP64, generic and staged, through the kernel store's one compile-and-cache path, for gfx90a and sm_90. The
+    /// object must hold the rendered symbols, and asking again must hit the cache.
     fn generated_programs_compile(arch_name: &str, platform: crate::device::Platform) {
         use crate::code_objects::{cubin_kernel_names, KernelStore, Origin};
         let compiler = crate::code_objects::test_support::compiler(platform);
@@ -648,7 +878,9 @@ mod tests {
         let store = KernelStore::with_cache_dir(None, cache.path().to_path_buf()).with_compiler(compiler);
         let arch = crate::device::Arch::parse(arch_name).unwrap();
         let geometry = Geometry::for_elements((1 << 20) + 1, 1056).unwrap();
-        for (name, program) in [&programs()[1], &programs()[3], &programs()[5]] {
+        let chosen = [&programs()[1], &programs()[3], &programs()[5]];
+        let both = chosen.iter().flat_map(|(name, p)| Element::ALL.map(|e| (name, p.clone().with_element(e))));
+        for (name, program) in both {
             let rendered = program.render(&format!("fusion_{name}"));
             for defines in [Vec::new(), Program::stage_defines(&geometry)] {
                 let object = store.specialised(&rendered.source(), &arch, &defines).unwrap_or_else(|e| panic!("{e}"));

@@ -16,8 +16,10 @@ use super::{Error, Result};
 /// Columns every row starts with.
 pub const CONTEXT_COLUMNS: [&str; 5] = ["experiment", "platform", "device", "arch", "wave_size"];
 
-/// Columns every row ends with; `{metric}` is replaced by the experiment's rate column (`gbps`, `gflops`).
-pub const MEASUREMENT_COLUMNS: [&str; 15] = [
+/// Columns every row ends with; `{metric}` is replaced by the experiment's rate column (`gbps`, `gflops`). The
+/// clock and power columns (`sm_clock_mhz` to `telemetry_samples`) are the GPU's readings during the point's timed
+/// repetitions ([`TELEMETRY_COLUMNS`]).
+pub const MEASUREMENT_COLUMNS: [&str; 23] = [
     "reps",
     "launches_per_rep",
     "timing",
@@ -30,9 +32,33 @@ pub const MEASUREMENT_COLUMNS: [&str; 15] = [
     "{metric}",
     "max_rel_err",
     "tolerance",
+    "sm_clock_mhz",
+    "mem_clock_mhz",
+    "power_w",
+    "temperature_c",
+    "throttled",
+    "throttle_reasons",
+    "below_steady_clock",
+    "telemetry_samples",
     "status",
     "message",
     "key",
+];
+
+/// The measurement columns that hold what the GPU's management library (NVML, AMD SMI) read while the point's timed
+/// repetitions ran, empty where it was not read: median SM clock (MHz), median memory clock (MHz), median power (W),
+/// highest temperature (°C), whether a reading reported a power, thermal or hardware limit (`true`/`false`), the
+/// reasons reported (`power_cap+thermal`, `none`), whether the median SM clock was more than 5% under the device's
+/// maximum, and the number of readings.
+pub const TELEMETRY_COLUMNS: [&str; 8] = [
+    "sm_clock_mhz",
+    "mem_clock_mhz",
+    "power_w",
+    "temperature_c",
+    "throttled",
+    "throttle_reasons",
+    "below_steady_clock",
+    "telemetry_samples",
 ];
 
 /// What became of a sweep point.
@@ -110,6 +136,9 @@ pub struct Row {
     pub max_rel_err: Option<f64>,
     /// Relative error allowed.
     pub tolerance: Option<f64>,
+    /// What the GPU's clocks, power and temperature did during the timed repetitions ([`TELEMETRY_COLUMNS`]);
+    /// absent when not timed or not read.
+    pub telemetry: Option<crate::device::telemetry::Summary>,
     /// What became of the point.
     pub status: Status,
     /// Why a point failed or errored, or a note.
@@ -268,15 +297,32 @@ impl CsvLog {
             opt(row.rate),
             opt(row.max_rel_err),
             opt(row.tolerance),
-            row.status.as_str().to_string(),
-            row.message.clone(),
-            row.key.clone(),
         ]);
+        fields.extend(telemetry_fields(row.telemetry.as_ref()));
+        fields.extend([row.status.as_str().to_string(), row.message.clone(), row.key.clone()]);
         assert_eq!(fields.len(), self.width, "a row has one value per column (experiment bug)");
         self.write_record(&fields)?;
         self.done.insert(row.key.clone(), row.status);
         Ok(())
     }
+}
+
+/// The cells of [`TELEMETRY_COLUMNS`] for a point's summary, all empty without one. A quantity the device did not
+/// report stays empty rather than reading as 0.
+pub fn telemetry_fields(summary: Option<&crate::device::telemetry::Summary>) -> [String; TELEMETRY_COLUMNS.len()] {
+    let Some(s) = summary else { return Default::default() };
+    let flag = |b: Option<bool>| b.map(|b| b.to_string()).unwrap_or_default();
+    [
+        opt(s.sm_clock_mhz_median),
+        opt(s.mem_clock_mhz_median),
+        // W to 0.1: NVML reports mW, AMD SMI whole W; more digits would be noise of the averaging window.
+        opt(s.power_w_median.map(|w| (w * 10.0).round() / 10.0)),
+        opt(s.temperature_c_max),
+        flag(s.throttled),
+        s.reasons.map(|r| r.to_string()).unwrap_or_default(),
+        flag(s.below_steady_clock),
+        s.samples.to_string(),
+    ]
 }
 
 /// The length of the longest prefix of `bytes` that ends with a whole CSV record: up to and including the last
@@ -345,6 +391,7 @@ mod tests {
             rate: Some(8.0),
             max_rel_err: Some(0.0),
             tolerance: Some(1e-6),
+            telemetry: None,
             status,
             message: String::new(),
             key: key.into(),
@@ -359,8 +406,13 @@ mod tests {
         assert_eq!(
             h[7..].join(","),
             "reps,launches_per_rep,timing,l2_resident,flop_count,byte_count,time_ms_median,time_ms_min,time_ms_max,gbps,max_rel_err,tolerance,\
+             sm_clock_mhz,mem_clock_mhz,power_w,temperature_c,throttled,throttle_reasons,below_steady_clock,telemetry_samples,\
              status,message,key"
         );
+        // The rate column stays right before max_rel_err, where `suite compare` finds it.
+        let rate = h.iter().position(|c| c == "gbps").unwrap();
+        assert_eq!(h[rate + 1], "max_rel_err");
+        assert!(TELEMETRY_COLUMNS.iter().all(|c| h.contains(&c.to_string())));
     }
 
     fn read(path: &Path) -> String {
@@ -368,7 +420,9 @@ mod tests {
     }
 
     const HEADER_LINE: &str = "experiment,platform,device,arch,wave_size,n,group_size,reps,launches_per_rep,timing,\
-                               l2_resident,flop_count,byte_count,time_ms_median,time_ms_min,time_ms_max,gbps,max_rel_err,tolerance,status,message,key\n";
+                               l2_resident,flop_count,byte_count,time_ms_median,time_ms_min,time_ms_max,gbps,max_rel_err,tolerance,\
+                               sm_clock_mhz,mem_clock_mhz,power_w,temperature_c,throttled,throttle_reasons,below_steady_clock,\
+                               telemetry_samples,status,message,key\n";
 
     #[test]
     fn rows_are_flushed_as_written_and_a_file_is_never_overwritten() {
@@ -376,7 +430,21 @@ mod tests {
         let path = dir.path().join("sub/smoke.csv");
         let h = header(&["n", "group_size"], "gbps");
         let mut log = CsvLog::open(&path, context(), &h, false).unwrap();
-        log.append(&row("a", Status::Ok)).unwrap();
+        // A timed point with its clocks: an H100 held at its power cap, 11% under its 1980 MHz.
+        let mut timed = row("a", Status::Ok);
+        timed.telemetry = Some(crate::device::telemetry::Summary {
+            samples: 4,
+            sm_clock_mhz_median: Some(1755.0),
+            mem_clock_mhz_median: Some(2619.0),
+            power_w_median: Some(699.456),
+            power_w_max: Some(702.0),
+            temperature_c_max: Some(61.0),
+            reasons: Some(crate::device::telemetry::Reasons::of(&[crate::device::telemetry::Reason::PowerCap])),
+            throttled: Some(true),
+            below_steady_clock: Some(true),
+            reference_sm_clock_mhz: Some(1980),
+        });
+        log.append(&timed).unwrap();
         let mut failed = row("b", Status::Fail);
         failed.time_ms = None;
         failed.rate = None;
@@ -384,8 +452,10 @@ mod tests {
         log.append(&failed).unwrap();
         // Each append is on disk already, before the log is dropped; fields with a comma are quoted.
         let expected = HEADER_LINE.to_string()
-            + "smoke,nvidia,\"Test GPU, with a comma\",sm_90,32,1024,256,3,40,graph,true,2,12,1.5,1,2,8,0,0.000001,ok,,a\n"
-            + "smoke,nvidia,\"Test GPU, with a comma\",sm_90,32,1024,256,3,40,graph,true,2,12,,,,,0,0.000001,fail,\"3 of 1024 differ, first at 7: 2.5 vs 2\",b\n";
+            + "smoke,nvidia,\"Test GPU, with a comma\",sm_90,32,1024,256,3,40,graph,true,2,12,1.5,1,2,8,0,0.000001,\
+               1755,2619,699.5,61,true,power_cap,true,4,ok,,a\n"
+            + "smoke,nvidia,\"Test GPU, with a comma\",sm_90,32,1024,256,3,40,graph,true,2,12,,,,,0,0.000001,\
+               ,,,,,,,,fail,\"3 of 1024 differ, first at 7: 2.5 vs 2\",b\n";
         assert_eq!(read(&path), expected);
         drop(log);
         assert!(matches!(CsvLog::open(&path, context(), &h, false), Err(Error::Exists { .. })));
@@ -398,6 +468,8 @@ mod tests {
         assert_eq!(rows[0]["l2_resident"], "true");
         assert_eq!(rows[1]["message"], "3 of 1024 differ, first at 7: 2.5 vs 2");
         assert_eq!(rows[1]["gbps"], "");
+        assert_eq!((rows[0]["sm_clock_mhz"].as_str(), rows[0]["throttle_reasons"].as_str()), ("1755", "power_cap"));
+        assert_eq!((rows[1]["sm_clock_mhz"].as_str(), rows[1]["throttled"].as_str()), ("", ""));
     }
 
     #[test]

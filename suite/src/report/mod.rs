@@ -9,6 +9,7 @@ pub mod roofline;
 pub mod run_json;
 pub mod status;
 pub mod summary;
+pub mod throttling;
 
 use std::path::PathBuf;
 

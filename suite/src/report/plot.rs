@@ -131,6 +131,11 @@ pub enum SeriesKind {
     /// last, over every other series, in its own colour ([`FOCUS`], in no palette), thicker than a line and
     /// dashed, so it is never hidden and a series with the same values still shows through its gaps.
     Focus,
+    /// Points to be read with care (measured while the GPU was throttled or below its steady clock): a thick hollow
+    /// ring in its own colour ([`FLAGGED`], in no palette) around each, larger than every other marker and drawn
+    /// last, over everything, so the point inside stays visible. It takes no palette colour, so adding it changes
+    /// no other series' colour.
+    Flagged,
 }
 
 /// One line of the plot.
@@ -169,6 +174,11 @@ impl Series {
     /// The series the plot is about ([`SeriesKind::Focus`]).
     pub fn focus(label: impl Into<String>, points: Vec<(f64, f64)>) -> Self {
         Self { label: label.into(), points, kind: SeriesKind::Focus }
+    }
+
+    /// Rings around points to be read with care ([`SeriesKind::Flagged`]).
+    pub fn flagged(label: impl Into<String>, points: Vec<(f64, f64)>) -> Self {
+        Self { label: label.into(), points, kind: SeriesKind::Flagged }
     }
 }
 
@@ -324,7 +334,8 @@ fn draw_ring<DB: DrawingBackend>(
     }
 }
 
-/// Draws series `p`'s marker at `c`: a ring for [`SeriesKind::Rings`] (`ring_w` wide), filled otherwise.
+/// Draws series `p`'s marker at `c`: a ring for [`SeriesKind::Rings`] (`ring_w` wide) and [`SeriesKind::Flagged`]
+/// (twice as wide), filled otherwise.
 fn draw_sample<DB: DrawingBackend>(
     root: &DrawingArea<DB, plotters::coord::Shift>,
     p: &Prepared,
@@ -332,10 +343,10 @@ fn draw_sample<DB: DrawingBackend>(
     r: i32,
     ring_w: u32,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-    if p.kind == SeriesKind::Rings {
-        draw_ring(root, p.marker, c, r, ring_w, p.color)
-    } else {
-        draw_marker(root, p.marker, c, r, p.color)
+    match p.kind {
+        SeriesKind::Rings => draw_ring(root, p.marker, c, r, ring_w, p.color),
+        SeriesKind::Flagged => draw_ring(root, p.marker, c, r, 2 * ring_w, p.color),
+        _ => draw_marker(root, p.marker, c, r, p.color),
     }
 }
 
@@ -349,11 +360,16 @@ fn scatter_scale(kind: SeriesKind) -> Option<f64> {
     match kind {
         SeriesKind::Points => Some(1.6),
         SeriesKind::Rings => Some(2.3),
+        // Around a ring of a second run too (a compare roofline), with room for its own width.
+        SeriesKind::Flagged => Some(3.2),
         _ => None,
     }
 }
 /// The colour of [`SeriesKind::Focus`] series: crimson, in no palette, so the series a plot is about stands out.
 pub const FOCUS: RGBColor = RGBColor(0xDC, 0x14, 0x3C);
+/// The colour of [`SeriesKind::Flagged`] rings: pure red, in no palette and apart from [`FOCUS`]'s crimson, read
+/// as a warning at a glance.
+pub const FLAGGED: RGBColor = RGBColor(0xFF, 0x00, 0x00);
 const TEXT: RGBColor = RGBColor(0x1A, 0x1A, 0x1A);
 const MUTED_TEXT: RGBColor = RGBColor(0x55, 0x55, 0x55);
 const AXIS: RGBColor = RGBColor(0x33, 0x33, 0x33);
@@ -447,6 +463,7 @@ fn prepare<'a>(plot: &'a LinePlot, path: &Path) -> Result<Vec<Prepared<'a>>, Err
                 (REFERENCE_PALETTE[(refs - 1) % REFERENCE_PALETTE.len()], Marker::Circle)
             }
             SeriesKind::Focus => (FOCUS, Marker::Circle),
+            SeriesKind::Flagged => (FLAGGED, Marker::Circle),
         };
         out.push(Prepared { label: &s.label, kind: s.kind, color, marker, points });
     }
@@ -1079,11 +1096,12 @@ fn draw_shapes(
         .chain(of_kind(SeriesKind::Points))
         .chain(of_kind(SeriesKind::Rings))
         .chain(of_kind(SeriesKind::Reference))
-        .chain(of_kind(SeriesKind::Focus));
+        .chain(of_kind(SeriesKind::Focus))
+        .chain(of_kind(SeriesKind::Flagged));
     for p in drawn_order {
         let pts = p.points.iter().copied();
         match p.kind {
-            SeriesKind::Points | SeriesKind::Rings => {}
+            SeriesKind::Points | SeriesKind::Rings | SeriesKind::Flagged => {}
             SeriesKind::Line => {
                 let style = p.color.stroke_width(line_w(m.line_w));
                 chart.draw_series(LineSeries::new(pts, style)).map_err(err("series"))?;
@@ -1112,7 +1130,7 @@ fn draw_shapes(
         // Markers at absolute pixels on the whole image (points lie inside the plotting area).
         for &q in &p.points {
             let c = chart.plotting_area().map_coordinate(&q);
-            if p.kind != SeriesKind::Rings {
+            if !matches!(p.kind, SeriesKind::Rings | SeriesKind::Flagged) {
                 draw_marker(&root, p.marker, c, marker_r + ss, WHITE).map_err(err("series"))?;
             }
             draw_sample(&root, p, c, marker_r, ring_w()).map_err(err("series"))?;
@@ -1135,7 +1153,7 @@ fn draw_shapes(
         let (x, y) = legend_entry(l, i);
         let (xa, xb, yc) = (s(x), s(x + lg.sample_w), s(y));
         match p.kind {
-            SeriesKind::Points | SeriesKind::Rings => {}
+            SeriesKind::Points | SeriesKind::Rings | SeriesKind::Flagged => {}
             SeriesKind::Line => {
                 let style = p.color.stroke_width(line_w(m.line_w * scale));
                 root.draw(&PathElement::new(vec![(xa, yc), (xb, yc)], style)).map_err(err("legend"))?;
@@ -1456,6 +1474,42 @@ mod tests {
         }
         let legend = (3 * w / 5, 0, w, h / 2);
         assert!(count(&img, w, legend, point) > 10, "no sample of the points in the legend");
+    }
+
+    /// Points measured while the GPU was throttled get a thick red ring: around them and not around the others, the
+    /// point inside still its series' colour, the other series' colours unchanged, and a red sample in the legend.
+    #[test]
+    fn flagged_points_get_a_red_ring_and_the_rest_stay_as_they_were() {
+        let pts = vec![(256.0, 100.0), (512.0, 200.0), (1024.0, 300.0), (2048.0, 400.0)];
+        let mut plot = fixture();
+        plot.series = vec![
+            Series::line("kernel", pts.clone()),
+            Series::reference("vendor", pts.iter().map(|&(x, y)| (x, 1.5 * y)).collect()),
+            Series::flagged("ringed: throttled", vec![pts[1], pts[3]]),
+        ];
+        assert!(![&PALETTE[..], &REFERENCE_PALETTE[..], &[FOCUS]].concat().contains(&FLAGGED));
+        let (bytes, _dir) = render(&plot, 1000, 700);
+        if let Some(out) = std::env::var_os("SUITE_PLOT_EXAMPLE") {
+            std::fs::write(out, &bytes).expect("the example copy is written");
+        }
+        let (w, h, img) = decode(&bytes);
+        let red_near = |(x, y): (u32, u32)| count(&img, w, (x - 25, y - 25, x + 26, y + 26), rgb(FLAGGED));
+        for (i, &p) in pts.iter().enumerate() {
+            let c = pixel_of(&plot, w, h, p);
+            let ringed = i % 2 == 1;
+            // A ring of radius about 11 px, 4 px wide: well over 100 pixels of pure red; none where there is no ring.
+            assert_eq!(red_near(c) > 100, ringed, "{p:?}: {} red pixels", red_near(c));
+            if ringed {
+                assert_eq!(count(&img, w, (c.0 - 3, c.1 - 3, c.0 + 4, c.1 + 4), rgb(FLAGGED)), 0, "a ring, not a disc");
+            }
+            // The point inside keeps its series' colour.
+            assert_eq!(colour_at(&img, w, c), rgb(PALETTE[0]), "{p:?}");
+        }
+        // The legend has a red sample, and the flagged series takes no palette colour: the kernel is still the first.
+        let legend = (3 * w / 5, 0, w, h / 2);
+        assert!(count(&img, w, legend, rgb(FLAGGED)) > 20, "no ring in the legend");
+        let series = prepare(&plot, Path::new("x.png")).expect("drawable");
+        assert_eq!((series[0].color, series[2].color), (PALETTE[0], FLAGGED));
     }
 
     #[test]

@@ -160,6 +160,75 @@ pub struct Invocation {
     /// (absent in files from before it was recorded).
     #[serde(default)]
     pub placement: crate::host::Placement,
+    /// Where the GPU's clocks, power and temperature were read from, the device's limits, and a reading at the
+    /// start and at the end of the invocation (absent in files from before it was recorded).
+    #[serde(default)]
+    pub telemetry: Option<TelemetryRecord>,
+}
+
+/// What an invocation knew of the GPU's clocks and power: the CSV rows hold each point's medians; this says where
+/// they came from, or once why there are none, and what the GPU did before the first point and after the last.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TelemetryRecord {
+    /// Where readings came from, e.g. `NVML 13.580.82` or `AMD SMI 24.7.1.0`; `not available: <why>` where the
+    /// vendor library is missing or refuses, `off: --no-telemetry` when sampling was turned off.
+    pub source: String,
+    /// The sampling period during a point's timed repetitions, ms (absent when nothing was sampled).
+    pub period_ms: Option<f64>,
+    /// The device's maximum clocks and power limit, as the library reports them.
+    pub limits: Option<crate::device::telemetry::Limits>,
+    /// A reading before the first point (the GPU is usually idle then).
+    pub start: Option<Reading>,
+    /// A reading after the last point; absent until the invocation ends (or when it stopped with an error).
+    pub end: Option<Reading>,
+}
+
+/// One reading of the GPU at a moment of the run ([`crate::device::telemetry::Sample`] with its date).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reading {
+    /// When, RFC 3339 (UTC).
+    pub date: String,
+    /// Shader clock, MHz (NVIDIA SM, AMD GFX).
+    pub sm_clock_mhz: Option<u32>,
+    /// Memory clock, MHz.
+    pub mem_clock_mhz: Option<u32>,
+    /// Power, W (of what [`crate::device::telemetry::Limits::power_scope`] says).
+    pub power_w: Option<f64>,
+    /// Temperature, °C.
+    pub temperature_c: Option<f64>,
+    /// Why clocks were held down at the time, e.g. `idle` or `power_cap+thermal`; `none`; absent where the
+    /// device does not say.
+    pub reasons: Option<String>,
+    /// Why the reading failed, when it did (the other fields are then absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl Reading {
+    /// `sample` (or why it failed), dated now.
+    pub fn now(sample: std::result::Result<crate::device::telemetry::Sample, String>) -> Reading {
+        let date = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+        match sample {
+            Ok(s) => Reading {
+                date,
+                sm_clock_mhz: s.sm_clock_mhz,
+                mem_clock_mhz: s.mem_clock_mhz,
+                power_w: s.power_w,
+                temperature_c: s.temperature_c,
+                reasons: s.reasons.map(|r| r.to_string()),
+                error: None,
+            },
+            Err(why) => Reading {
+                date,
+                sm_clock_mhz: None,
+                mem_clock_mhz: None,
+                power_w: None,
+                temperature_c: None,
+                reasons: None,
+                error: Some(why),
+            },
+        }
+    }
 }
 
 /// The whole file.
@@ -326,6 +395,7 @@ impl Invocation {
             blas: String::new(),
             timing: None,
             placement: crate::host::Placement::read(),
+            telemetry: None,
         }
     }
 }
@@ -370,11 +440,27 @@ pub fn check(dir: &Path, device: &Props, invocation: &Invocation, has_csv: bool)
 
 /// Writes `run.json` in `dir`, appending `invocation` to those already there (when resuming into the folder, or
 /// from another shard). A folder measured on another device, or holding rows of the experiment measured with
-/// another fingerprint, is refused, so one folder never mixes results that do not compare.
-pub fn record(dir: &Path, device: &Props, invocation: Invocation) -> Result<()> {
+/// another fingerprint, is refused, so one folder never mixes results that do not compare. Returns the
+/// invocation's index in the file (invocations are only ever appended), for [`record_telemetry_end`].
+pub fn record(dir: &Path, device: &Props, invocation: Invocation) -> Result<usize> {
+    let mut index = 0;
     update(dir, device, |run, path| {
         admit(run, path, device, &invocation)?;
         run.invocations.push(invocation);
+        index = run.invocations.len() - 1;
+        Ok(())
+    })?;
+    Ok(index)
+}
+
+/// Adds `end`, the reading after an invocation's last point, to the invocation at `index` (as [`record`] returned
+/// it) of `experiment`; an index that holds another invocation (a file replaced meanwhile) is left alone.
+pub fn record_telemetry_end(dir: &Path, device: &Props, index: usize, experiment: &str, end: Reading) -> Result<()> {
+    update(dir, device, |run, _| {
+        let invocation = run.invocations.get_mut(index).filter(|i| i.experiment == experiment);
+        if let Some(telemetry) = invocation.and_then(|i| i.telemetry.as_mut()) {
+            telemetry.end = Some(end);
+        }
         Ok(())
     })
 }
@@ -578,6 +664,58 @@ pub(crate) mod tests {
         let err = record(dir.path(), &other, invocation("smoke", None, fingerprint())).unwrap_err();
         assert!(err.to_string().contains("choose another --out"), "{err}");
         assert_eq!(read(dir.path()).unwrap().unwrap().invocations.len(), 2);
+    }
+
+    #[test]
+    fn the_end_reading_goes_to_its_own_invocation_and_the_record_reads_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let limits = crate::device::telemetry::Limits {
+            max_sm_clock_mhz: Some(1980),
+            max_mem_clock_mhz: Some(2619),
+            power_limit_w: Some(700.0),
+            power_scope: crate::device::telemetry::PowerScope::Device,
+        };
+        let idle = crate::device::telemetry::Sample {
+            t_ms: 0.0,
+            sm_clock_mhz: Some(345),
+            mem_clock_mhz: Some(2619),
+            power_w: Some(71.3),
+            temperature_c: Some(31.0),
+            reasons: Some(crate::device::telemetry::Reasons::of(&[crate::device::telemetry::Reason::Idle])),
+        };
+        let with_telemetry = |experiment: &str| {
+            let mut inv = invocation(experiment, None, fingerprint());
+            inv.telemetry = Some(TelemetryRecord {
+                source: "NVML 13.580.82".into(),
+                period_ms: Some(20.0),
+                limits: Some(limits.clone()),
+                start: Some(Reading::now(Ok(idle.clone()))),
+                end: None,
+            });
+            inv
+        };
+        assert_eq!(record(dir.path(), &h100(), with_telemetry("smoke")).unwrap(), 0);
+        assert_eq!(record(dir.path(), &h100(), with_telemetry("matmul")).unwrap(), 1);
+        let end = Reading::now(Err("telemetry not available: the GPU is lost".into()));
+        record_telemetry_end(dir.path(), &h100(), 1, "matmul", end.clone()).unwrap();
+        // An index that holds another experiment's invocation is left alone.
+        record_telemetry_end(dir.path(), &h100(), 0, "matmul", end.clone()).unwrap();
+        let run = read(dir.path()).unwrap().unwrap();
+        let (first, second) =
+            (run.invocations[0].telemetry.clone().unwrap(), run.invocations[1].telemetry.clone().unwrap());
+        assert_eq!((first.end, second.end), (None, Some(end)));
+        assert_eq!(second.limits, Some(limits));
+        let start = second.start.unwrap();
+        assert_eq!(
+            (start.sm_clock_mhz, start.power_w, start.reasons.as_deref()),
+            (Some(345), Some(71.3), Some("idle"))
+        );
+        let text = std::fs::read_to_string(path(dir.path())).unwrap();
+        assert!(
+            text.contains("\"power_scope\": \"device\"") && text.contains("\"source\": \"NVML 13.580.82\""),
+            "{text}"
+        );
+        assert!(text.contains("\"error\": \"telemetry not available: the GPU is lost\""), "{text}");
     }
 
     #[test]

@@ -258,6 +258,7 @@ mod tests {
                 rate: None,
                 max_rel_err: None,
                 tolerance: None,
+                telemetry: None,
                 status: *status,
                 message: String::new(),
                 key: key.to_string(),

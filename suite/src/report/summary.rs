@@ -23,6 +23,8 @@ pub struct Section {
     pub invalid: Vec<(String, usize)>,
     /// Its plots, file names in the results folder.
     pub plots: Vec<String>,
+    /// What its rows say about the clocks they ran at.
+    pub clocks: super::throttling::Flags,
 }
 
 impl Section {
@@ -55,7 +57,8 @@ impl Section {
             })
             .collect();
         plots.sort();
-        Section { name, seconds, outcome, headlines, invalid, plots }
+        let clocks = super::throttling::Flags::of(rows);
+        Section { name, seconds, outcome, headlines, invalid, plots, clocks }
     }
 }
 
@@ -103,12 +106,19 @@ pub fn markdown(
         device.runtime_version,
         device.driver_version,
     );
+    let flags: Vec<(&str, &super::throttling::Flags)> = sections.iter().map(|s| (s.name, &s.clocks)).collect();
+    if let Some(note) = super::throttling::run_note(&flags) {
+        text.push_str(&format!("\n{note}\n"));
+    }
     for s in sections {
         let took = s.seconds.map(|s| format!(" ({s:.1} s)")).unwrap_or_default();
         text.push_str(&format!("\n## {}{took}\n\n", s.name));
         match &s.outcome {
             Ok(points) => text.push_str(&format!("Points: {points}. Rows: `{}.csv`.\n", s.name)),
             Err(why) => text.push_str(&format!("**Could not run**: {why}\n")),
+        }
+        if let Some(line) = s.clocks.line() {
+            text.push_str(&format!("\n{line}\n"));
         }
         if !s.headlines.is_empty() {
             text.push('\n');
@@ -185,6 +195,7 @@ mod tests {
                 headlines: vec!["triad at n = 67108864: 2755 GB/s".into()],
                 invalid: vec![],
                 plots: vec![],
+                clocks: Default::default(),
             },
             Section {
                 name: "matmul",
@@ -193,6 +204,7 @@ mod tests {
                 headlines: vec![],
                 invalid: vec![],
                 plots: vec![],
+                clocks: Default::default(),
             },
         ];
         let text =
@@ -284,5 +296,64 @@ mod tests {
             ),
             "{text}"
         );
+    }
+
+    /// Points measured throttled or below their steady clock: a warning near the top, a line in their experiment's
+    /// section with the count and the first keys; a calm experiment says so in a line of its own.
+    #[test]
+    fn throttled_points_are_flagged_near_the_top_and_in_their_section() {
+        let dir = tempfile::tempdir().unwrap();
+        let csv = dir.path().join("fixture.csv");
+        // A fixture CSV as the runner writes it (header from csv::header), made up: two rows flagged.
+        let head = crate::report::csv::header(&["n"], "gbps").join(",");
+        let body = [
+            "ok,1,1980,2619,310.2,55,false,none,false,12,a",
+            "ok,2,1755,2619,699.5,71,true,power_cap,true,40,b",
+            "ok,3,1860,2619,520,66,false,none,true,25,c",
+            "invalid,4,,,,,,,,,d",
+        ];
+        let mut text = format!("{head}\n");
+        for line in body {
+            let f: Vec<&str> = line.split(',').collect();
+            // context, n, 12 timing columns, the 8 clock columns, status, message, key
+            text.push_str(&format!(
+                "fixture,nvidia,H100,sm_90,32,{},20,1,graph,,,,1,1,1,1,0,1,{},{},,{}\n",
+                f[1],
+                f[2..10].join(","),
+                f[0],
+                f[10]
+            ));
+        }
+        std::fs::write(&csv, text).unwrap();
+        let rows = crate::report::csv::read_rows(&csv).unwrap();
+        assert_eq!(rows[1]["throttle_reasons"], "power_cap", "the fixture's columns line up");
+        let flagged = Section::new("fixture", Some(1.0), Ok("3 ok".into()), vec![], &rows, dir.path());
+        let calm = Section::new("calm", Some(1.0), Ok("1 ok".into()), vec![], &rows[..1], dir.path());
+        let text =
+            markdown(&h100(), "quick preset", &status(&[("fixture", 4, 4), ("calm", 1, 1)]), &[flagged, calm], None);
+        let note = "\n**Warning: 2 of 4 timed points ran throttled (1) or more than 5% below their steady SM clock** \
+                    (fixture 2)";
+        let first_section = text.find("\n## fixture").unwrap();
+        assert!(text.find(note).is_some_and(|at| at < first_section), "{text}");
+        assert!(
+            text.contains(
+                "Rows: `fixture.csv`.\n\n**Clocks: 2 of 3 timed points flagged** (1 throttled: power_cap; 2 more than 5% \
+                 below the steady SM clock): `b`, `c`."
+            ),
+            "{text}"
+        );
+        assert!(text.contains("Rows: `calm.csv`.\n\nClocks: every sampled point ran at its steady SM clock, none throttled (1 of 1 timed points sampled).\n"), "{text}");
+        // Without clock columns (an older CSV, a section not run): no clock line at all.
+        let old = markdown(
+            &h100(),
+            "quick preset",
+            &status(&[("smoke", 2, 2)]),
+            &[Section {
+                clocks: Default::default(),
+                ..Section::new("smoke", None, Ok("2 ok".into()), vec![], &[], dir.path())
+            }],
+            None,
+        );
+        assert!(!old.contains("Clocks"), "{old}");
     }
 }

@@ -28,3 +28,11 @@ pub fn require_hip_runtime() {
         panic!("{missing}");
     }
 }
+
+/// Fails the calling test, saying what to install, when zig's clang (the `ziglang` wheel) is missing.
+#[track_caller]
+pub fn require_zig() {
+    if let Err(missing) = suite::test_deps::zig() {
+        panic!("{missing}");
+    }
+}

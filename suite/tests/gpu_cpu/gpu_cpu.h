@@ -37,6 +37,8 @@
 //   gpu_grid_sync() with more than one group stops the program with that reason.
 // - Timing, occupancy, caches, memory ordering weaker than sequential consistency, and floating-point contraction
 //   as the GPU compilers do it (g++ does not contract a * b + c into an FMA here; fmaf() is always fused).
+// - The MFMA builtins (at 64 lanes only) model their operand and result layouts exactly and their arithmetic to
+//   within rounding: see the MFMA section at the end of this file.
 #pragma once
 
 #include <algorithm>
@@ -215,6 +217,11 @@ struct Wave {
     unsigned lanes = 0;                         // lanes that exist (fewer in a short last wave)
     std::uint64_t value[GPU_WAVE_SIZE] = {};    // each lane's value in the current exchange
     bool returned[GPU_WAVE_SIZE] = {};          // lanes that have returned from the kernel
+    // Each lane's operands and results in the current MFMA (the MFMA section at the end of this file): its A and B
+    // elements, and its C and D registers (16 at most), held as doubles (which hold every float exactly).
+    struct MfmaLane {
+        double a = 0, b = 0, c[16] = {}, d[16] = {};
+    } mfma[GPU_WAVE_SIZE];
 };
 
 // The group that is running (one at a time).
@@ -466,3 +473,168 @@ inline double2 gpu_load_from_l2(const double2* p) { return *p; }
 
 // Dynamic LDS: the launch's buffer.
 #define GPU_DYNAMIC_LDS(type, name) type* const name = static_cast<type*>(gpu_cpu::dynamic_lds())
+
+// ---- MFMA: the CDNA matrix instructions of matmul's matrix rungs (waves of 64 only) -----------------------------
+//
+// __builtin_amdgcn_mfma_f32_32x32x2f32, __builtin_amdgcn_mfma_f32_16x16x4f32 and __builtin_amdgcn_mfma_f64_16x16x4f64
+// with clang's prototypes (BuiltinsAMDGPU.def: "V16fffV16fIiIiIi", "V4fffV4fIiIiIi", "V4dddV4dIiIiIi": a, b, c,
+// cbsz, abid, blgp), as wave-wide operations: every lane of the wave publishes its A element, its B element and its
+// C registers at a wave barrier; one lane gathers the A (M×K), B (K×N) and C (M×N) blocks from all 64 lanes through
+// the instruction's layout, computes D = A·B + C, and scatters D back to each lane's registers through the same
+// layout; after a second barrier every lane takes its D registers. They exist only at 64 lanes (GPU_HAS_MFMA), as
+// on the hardware: at 32 the kernels that use them are compiled out, as on NVIDIA.
+//
+// The layouts are the AMD Matrix Instruction Calculator's (version 1.3.2, ROCm/amd_matrix_instruction_calculator at
+// commit 2ef91896bcdc4d26624f952e5c905c787cd9bc9e), `./matrix_calculator.py -a cdna2 -i <instruction>
+// --detail-instruction`, "Matrix element to register mapping with no modifiers", quoted beside each function below.
+// Only these forward formulas (element -> register, lane) are used. The tool's printed inverse for the FP64
+// instruction, "C or D i: 4 * floor(GPR_num / 2)", is incomplete (it drops "+ floor(lane / 16)"; the tool's own
+// --matrix-layout tables and the forward formula give v[3:2]{17} = D[5][1]): it is not used. "GPR" of the FP64
+// instruction is a VGPR pair: [2r+1:2r] is element r of the builtin's double4. suite/tests/wave64_cpu/mfma.rs checks
+// these layouts, through the builtins, against the calculator's spot values.
+//
+// What is modelled: the layouts exactly; all 64 lanes take part (a short wave or a lane that has returned stops the
+// program: the instruction reads every lane); CBSZ, ABID and BLGP must be 0 (the broadcast modifiers are not
+// modelled; the rungs pass 0). The arithmetic to within rounding: FP32 computes each D element as C + the K products
+// in double (each product of two floats is exact) and rounds it to float once; FP64 is a chain of fused
+// multiply-adds from C in k order. The calculator does not say how the hardware rounds inside one instruction, so
+// tests compare with a tolerance, or with integer inputs that every order computes exactly. Not modelled: timing,
+// the MFMA pipeline's dependency rules, AGPRs (a register is a register here), and denormal handling.
+
+#if GPU_CPU_WAVE_SIZE == 64
+#define GPU_HAS_MFMA 1
+#endif
+
+// g++'s note that a 32- or 64-byte vector argument changed ABI in GCC 4.6 (-Wpsabi) concerns calls across
+// translation units built by different compilers; here everything is one translation unit.
+#pragma GCC diagnostic ignored "-Wpsabi"
+typedef float gpu_floatx4 __attribute__((vector_size(4 * sizeof(float))));
+typedef float gpu_floatx16 __attribute__((vector_size(16 * sizeof(float))));
+typedef double gpu_doublex4 __attribute__((vector_size(4 * sizeof(double))));
+
+namespace gpu_cpu::mfma {
+
+// v_mfma_f32_32x32x2f32: D (32×32) = A (32×2) · B (2×32) + C, FP32; A and B 1 GPR, C and D 16 GPRs.
+struct F32_32x32x2 {
+    static constexpr unsigned M = 32, N = 32, K = 2, REGS = 16;
+    static constexpr const char* name = "v_mfma_f32_32x32x2f32";
+    // "A[i][k].block GPR: 0", "A[i][k].block Lane: 32 * k + i"
+    static unsigned a_lane(unsigned i, unsigned k) { return 32 * k + i; }
+    // "B[k][j].block GPR: 0", "B[k][j].block Lane: 32 * k + j"
+    static unsigned b_lane(unsigned k, unsigned j) { return 32 * k + j; }
+    // "C or D[i][j].block GPR: 4 * floor(i / 8) + (i % 4)"
+    static unsigned d_reg(unsigned i, unsigned) { return 4 * (i / 8) + i % 4; }
+    // "C or D[i][j].block Lane: (32 * floor(i / 4)) % 64 + j"
+    static unsigned d_lane(unsigned i, unsigned j) { return (32 * (i / 4)) % 64 + j; }
+};
+
+// v_mfma_f32_16x16x4f32: D (16×16) = A (16×4) · B (4×16) + C, FP32; A and B 1 GPR, C and D 4 GPRs.
+struct F32_16x16x4 {
+    static constexpr unsigned M = 16, N = 16, K = 4, REGS = 4;
+    static constexpr const char* name = "v_mfma_f32_16x16x4f32";
+    // "A[i][k].block GPR: 0", "A[i][k].block Lane: 16 * k + i"
+    static unsigned a_lane(unsigned i, unsigned k) { return 16 * k + i; }
+    // "B[k][j].block GPR: 0", "B[k][j].block Lane: 16 * k + j"
+    static unsigned b_lane(unsigned k, unsigned j) { return 16 * k + j; }
+    // "C or D[i][j].block GPR: (i % 4)"
+    static unsigned d_reg(unsigned i, unsigned) { return i % 4; }
+    // "C or D[i][j].block Lane: 16 * floor(i / 4) + j"
+    static unsigned d_lane(unsigned i, unsigned j) { return 16 * (i / 4) + j; }
+};
+
+// v_mfma_f64_16x16x4f64: D (16×16) = A (16×4) · B (4×16) + C, FP64; A and B 2 GPRs (one double), C and D 8 GPRs
+// (four doubles). A register below is an element of the double4, i.e. a VGPR pair.
+struct F64_16x16x4 {
+    static constexpr unsigned M = 16, N = 16, K = 4, REGS = 4;
+    static constexpr const char* name = "v_mfma_f64_16x16x4f64";
+    // "A[i][k].block GPR: [1:0]", "A[i][k].block Lane: 16 * k + i"
+    static unsigned a_lane(unsigned i, unsigned k) { return 16 * k + i; }
+    // "B[k][j].block GPR: [1:0]", "B[k][j].block Lane: 16 * k + j"
+    static unsigned b_lane(unsigned k, unsigned j) { return 16 * k + j; }
+    // "C or D[i][j].block GPR: [2*floor(i / 4)+1 : 2*floor(i / 4)]": the pair of element floor(i/4)
+    static unsigned d_reg(unsigned i, unsigned) { return i / 4; }
+    // "C or D[i][j].block Lane: 16 * (i % 4) + j"
+    static unsigned d_lane(unsigned i, unsigned j) { return 16 * (i % 4) + j; }
+};
+
+// One lane (the first) computes D for the wave, between the two barriers of run(): gathers A, B and C from every
+// lane's published values through L's layout, and scatters D to every lane's d registers. A layout that sends two
+// elements to one (register, lane), or one past the wave or the registers, stops the program.
+template <class L, class T> void compute(Wave& w, const std::source_location& at) {
+    static_assert(L::M * L::K == GPU_WAVE_SIZE && L::K * L::N == GPU_WAVE_SIZE, "one A and one B element per lane");
+    static_assert(L::M * L::N == L::REGS * GPU_WAVE_SIZE, "D fills every register of every lane");
+    bool a_seen[GPU_WAVE_SIZE] = {}, b_seen[GPU_WAVE_SIZE] = {}, d_seen[L::REGS][GPU_WAVE_SIZE] = {};
+    double A[L::M][L::K], B[L::K][L::N];
+    for (unsigned i = 0; i < L::M; ++i)
+        for (unsigned k = 0; k < L::K; ++k) {
+            const unsigned l = L::a_lane(i, k);
+            if (l >= GPU_WAVE_SIZE || a_seen[l]) fail(L::name, at, "the A layout puts two elements in one lane");
+            a_seen[l] = true;
+            A[i][k] = w.mfma[l].a;
+        }
+    for (unsigned k = 0; k < L::K; ++k)
+        for (unsigned j = 0; j < L::N; ++j) {
+            const unsigned l = L::b_lane(k, j);
+            if (l >= GPU_WAVE_SIZE || b_seen[l]) fail(L::name, at, "the B layout puts two elements in one lane");
+            b_seen[l] = true;
+            B[k][j] = w.mfma[l].b;
+        }
+    for (unsigned i = 0; i < L::M; ++i)
+        for (unsigned j = 0; j < L::N; ++j) {
+            const unsigned r = L::d_reg(i, j), l = L::d_lane(i, j);
+            if (r >= L::REGS || l >= GPU_WAVE_SIZE || d_seen[r][l])
+                fail(L::name, at, "the C/D layout puts two elements in one register of one lane");
+            d_seen[r][l] = true;
+            double d = w.mfma[l].c[r];  // C[i][j], through the same layout as D
+            for (unsigned k = 0; k < L::K; ++k) {
+                if constexpr (std::is_same_v<T, float>)
+                    d += A[i][k] * B[k][j];  // exact products of floats; rounded to float once, by run()
+                else
+                    d = std::fma(A[i][k], B[k][j], d);
+            }
+            w.mfma[l].d[r] = d;
+        }
+}
+
+// The builtin of instruction L with element type T and C/D vector V, called by every lane of the wave.
+template <class L, class T, class V>
+V run(T a, T b, const V& c, int cbsz, int abid, int blgp, const std::source_location& at) {
+    if (cbsz != 0 || abid != 0 || blgp != 0)
+        fail(L::name, at, "CBSZ, ABID and BLGP other than 0 are not modelled (the matrix rungs pass 0, 0, 0)");
+    Wave& w = my_wave();
+    const unsigned lane = lane_id();
+    Wave::MfmaLane& mine = w.mfma[lane];
+    mine.a = a;
+    mine.b = b;
+    for (unsigned r = 0; r < L::REGS; ++r) mine.c[r] = c[r];
+    w.barrier.arrive_and_wait(L::name, at);
+    if (w.lanes != GPU_WAVE_SIZE) fail(L::name, at, "an MFMA reads all 64 lanes; this wave is short");
+    for (unsigned l = 0; l < GPU_WAVE_SIZE; ++l)
+        if (w.returned[l]) fail(L::name, at, "an MFMA reads all 64 lanes; one has returned (undefined on the GPU)");
+    if (lane == 0) compute<L, T>(w, at);
+    // Lane 0 has written every lane's d; each lane reads its own before its next MFMA's first barrier, which lane 0
+    // must pass before it writes d again.
+    w.barrier.arrive_and_wait(L::name, at);
+    V d;
+    for (unsigned r = 0; r < L::REGS; ++r) d[r] = (T)mine.d[r];
+    return d;
+}
+
+}  // namespace gpu_cpu::mfma
+
+#if defined(GPU_HAS_MFMA)
+inline gpu_floatx16 __builtin_amdgcn_mfma_f32_32x32x2f32(float a, float b, gpu_floatx16 c, int cbsz, int abid,
+                                                         int blgp,
+                                                         std::source_location at = std::source_location::current()) {
+    return gpu_cpu::mfma::run<gpu_cpu::mfma::F32_32x32x2, float>(a, b, c, cbsz, abid, blgp, at);
+}
+inline gpu_floatx4 __builtin_amdgcn_mfma_f32_16x16x4f32(float a, float b, gpu_floatx4 c, int cbsz, int abid, int blgp,
+                                                        std::source_location at = std::source_location::current()) {
+    return gpu_cpu::mfma::run<gpu_cpu::mfma::F32_16x16x4, float>(a, b, c, cbsz, abid, blgp, at);
+}
+inline gpu_doublex4 __builtin_amdgcn_mfma_f64_16x16x4f64(double a, double b, gpu_doublex4 c, int cbsz, int abid,
+                                                         int blgp,
+                                                         std::source_location at = std::source_location::current()) {
+    return gpu_cpu::mfma::run<gpu_cpu::mfma::F64_16x16x4, double>(a, b, c, cbsz, abid, blgp, at);
+}
+#endif

@@ -729,6 +729,14 @@ impl Device for HipDevice {
         unsafe { handle.sasum(count, x.ptr(), r.ptr()) }
     }
 
+    fn ddot(&self, n: usize, x: &dyn RawAlloc, y: &dyn RawAlloc, result: &dyn RawAlloc) -> Result<()> {
+        self.blas_f64_reduction("ddot", n, x, Some(y), result)
+    }
+
+    fn dasum(&self, n: usize, x: &dyn RawAlloc, result: &dyn RawAlloc) -> Result<()> {
+        self.blas_f64_reduction("dasum", n, x, None, result)
+    }
+
     fn telemetry(&self) -> Result<Box<dyn Telemetry>> {
         amdsmi::open(self.hip, self.hip_ordinal, &self.props)
     }

@@ -1,5 +1,5 @@
 //! Result and safe layer over hip-sys's rocBLAS declarations: load once, one handle per device bound to the
-//! device's stream, and SGEMM with the row-major to column-major mapping.
+//! device's stream, SGEMM with the row-major to column-major mapping, and the device's FP64 reductions.
 
 use std::ffi::c_void;
 
@@ -7,7 +7,7 @@ use hip_sys::hip_runtime::hipStream_t;
 use hip_sys::loader::LoadError;
 use hip_sys::rocblas::{rocblas_handle, rocblas_int, rocblas_operation, rocblas_pointer_mode, rocblas_status, RocBlas};
 
-use crate::device::{Error, Result};
+use crate::device::{Error, RawAlloc, Result};
 
 const LIBRARY: &str = "rocBLAS";
 const HINT: &str = "load the rocm module or set ROCM_PATH (rocBLAS ships with ROCm)";
@@ -192,6 +192,58 @@ impl Handle {
             // SAFETY: the caller's promise; the handle is in device pointer mode for the result.
             unsafe { (self.lib.rocblas_sasum)(self.raw, n, x.cast(), 1, result.cast()) }
         })
+    }
+
+    /// `result[0] = x·y` over `n` doubles on the handle's stream, result in device memory.
+    ///
+    /// # Safety
+    /// `x` and `y` are device allocations of at least `n` doubles and `result` of one double, allocated until the
+    /// stream has run the call.
+    pub unsafe fn ddot(&self, n: rocblas_int, x: *const c_void, y: *const c_void, result: *mut c_void) -> Result<()> {
+        self.with_device_pointers("rocblas_ddot", || {
+            // SAFETY: the caller's promise; the handle is in device pointer mode for the result.
+            unsafe { (self.lib.rocblas_ddot)(self.raw, n, x.cast(), 1, y.cast(), 1, result.cast()) }
+        })
+    }
+
+    /// `result[0] = Σ|x|` over `n` doubles on the handle's stream, result in device memory.
+    ///
+    /// # Safety
+    /// As for [`Handle::ddot`], without `y`.
+    pub unsafe fn dasum(&self, n: rocblas_int, x: *const c_void, result: *mut c_void) -> Result<()> {
+        self.with_device_pointers("rocblas_dasum", || {
+            // SAFETY: the caller's promise; the handle is in device pointer mode for the result.
+            unsafe { (self.lib.rocblas_dasum)(self.raw, n, x.cast(), 1, result.cast()) }
+        })
+    }
+}
+
+impl super::HipDevice {
+    /// [`crate::device::Device::ddot`] (`y` given) and [`crate::device::Device::dasum`] (`y` absent) over `n`
+    /// doubles: the buffers are checked to be this device's and to hold n doubles (one for `result`), then rocBLAS
+    /// runs on the device's handle, the result left in device memory.
+    pub(super) fn blas_f64_reduction(
+        &self,
+        what: &'static str,
+        n: usize,
+        x: &dyn RawAlloc,
+        y: Option<&dyn RawAlloc>,
+        result: &dyn RawAlloc,
+    ) -> Result<()> {
+        let inputs: Vec<&dyn RawAlloc> = std::iter::once(x).chain(y).collect();
+        let count = crate::device::check_blas_reduction_of(what, n, std::mem::size_of::<f64>(), &inputs, result)?;
+        let (x, r) = (self.own_alloc(x)?, self.own_alloc(result)?);
+        let y = y.map(|y| self.own_alloc(y)).transpose()?;
+        let handle = self.blas_handle()?;
+        let handle = handle.as_ref().expect("blas_handle() creates the handle");
+        // SAFETY: all are this device's live allocations, sizes checked above for doubles; rocBLAS enqueues on the
+        // device's stream, and freeing a buffer synchronises the device first.
+        unsafe {
+            match y {
+                Some(y) => handle.ddot(count, x.ptr(), y.ptr(), r.ptr()),
+                None => handle.dasum(count, x.ptr(), r.ptr()),
+            }
+        }
     }
 }
 

@@ -153,6 +153,23 @@ impl Handle {
             unsafe { cublas::cublasSasum_v2(self.0, n, x as *const f32, 1, result as *mut f32) }
         })
     }
+
+    /// `result[0] = x·y` over `n` doubles, result in device memory.
+    pub(super) fn ddot(&self, n: i32, x: u64, y: u64, result: u64) -> Result<(), Error> {
+        self.with_device_pointers("cublasDdot", || {
+            // SAFETY: the caller checked that x and y hold n doubles and result one double, all device memory of
+            // the current context; the handle is in device pointer mode for the result.
+            unsafe { cublas::cublasDdot_v2(self.0, n, x as *const f64, 1, y as *const f64, 1, result as *mut f64) }
+        })
+    }
+
+    /// `result[0] = Σ|x|` over `n` doubles, result in device memory.
+    pub(super) fn dasum(&self, n: i32, x: u64, result: u64) -> Result<(), Error> {
+        self.with_device_pointers("cublasDasum", || {
+            // SAFETY: as for `ddot`.
+            unsafe { cublas::cublasDasum_v2(self.0, n, x as *const f64, 1, result as *mut f64) }
+        })
+    }
 }
 
 impl Drop for Handle {

@@ -780,6 +780,18 @@ impl Device for CudaDevice {
         self.with_blas(|h| h.sasum(count, x, r))
     }
 
+    fn ddot(&self, n: usize, x: &dyn RawAlloc, y: &dyn RawAlloc, result: &dyn RawAlloc) -> Result<()> {
+        let count = crate::device::check_blas_reduction_of("ddot", n, std::mem::size_of::<f64>(), &[x, y], result)?;
+        let (x, y, r) = (self.alloc_of(x)?.ptr(), self.alloc_of(y)?.ptr(), self.alloc_of(result)?.ptr());
+        self.with_blas(|h| h.ddot(count, x, y, r))
+    }
+
+    fn dasum(&self, n: usize, x: &dyn RawAlloc, result: &dyn RawAlloc) -> Result<()> {
+        let count = crate::device::check_blas_reduction_of("dasum", n, std::mem::size_of::<f64>(), &[x], result)?;
+        let (x, r) = (self.alloc_of(x)?.ptr(), self.alloc_of(result)?.ptr());
+        self.with_blas(|h| h.dasum(count, x, r))
+    }
+
     fn telemetry(&self) -> Result<Box<dyn Telemetry>> {
         let bus_id = pci_bus_id(self.context.dev).map_err(|e| Error::TelemetryUnavailable {
             why: format!("the GPU's PCI bus id, which NVML finds it by, could not be read: {e}"),

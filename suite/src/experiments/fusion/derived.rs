@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::{COMPILE_CSV, MEASURES, OPERATIONS, RATIOS_CSV};
+use super::{COMPILE_CSV, MEASURES, OPERATIONS, PRECISIONS, RATIOS_CSV};
 
 /// The derived tables: [`RATIOS_CSV`] from the `ok` rows and the staged kernels' compile costs in [`COMPILE_CSV`]
 /// in `dir`; none when no row is `ok`.
@@ -17,8 +17,16 @@ pub fn tables(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Str
     vec![(RATIOS_CSV.to_string(), ratios_csv(&Table::new(&ok), &compile_costs(dir)))]
 }
 
-/// Median times and rates by (operation, variant, elements, measure).
-pub(super) struct Table(BTreeMap<(String, String, usize, String), (f64, f64)>);
+/// A row's precision: its `precision` column, `f32` in CSVs from before FP64 (which had only FP32 rows).
+pub(super) fn precision(row: &BTreeMap<String, String>) -> &str {
+    row.get("precision").map_or("f32", String::as_str)
+}
+
+/// A point of the table: (operation, precision, variant, elements, measure).
+type Key = (String, String, String, usize, String);
+
+/// Median times (ms) and rates (GB/s) by point.
+pub(super) struct Table(BTreeMap<Key, (f64, f64)>);
 
 impl Table {
     pub(super) fn new(rows: &[&BTreeMap<String, String>]) -> Table {
@@ -30,28 +38,36 @@ impl Table {
             else {
                 continue;
             };
-            map.insert((s("operation"), s("variant"), n, s("measure")), (t, g));
+            map.insert((s("operation"), precision(r).to_string(), s("variant"), n, s("measure")), (t, g));
         }
         Table(map)
     }
 
-    pub(super) fn elements(&self, op: &str) -> Vec<usize> {
-        let mut e: Vec<usize> = self.0.keys().filter(|k| k.0 == op).map(|k| k.2).collect();
+    /// The precisions the table holds rows of, FP32 first.
+    pub(super) fn precisions(&self) -> Vec<&'static str> {
+        PRECISIONS.into_iter().filter(|p| self.0.keys().any(|k| k.1 == *p)).collect()
+    }
+
+    /// The sizes of `op`'s rows in precision `p`, ascending.
+    pub(super) fn elements(&self, op: &str, p: &str) -> Vec<usize> {
+        let mut e: Vec<usize> = self.0.keys().filter(|k| k.0 == op && k.1 == p).map(|k| k.3).collect();
         e.sort_unstable();
         e.dedup();
         e
     }
 
-    fn get(&self, op: &str, v: &str, n: usize, m: &str) -> Option<(f64, f64)> {
-        self.0.get(&(op.to_string(), v.to_string(), n, m.to_string())).copied()
+    fn get(&self, op: &str, p: &str, v: &str, n: usize, m: &str) -> Option<(f64, f64)> {
+        self.0.get(&(op.to_string(), p.to_string(), v.to_string(), n, m.to_string())).copied()
     }
 
-    pub(super) fn time(&self, op: &str, v: &str, n: usize, m: &str) -> Option<f64> {
-        self.get(op, v, n, m).map(|x| x.0)
+    /// Median time of a point, ms.
+    pub(super) fn time(&self, op: &str, p: &str, v: &str, n: usize, m: &str) -> Option<f64> {
+        self.get(op, p, v, n, m).map(|x| x.0)
     }
 
-    pub(super) fn rate(&self, op: &str, v: &str, n: usize, m: &str) -> Option<f64> {
-        self.get(op, v, n, m).map(|x| x.1)
+    /// GB/s of a point at its median time.
+    pub(super) fn rate(&self, op: &str, p: &str, v: &str, n: usize, m: &str) -> Option<f64> {
+        self.get(op, p, v, n, m).map(|x| x.1)
     }
 }
 
@@ -62,11 +78,12 @@ struct CompileCost {
     cached_ms: Option<f64>,
 }
 
-/// The staged kernels' cost by (operation, elements), from [`COMPILE_CSV`]: the cold time from rows that compiled,
-/// the cached time (a cache lookup plus the load) from every row.
-fn compile_costs(dir: &Path) -> BTreeMap<(String, usize), CompileCost> {
+/// The staged kernels' cost by (operation, precision, elements), from [`COMPILE_CSV`] (FP32 where it has no
+/// precision column: written before FP64): the cold time from rows that compiled, the cached time (a cache lookup
+/// plus the load) from every row.
+fn compile_costs(dir: &Path) -> BTreeMap<(String, String, usize), CompileCost> {
     let Ok(rows) = crate::report::csv::read_rows(&dir.join(COMPILE_CSV)) else { return BTreeMap::new() };
-    let mut out: BTreeMap<(String, usize), CompileCost> = BTreeMap::new();
+    let mut out: BTreeMap<(String, String, usize), CompileCost> = BTreeMap::new();
     for r in &rows {
         let num = |c: &str| r.get(c).and_then(|v| v.parse::<f64>().ok());
         let (Some(op), Some(n), Some(object), Some(load), Some(cached)) = (
@@ -78,7 +95,7 @@ fn compile_costs(dir: &Path) -> BTreeMap<(String, usize), CompileCost> {
         ) else {
             continue;
         };
-        let entry = out.entry((op.clone(), n)).or_default();
+        let entry = out.entry((op.clone(), precision(r).to_string(), n)).or_default();
         if r.get("origin").map(String::as_str) == Some("compiled") {
             entry.cold_ms = Some(object + load);
         }
@@ -87,46 +104,59 @@ fn compile_costs(dir: &Path) -> BTreeMap<(String, usize), CompileCost> {
     out
 }
 
-/// The derived ratios, one line per (operation, elements, measure): each is the first variant's speed over the
-/// second's (time of the second / time of the first), plus the calls after which getting the staged kernel (cold:
-/// compiled; cached: from the kernel cache) is paid back by its device-time saving per call over the generic fused
-/// kernel (empty when it saves nothing).
-fn ratios_csv(table: &Table, compile: &BTreeMap<(String, usize), CompileCost>) -> String {
+/// The derived ratios, one line per (operation, precision, elements, measure): each is the first variant's speed
+/// over the second's (time of the second / time of the first, both in that precision), plus the calls after which
+/// getting the staged kernel (cold: compiled; cached: from the kernel cache) is paid back by its device-time saving
+/// per call over the generic fused kernel (empty when it saves nothing).
+fn ratios_csv(table: &Table, compile: &BTreeMap<(String, String, usize), CompileCost>) -> String {
     let mut text = String::from(
-        "operation,elements,measure,fused_over_unfused,staged_over_fused,fused_over_vendor,staged_over_vendor,\
-         fused_over_hand,vendor_over_hand,staged_compile_ms,staged_payoff_calls,staged_cached_ms,\
+        "operation,precision,elements,measure,fused_over_unfused,staged_over_fused,fused_over_vendor,\
+         staged_over_vendor,fused_over_hand,vendor_over_hand,staged_compile_ms,staged_payoff_calls,staged_cached_ms,\
          staged_cached_payoff_calls\n",
     );
     let fmt = |x: Option<f64>| x.map(|v| format!("{v:.4}")).unwrap_or_default();
     for op in OPERATIONS {
-        for n in table.elements(op) {
-            for m in MEASURES {
-                let t = |v: &str| table.time(op, v, n, m);
-                let over = |a: &str, b: &str| Some(t(b)? / t(a)?);
-                let cost = compile.get(&(op.to_string(), n)).copied().unwrap_or_default();
-                let saving = t("fused").zip(t("fused_staged")).map(|(g, s)| g - s);
-                let payoff = |c: Option<f64>| match (c, saving) {
-                    (Some(c), Some(s)) if s > 0.0 && m == "device" => format!("{:.0}", (c / s).ceil()),
-                    _ => String::new(),
-                };
-                let ms = |c: Option<f64>| c.map(|c| format!("{c:.3}")).unwrap_or_default();
-                text.push_str(&format!(
-                    "{op},{n},{m},{},{},{},{},{},{},{},{},{},{}\n",
-                    fmt(over("fused", "unfused")),
-                    fmt(over("fused_staged", "fused")),
-                    fmt(over("fused", "vendor")),
-                    fmt(over("fused_staged", "vendor")),
-                    fmt(over("fused", "hand")),
-                    fmt(over("vendor", "hand")),
-                    ms(cost.cold_ms),
-                    payoff(cost.cold_ms),
-                    ms(cost.cached_ms),
-                    payoff(cost.cached_ms),
-                ));
+        for p in table.precisions() {
+            for n in table.elements(op, p) {
+                for m in MEASURES {
+                    ratios_line(&mut text, table, compile, (op, p, n, m), fmt);
+                }
             }
         }
     }
     text
+}
+
+/// One line of [`ratios_csv`]: the point (operation, precision, elements, measure).
+fn ratios_line(
+    text: &mut String,
+    table: &Table,
+    compile: &BTreeMap<(String, String, usize), CompileCost>,
+    (op, p, n, m): (&str, &str, usize, &str),
+    fmt: impl Fn(Option<f64>) -> String,
+) {
+    let t = |v: &str| table.time(op, p, v, n, m);
+    let over = |a: &str, b: &str| Some(t(b)? / t(a)?);
+    let cost = compile.get(&(op.to_string(), p.to_string(), n)).copied().unwrap_or_default();
+    let saving = t("fused").zip(t("fused_staged")).map(|(g, s)| g - s);
+    let payoff = |c: Option<f64>| match (c, saving) {
+        (Some(c), Some(s)) if s > 0.0 && m == "device" => format!("{:.0}", (c / s).ceil()),
+        _ => String::new(),
+    };
+    let ms = |c: Option<f64>| c.map(|c| format!("{c:.3}")).unwrap_or_default();
+    text.push_str(&format!(
+        "{op},{p},{n},{m},{},{},{},{},{},{},{},{},{},{}\n",
+        fmt(over("fused", "unfused")),
+        fmt(over("fused_staged", "fused")),
+        fmt(over("fused", "vendor")),
+        fmt(over("fused_staged", "vendor")),
+        fmt(over("fused", "hand")),
+        fmt(over("vendor", "hand")),
+        ms(cost.cold_ms),
+        payoff(cost.cold_ms),
+        ms(cost.cached_ms),
+        payoff(cost.cached_ms),
+    ));
 }
 
 #[cfg(test)]
@@ -155,23 +185,47 @@ mod tests {
         ]
     }
 
+    /// The same dot in FP64, each time twice FP32's except the vendor's (three times).
+    fn dot_rows_f64() -> Vec<BTreeMap<String, String>> {
+        dot_rows()
+            .into_iter()
+            .map(|mut r| {
+                let t: f64 = r["time_ms_median"].parse().unwrap();
+                let t = if r["variant"] == "vendor" { 3.0 * t } else { 2.0 * t };
+                r.insert("time_ms_median".into(), t.to_string());
+                r.insert("precision".into(), "f64".into());
+                r
+            })
+            .collect()
+    }
+
     #[test]
     fn ratios_and_payoff_come_from_the_rows() {
-        let rows = dot_rows();
+        // FP32 rows without a precision column (a CSV from before FP64), and FP64 rows with one.
+        let rows: Vec<_> = dot_rows().into_iter().chain(dot_rows_f64()).collect();
         let refs: Vec<&BTreeMap<String, String>> = rows.iter().collect();
         let table = Table::new(&refs);
         let cost = CompileCost { cold_ms: Some(500.0), cached_ms: Some(0.2) };
-        let compile = BTreeMap::from([(("dot".to_string(), 1024), cost)]);
+        let cost_f64 = CompileCost { cold_ms: Some(600.0), cached_ms: Some(0.2) };
+        let compile = BTreeMap::from([
+            (("dot".to_string(), "f32".to_string(), 1024), cost),
+            (("dot".to_string(), "f64".to_string(), 1024), cost_f64),
+        ]);
         let text = ratios_csv(&table, &compile);
-        let line = text.lines().find(|l| l.starts_with("dot,1024,device")).unwrap();
+        assert!(text.starts_with("operation,precision,elements,measure,fused_over_unfused,"), "{text}");
+        let line = text.lines().find(|l| l.starts_with("dot,f32,1024,device")).unwrap();
         // Staging saves 0.01 ms per call: 500 ms pay back after 50000 calls, 0.2 ms after 20.
-        assert_eq!(line, "dot,1024,device,2.0000,2.0000,1.5000,3.0000,1.0000,0.6667,500.000,50000,0.200,20");
-        let e2e = text.lines().find(|l| l.starts_with("dot,1024,end_to_end")).unwrap();
-        assert_eq!(e2e, "dot,1024,end_to_end,,,,,,,500.000,,0.200,");
+        assert_eq!(line, "dot,f32,1024,device,2.0000,2.0000,1.5000,3.0000,1.0000,0.6667,500.000,50000,0.200,20");
+        let e2e = text.lines().find(|l| l.starts_with("dot,f32,1024,end_to_end")).unwrap();
+        assert_eq!(e2e, "dot,f32,1024,end_to_end,,,,,,,500.000,,0.200,");
+        // FP64's ratios are within FP64: its vendor (ddot) took 3x FP32's, the rest 2x; staging saves 0.02 ms.
+        let line = text.lines().find(|l| l.starts_with("dot,f64,1024,device")).unwrap();
+        assert_eq!(line, "dot,f64,1024,device,2.0000,2.0000,2.2500,4.5000,1.0000,0.4444,600.000,30000,0.200,10");
     }
 
     /// The table the runner, `suite plot` and `suite merge` write: the ratios with the compile costs read from
-    /// the folder's compile CSV; nothing without an `ok` row.
+    /// the folder's compile CSV (FP32 where the CSV has no precision column, as written before FP64); nothing
+    /// without an `ok` row.
     #[test]
     fn the_derived_table_reads_the_compile_costs_beside_the_csv() {
         let dir = tempfile::tempdir().unwrap();
@@ -187,7 +241,7 @@ mod tests {
         assert!(
             written[0]
                 .1
-                .contains("\ndot,1024,device,2.0000,2.0000,1.5000,3.0000,1.0000,0.6667,500.000,50000,0.200,20\n"),
+                .contains("\ndot,f32,1024,device,2.0000,2.0000,1.5000,3.0000,1.0000,0.6667,500.000,50000,0.200,20\n"),
             "{}",
             written[0].1
         );

@@ -1,5 +1,6 @@
-//! The fusion experiment's headline for `summary.md`: one Markdown table, a row per operation and size, with every
-//! variant's bandwidth and the ratios the seed asks about, all from device time.
+//! The fusion experiment's headline for `summary.md`: one Markdown table, a row per operation, size and precision
+//! (FP64 right below FP32 of the same operation and size), with every variant's bandwidth and the ratios the seed
+//! asks about, all from device time.
 
 use std::collections::BTreeMap;
 
@@ -7,9 +8,10 @@ use super::derived::Table;
 use super::{OPERATIONS, VARIANTS};
 
 /// The lines of [`crate::experiments::Results::headlines`]: a caption, then one Markdown table (header,
-/// separator, a row per operation and size with a device-time row). Columns: each variant's GB/s, then fused over
-/// unfused, staged over generic fused and fused over the vendor BLAS as speed ratios (time of the second / time
-/// of the first: above 1, the first is faster). A point not measured is `–`. Empty when no row is `ok`.
+/// separator, a row per operation, size and precision with a device-time row, FP64 below FP32). Columns: each
+/// variant's GB/s, then fused over unfused, staged over generic fused and fused over the vendor BLAS as speed ratios
+/// (time of the second / time of the first, in the row's precision: above 1, the first is faster). A point not
+/// measured is `–`. Empty when no row is `ok`.
 pub fn table(rows: &[BTreeMap<String, String>]) -> Vec<String> {
     let ok: Vec<&BTreeMap<String, String>> = crate::experiments::ok_rows(rows).collect();
     let Some(first) = ok.first() else { return Vec::new() };
@@ -18,18 +20,24 @@ pub fn table(rows: &[BTreeMap<String, String>]) -> Vec<String> {
     let cell = |v: Option<f64>, digits: usize| v.map_or_else(|| "–".to_string(), |v| format!("{v:.digits$}"));
     let mut body = Vec::new();
     for op in OPERATIONS {
-        for n in table.elements(op) {
-            let t = |v: &str| table.time(op, v, n, "device");
-            if VARIANTS.iter().all(|v| t(v).is_none()) {
-                continue;
+        let mut sizes: Vec<usize> = table.precisions().iter().flat_map(|p| table.elements(op, p)).collect();
+        sizes.sort_unstable();
+        sizes.dedup();
+        for n in sizes {
+            for p in table.precisions() {
+                let t = |v: &str| table.time(op, p, v, n, "device");
+                if VARIANTS.iter().all(|v| t(v).is_none()) {
+                    continue;
+                }
+                let over = |a: &str, b: &str| Some(t(b)? / t(a)?);
+                let mut cells = vec![op.to_string(), elements(n), p.to_string()];
+                cells.extend(VARIANTS.iter().map(|v| cell(table.rate(op, p, v, n, "device"), 0)));
+                cells.extend(
+                    [over("fused", "unfused"), over("fused_staged", "fused"), over("fused", "vendor")]
+                        .map(|r| cell(r, 2)),
+                );
+                body.push(format!("| {} |", cells.join(" | ")));
             }
-            let over = |a: &str, b: &str| Some(t(b)? / t(a)?);
-            let mut cells = vec![op.to_string(), elements(n)];
-            cells.extend(VARIANTS.iter().map(|v| cell(table.rate(op, v, n, "device"), 0)));
-            cells.extend(
-                [over("fused", "unfused"), over("fused_staged", "fused"), over("fused", "vendor")].map(|r| cell(r, 2)),
-            );
-            body.push(format!("| {} |", cells.join(" | ")));
         }
     }
     if body.is_empty() {
@@ -38,6 +46,7 @@ pub fn table(rows: &[BTreeMap<String, String>]) -> Vec<String> {
     let head = [
         "operation".to_string(),
         "n".to_string(),
+        "precision".to_string(),
         "hand GB/s".to_string(),
         "unfused GB/s".to_string(),
         "fused GB/s".to_string(),
@@ -47,12 +56,15 @@ pub fn table(rows: &[BTreeMap<String, String>]) -> Vec<String> {
         "staged/fused".to_string(),
         "fused/vendor".to_string(),
     ];
-    let align: Vec<&str> = head.iter().enumerate().map(|(i, _)| if i == 0 { "---" } else { "---:" }).collect();
+    // Text columns (operation, precision) left, numbers right.
+    let align: Vec<&str> =
+        head.iter().enumerate().map(|(i, _)| if i == 0 || i == 2 { "---" } else { "---:" }).collect();
     let mut lines = vec![
         format!(
-            "Device time, result left on the device. GB/s = bytes read / time ({vendor} for sum: sasum of the same \
-             vector, a stand-in). Ratios are speeds (time of the second / time of the first; > 1: the first is \
-             faster); staged = fused + run-time staged."
+            "Device time, result left on the device. GB/s = bytes read / time (4 bytes per element in FP32, 8 in \
+             FP64). {vendor}: sdot and sasum in FP32 rows, ddot and dasum in FP64 rows (for sum: sasum or dasum of \
+             the same vector, a stand-in). Ratios are speeds (time of the second / time of the first; > 1: the \
+             first is faster); staged = fused + run-time staged."
         ),
         format!("| {} |", head.join(" | ")),
         format!("|{}|", align.join("|")),
@@ -101,19 +113,31 @@ mod tests {
             row("sum", "fused", 1000, "device", 0.01, 400.0),
             row("copy", "device_copy", 1024, "device", 0.01, 800.0),
         ];
+        let mut f64_rows = [
+            row("dot", "fused", 1024, "device", 0.04, 400.0),
+            row("dot", "vendor", 1024, "device", 0.05, 320.0),
+            row("dot", "fused", 4096, "device", 0.1, 640.0),
+        ];
+        for r in &mut f64_rows {
+            r.insert("precision".into(), "f64".into());
+        }
+        rows.extend(f64_rows);
         let mut failed = row("asum", "fused", 1024, "device", 0.01, 400.0);
         failed.insert("status".into(), "fail".into());
         rows.push(failed);
         let lines = table(&rows);
-        assert!(lines[0].starts_with("Device time") && lines[0].contains("cuBLAS for sum: sasum"), "{lines:?}");
+        assert!(lines[0].starts_with("Device time") && lines[0].contains("ddot and dasum in FP64 rows"), "{lines:?}");
+        // Rows without a precision column (CSVs from before FP64) are FP32; FP64 sits below FP32 at each size.
         assert_eq!(
             lines[1..],
             [
-                "| operation | n | hand GB/s | unfused GB/s | fused GB/s | staged GB/s | cuBLAS GB/s | fused/unfused \
-                 | staged/fused | fused/vendor |",
-                "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-                "| sum | 1000 | – | – | 400 | – | – | – | – | – |",
-                "| dot | 2^10 | 400 | 200 | 400 | 800 | 267 | 2.00 | 2.00 | 1.50 |",
+                "| operation | n | precision | hand GB/s | unfused GB/s | fused GB/s | staged GB/s | cuBLAS GB/s \
+                 | fused/unfused | staged/fused | fused/vendor |",
+                "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+                "| sum | 1000 | f32 | – | – | 400 | – | – | – | – | – |",
+                "| dot | 2^10 | f32 | 400 | 200 | 400 | 800 | 267 | 2.00 | 2.00 | 1.50 |",
+                "| dot | 2^10 | f64 | – | – | 400 | – | 320 | – | – | 1.25 |",
+                "| dot | 2^12 | f64 | – | – | 640 | – | – | – | – | – |",
             ]
         );
         assert!(table(&[]).is_empty());

@@ -101,6 +101,8 @@ pub(super) fn autotune<'g, T: Element>(gpu: &'g Gpu, inputs: Rc<Inputs<T>>) -> R
         timing: crate::device::Timing::Graph,
         // Not read by the timer: the step itself was estimated and allowed as a point.
         max_point_s: f64::INFINITY,
+        // Not read either: autotune's trials are timed by `time_case`, which samples nothing.
+        telemetry: false,
     };
     let trial = |v: &'static Variant, split: Option<u32>| -> Result<Option<f64>, Error> {
         let Ok(plan) = device_plan(gpu, v, shape, precision, split) else { return Ok(None) };

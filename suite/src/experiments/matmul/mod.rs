@@ -21,6 +21,7 @@
 mod autotune;
 mod cases;
 pub mod compare;
+pub mod fit;
 mod headlines;
 mod ladder;
 mod plots;

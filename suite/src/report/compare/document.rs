@@ -80,6 +80,18 @@ pub fn report(runs: &[Run], known: &Known) -> (String, Vec<(String, LinePlot)>) 
     for r in runs.iter().filter(|r| !r.complete) {
         let _ = writeln!(md, "**Run {} ({}) is not known to be complete: {}.**\n", r.index, r.name(), r.completeness);
     }
+    // Runs at different clocks, or throttled, compare less than their figures suggest: said before any figure.
+    let clocked: Vec<crate::report::throttling::ClockedRun> = runs
+        .iter()
+        .map(|r| crate::report::throttling::ClockedRun {
+            index: r.index,
+            device: format!("{} ({})", r.device.name, r.device.arch),
+            clocks: r.clocks(),
+        })
+        .collect();
+    for line in crate::report::throttling::clock_warnings(&clocked) {
+        let _ = writeln!(md, "{line}\n");
+    }
     runs_section(&mut md, runs);
     for experiment in experiment_order(runs, known) {
         let holding: Vec<&Run> = runs.iter().filter(|r| r.tables.contains_key(&experiment)).collect();
@@ -188,6 +200,24 @@ fn runs_section(md: &mut String, runs: &[Run]) {
     let _ = writeln!(md, "\nEach run's rows against its plan (`suite status`):\n");
     for r in runs {
         let _ = writeln!(md, "- run {}: {}", r.index, r.completeness);
+    }
+    let _ = writeln!(md, "\nEach run's clocks (`sm_clock_mhz` over its timed rows; source from run.json):\n");
+    for r in runs {
+        let clocks = r.clocks();
+        let sources: BTreeSet<&str> = r.invocations.iter().filter_map(|i| i.telemetry_source.as_deref()).collect();
+        let source = if sources.is_empty() {
+            "not recorded".to_string()
+        } else {
+            sources.into_iter().collect::<Vec<_>>().join("; ")
+        };
+        let median = match clocks.median_sm_clock_mhz {
+            Some(mhz) => format!(
+                "median SM clock {mhz:.0} MHz over {} of {} timed rows, {} throttled",
+                clocks.sampled, clocks.timed, clocks.throttled
+            ),
+            None => "no clock readings".to_string(),
+        };
+        let _ = writeln!(md, "- run {}: {median} ({source})", r.index);
     }
     let mut waves: Vec<String> = Vec::new();
     for w in runs.iter().map(Run::wave) {

@@ -83,6 +83,11 @@ pub struct InvocationInfo {
     /// Where the process ran (CPUs, GPU variables, Slurm job, partition and node), in one line; `not recorded` in
     /// files from before it was.
     pub placement: String,
+    /// Where its clock readings came from (`NVML 13.580.82`, `not available: ...`); absent in files from before
+    /// they were recorded.
+    pub telemetry_source: Option<String>,
+    /// The device's maximum SM clock as the management library reported it, MHz.
+    pub max_sm_clock_mhz: Option<u32>,
 }
 
 /// One experiment's CSV in a run.
@@ -182,6 +187,13 @@ impl Run {
             Some(_) => format!(", AMD path over the {}", crate::device::amd::TEST_RUNTIME_LABEL),
             None => String::new(),
         }
+    }
+
+    /// What the run's rows say about its clocks: the median SM clock over every experiment's timed rows, the
+    /// throttled rows, and the maximum clock its run.json records.
+    pub fn clocks(&self) -> super::throttling::RunClocks {
+        let max = self.invocations.iter().rev().find_map(|i| i.max_sm_clock_mhz);
+        super::throttling::RunClocks::of(self.tables.values().flat_map(|t| &t.rows), max)
     }
 
     /// The rows of `experiment` (none when the run lacks it).
@@ -466,6 +478,10 @@ fn invocations(json: &serde_json::Value) -> Vec<InvocationInfo> {
                 graph_launch_gap_us: timing["graph_launch_gap_us"].as_f64(),
                 host: s("host"),
                 placement: placement_text(inv),
+                telemetry_source: inv["telemetry"]["source"].as_str().map(str::to_string),
+                max_sm_clock_mhz: inv["telemetry"]["limits"]["max_sm_clock_mhz"]
+                    .as_u64()
+                    .and_then(|m| u32::try_from(m).ok()),
             }
         })
         .collect()
