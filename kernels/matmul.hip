@@ -1,24 +1,44 @@
-// Matrix multiplication ladder: C = A·B in FP32, from the seed exercise's naive kernel to a register-blocked,
-// double-buffered kernel meant to come close to the vendor BLAS on plain FMA units.
+// Matrix multiplication ladder: C = A·B in FP32 and FP64, from the seed exercise's naive kernel to a register-blocked,
+// double-buffered kernel meant to come close to the vendor BLAS on plain FMA units. Rung 11, FP64 on NVIDIA's
+// tensor cores, is kernels/matmul_dmma.hip (its header says why a file of its own).
 //
 // Conventions shared by every kernel here (the Rust VARIANTS table relies on them):
-// - Row-major FP32. A is M×K, B is K×N, C is M×N.
-// - Signature: (const float* A, const float* B, float* C, int M, int N, int K).
+// - Row-major, one element type T per kernel, float or double. A is M×K, B is K×N, C is M×N.
+// - Signature: (const T* A, const T* B, T* C, int M, int N, int K).
+// - One source per step: each rung is a template on T; its FP32 kernel keeps the rung's name (`matmul_X`) and its
+//   FP64 instance is `matmul_X_f64` (and `matmul_X_f64_unaligned`). The FP32 kernels compile to the code they had
+//   before FP64 existed (code objects for gfx90a, sm_90 and sm_80 compared, docs/matmul.md).
 // - 2-D grid: blockIdx.x walks the columns of C (N direction), blockIdx.y the rows (M direction), so
 //   grid = (ceil(N / BN), ceil(M / BM)) where BM×BN is the part of C one group computes.
-// - Group sizes and LDS are compile-time constants; no kernel uses dynamic LDS. All LDS is static and under
+// - Group sizes and LDS are compile-time constants; no kernel here uses dynamic LDS. All LDS is static and under
 //   48 KiB, so no opt-in is needed on NVIDIA.
 // - Nothing assumes 32 or 64 items per wave: where the layout of a wave matters it comes from GPU_WAVE_SIZE.
-// - Plain FP32 FMA only (no tensor/matrix cores, no vendor-only copy engines), so the comparison with the vendor
-//   BLAS is about how data is moved, not which arithmetic unit is used. (rocBLAS on gfx90a does use matrix cores.
-//   There the ceiling for these kernels is the vector FMA peak of a GCD: 23.9 TFLOP/s, or 47.9 where clang emits
-//   the packed v_pk_fma_f32, two FP32 FMAs per lane, as it does for the register-blocked kernels below.)
+// - Plain FMA only (no tensor/matrix cores, no vendor-only copy engines), so the comparison with the vendor BLAS is
+//   about how data is moved, not which arithmetic unit is used. (rocBLAS on gfx90a uses matrix cores in FP32 and
+//   FP64; cuBLAS DGEMM the FP64 tensor cores. On a gfx90a GCD the ceiling for these kernels is the vector FMA peak,
+//   23.9 TFLOP/s, or in FP32 47.9 where clang emits the packed v_pk_fma_f32, two FMAs per lane, as it does for the
+//   register-blocked kernels below; FP64 has no packed form.)
 // - Offsets are computed in int inside a tile and in size_t for row starts, so M·K, K·N and M·N may exceed 2^31.
 // - Any M, N, K. The kernels with 16-byte accesses (6 on) come in two instances: `matmul_X` needs "aligned rows":
-//   every row of A, B and C starts 16-byte aligned (N and K multiples of 4, 16-byte aligned base pointers), and
-//   `matmul_X_unaligned` is the same code with the global loads and C stores done 4 bytes at a time, each guarded,
-//   for any size. The host launches the one the size allows (see WAVE_TILED_KERNELS in include/matmul_wave_tile.h
-//   for why two kernels).
+//   every row of A, B and C starts 16-byte aligned (N and K multiples of 4 in FP32, even in FP64; 16-byte aligned
+//   base pointers), and `matmul_X_unaligned` is the same code with the global loads and C stores done one element
+//   at a time, each guarded, for any size. The host launches the one the size allows (see WAVE_TILED_KERNELS_OF in
+//   include/matmul_wave_tile.h for why two kernels).
+//
+// FP64 instances: a rung has one where its shape fits FP64's registers (twice FP32's per accumulator) and LDS (twice
+// per slab) with no spill on sm_90 (nvcc 13) and gfx90a (hipcc 5.2). Registers on sm_90 / VGPRs+AGPRs on gfx90a / LDS:
+//   naive .. blocktile_1d: 32-64 / 13-64 / up to 16 KiB; blocktile_2d, vectorized, warptile (ACC 64): 216-232 /
+//   168-242 / 16 KiB; double_buffer_128x128x8_t256 228 / 224 / 32.3 KiB; double_buffer_64x128x8_t128 244 / 234 /
+//   24.3 KiB; double_buffer_32x64x16_t64 (ACC 32) 214 / 190 / 24.3 KiB; splitk_64x128x8_t128 254 / 390 / 24.3 KiB;
+//   streamk_64x64x16_t128 (ACC 32) 220 / 240 / 32.3 KiB (the _unaligned twins reach 255 on sm_90, no spill).
+// Their k loops are unrolled by 2 on AMD (F64_KUNROLL: fully unrolled, clang for gfx90a hoists every k's LDS reads,
+// 422 VGPRs instead of 224 for 128×128×8) and fully on NVIDIA, as the FP32 shapes are. The other shapes have none,
+// each an `invalid` FP64 row with the reason (ladder.rs): ACC 128 (256 registers of accumulators alone: nvcc spills
+// 3.3 KB per item); BK = 16 with ACC 64 (two FP64 slabs take 48.3 KiB of LDS, over NVIDIA's 48 KiB of static shared
+// memory; so the atomic split-K rung and its zeroing kernel have none); streamk_64x128x8_t128 (spills on sm_90); the
+// 512-item wave64 shapes (made for 4 waves per SIMD within 128 VGPRs on gfx90a, which FP64 cannot keep: they spill
+// there or under NVIDIA's 128 registers per item at 512 items). On gfx90a every FP64 shape is held to one or two
+// waves per SIMD by its LDS; FP64 there is the MFMA rung's to win (not measured: no AMD GPU in reach).
 //
 // Measured once on an H100 SXM (sm_90, nvcc 13, M = N = K = 4096, TFLOP/s; cuBLAS SGEMM 51.3): naive 0.61,
 // accumulator 5.4, tiled_m4/m8/m16/m32 1.6/5.1/8.1/8.7, blocktile_1d 15.4, blocktile_2d 21.2, vectorized 33.8,
@@ -27,12 +47,22 @@
 //
 // This file is the ladder: one rung after the other, each with its idea, expected limit and launch in its header
 // comment and the code of its step below it. What several rungs share is in include/: matmul_io.h (the parameter
-// lists, the float4 loads and stores of rungs 6 to 10) and matmul_wave_tile.h (the wave tile of rungs 7 to 10). A
-// helper that carries a rung's idea stays at that rung even where later rungs reuse it: double_buffer_slabs (8),
-// last_to_arrive and split_range (9).
+// lists, the quad loads and stores of rungs 6 to 10 in both precisions) and matmul_wave_tile.h (the wave tile of
+// rungs 7 to 10). A helper that carries a rung's idea stays at that rung even where later rungs reuse it:
+// double_buffer_slabs (8), last_to_arrive and split_range (9).
 #include "gpu.h"
 #include "matmul_io.h"
 #include "matmul_wave_tile.h"
+
+// Defines the FP32 kernel NAME and its FP64 instance NAME_f64, groups of at most BOUNDS items, both running
+// BODY<T, ...>(A, B, C, M, N, K): one source per step, two element types.
+#define KERNEL_PAIR(NAME, BOUNDS, BODY, ...)                                                                      \
+    GPU_KERNEL __launch_bounds__(BOUNDS) void NAME(MATMUL_PARAMS_OF(float)) {                                     \
+        BODY<float, ##__VA_ARGS__>(A, B, C, M, N, K);                                                             \
+    }                                                                                                             \
+    GPU_KERNEL __launch_bounds__(BOUNDS) void NAME##_f64(MATMUL_PARAMS_OF(double)) {                              \
+        BODY<double, ##__VA_ARGS__>(A, B, C, M, N, K);                                                            \
+    }
 
 // ---------------------------------------------------------------------------------------------------------------
 // 1. matmul_naive — seed step 0: the kernel as the exercise first writes it.
@@ -51,17 +81,17 @@
 // ---------------------------------------------------------------------------------------------------------------
 #define SIMPLE_GROUP 16
 
-GPU_KERNEL __launch_bounds__(SIMPLE_GROUP* SIMPLE_GROUP) void matmul_naive(const float* __restrict__ A,
-                                                                           const float* __restrict__ B,
-                                                                           float* __restrict__ C, int M, int N,
-                                                                           int K) {
+template <class T>
+__device__ __forceinline__ void naive(MATMUL_PARAMS_OF(T)) {
     const int i = blockIdx.y * SIMPLE_GROUP + threadIdx.y;  // row of C
     const int j = blockIdx.x * SIMPLE_GROUP + threadIdx.x;  // column of C: consecutive items, consecutive addresses
     if (i >= M || j >= N) return;
-    volatile float* c = C + (size_t)i * N + j;
-    const float* a = A + (size_t)i * K;
+    volatile T* c = C + (size_t)i * N + j;
+    const T* a = A + (size_t)i * K;
     for (int k = 0; k < K; ++k) *c += a[k] * B[(size_t)k * N + j];
 }
+
+KERNEL_PAIR(matmul_naive, SIMPLE_GROUP* SIMPLE_GROUP, naive)
 
 // ---------------------------------------------------------------------------------------------------------------
 // 2. matmul_accumulator — seed step 1: "eliminate the redundant memory accesses by using a local temporary".
@@ -71,18 +101,18 @@ GPU_KERNEL __launch_bounds__(SIMPLE_GROUP* SIMPLE_GROUP) void matmul_naive(const
 // of B (reuse only through the caches). Roughly 2× the naive kernel where the naive one is bound by C traffic.
 // Launch: group (16, 16, 1), grid (ceil(N/16), ceil(M/16)). Any M, N, K. C need not be zeroed (overwritten).
 // ---------------------------------------------------------------------------------------------------------------
-GPU_KERNEL __launch_bounds__(SIMPLE_GROUP* SIMPLE_GROUP) void matmul_accumulator(const float* __restrict__ A,
-                                                                                 const float* __restrict__ B,
-                                                                                 float* __restrict__ C, int M,
-                                                                                 int N, int K) {
+template <class T>
+__device__ __forceinline__ void accumulator(MATMUL_PARAMS_OF(T)) {
     const int i = blockIdx.y * SIMPLE_GROUP + threadIdx.y;
     const int j = blockIdx.x * SIMPLE_GROUP + threadIdx.x;
     if (i >= M || j >= N) return;
-    const float* a = A + (size_t)i * K;
-    float sum = 0.0f;
+    const T* a = A + (size_t)i * K;
+    T sum = T(0);
     for (int k = 0; k < K; ++k) sum += a[k] * B[(size_t)k * N + j];
     C[(size_t)i * N + j] = sum;
 }
+
+KERNEL_PAIR(matmul_accumulator, SIMPLE_GROUP* SIMPLE_GROUP, accumulator)
 
 // ---------------------------------------------------------------------------------------------------------------
 // 3. matmul_tiled_m<TILE> — seed step 2: M×M tiles of A and B in LDS, two barriers per step.
@@ -100,20 +130,20 @@ GPU_KERNEL __launch_bounds__(SIMPLE_GROUP* SIMPLE_GROUP) void matmul_accumulator
 // Why two barriers: the first makes the freshly stored tile visible to every item before anyone reads it; the
 // second keeps fast items from overwriting the tile (next step's loads) while slow items still read it.
 // ---------------------------------------------------------------------------------------------------------------
-template <int TILE>
-__device__ __forceinline__ void tiled(const float* __restrict__ A, const float* __restrict__ B,
-                                      float* __restrict__ C, int M, int N, int K) {
-    __shared__ float As[TILE][TILE];
-    __shared__ float Bs[TILE][TILE];
+template <class T, int TILE>
+__device__ __forceinline__ void tiled(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C, int M,
+                                      int N, int K) {
+    __shared__ T As[TILE][TILE];
+    __shared__ T Bs[TILE][TILE];
     const int x = threadIdx.x;  // column inside the tile
     const int y = threadIdx.y;  // row inside the tile
     const int row = blockIdx.y * TILE + y;
     const int col = blockIdx.x * TILE + x;
-    const float* a = A + (size_t)row * K;  // only dereferenced when row < M
-    float sum = 0.0f;
+    const T* a = A + (size_t)row * K;  // only dereferenced when row < M
+    T sum = T(0);
     for (int t = 0; t < K; t += TILE) {
-        As[y][x] = (row < M && t + x < K) ? a[t + x] : 0.0f;
-        Bs[y][x] = (t + y < K && col < N) ? B[(size_t)(t + y) * N + col] : 0.0f;
+        As[y][x] = (row < M && t + x < K) ? a[t + x] : T(0);
+        Bs[y][x] = (t + y < K && col < N) ? B[(size_t)(t + y) * N + col] : T(0);
         __syncthreads();  // tile complete before anyone reads it
 #pragma unroll
         for (int k = 0; k < TILE; ++k) sum += As[y][k] * Bs[k][x];  // As: broadcast along x; Bs: consecutive banks
@@ -122,24 +152,10 @@ __device__ __forceinline__ void tiled(const float* __restrict__ A, const float* 
     if (row < M && col < N) C[(size_t)row * N + col] = sum;
 }
 
-GPU_KERNEL __launch_bounds__(4 * 4) void matmul_tiled_m4(const float* __restrict__ A, const float* __restrict__ B,
-                                                         float* __restrict__ C, int M, int N, int K) {
-    tiled<4>(A, B, C, M, N, K);
-}
-GPU_KERNEL __launch_bounds__(8 * 8) void matmul_tiled_m8(const float* __restrict__ A, const float* __restrict__ B,
-                                                         float* __restrict__ C, int M, int N, int K) {
-    tiled<8>(A, B, C, M, N, K);
-}
-GPU_KERNEL __launch_bounds__(16 * 16) void matmul_tiled_m16(const float* __restrict__ A,
-                                                            const float* __restrict__ B, float* __restrict__ C,
-                                                            int M, int N, int K) {
-    tiled<16>(A, B, C, M, N, K);
-}
-GPU_KERNEL __launch_bounds__(32 * 32) void matmul_tiled_m32(const float* __restrict__ A,
-                                                            const float* __restrict__ B, float* __restrict__ C,
-                                                            int M, int N, int K) {
-    tiled<32>(A, B, C, M, N, K);
-}
+KERNEL_PAIR(matmul_tiled_m4, 4 * 4, tiled, 4)
+KERNEL_PAIR(matmul_tiled_m8, 8 * 8, tiled, 8)
+KERNEL_PAIR(matmul_tiled_m16, 16 * 16, tiled, 16)
+KERNEL_PAIR(matmul_tiled_m32, 32 * 32, tiled, 32)
 
 // ---------------------------------------------------------------------------------------------------------------
 // From here on: register blocking (beyond the seed, in the spirit of siboehm/SGEMM_CUDA kernels 4-10). Each item
@@ -164,11 +180,10 @@ GPU_KERNEL __launch_bounds__(32 * 32) void matmul_tiled_m32(const float* __restr
 #define BT1_TM 8
 #define BT1_THREADS (BT1_BM * BT1_BN / BT1_TM)  // 512
 
-GPU_KERNEL __launch_bounds__(BT1_THREADS) void matmul_blocktile_1d(const float* __restrict__ A,
-                                                                   const float* __restrict__ B,
-                                                                   float* __restrict__ C, int M, int N, int K) {
-    __shared__ float As[BT1_BM][BT1_BK];
-    __shared__ float Bs[BT1_BK][BT1_BN];
+template <class T>
+__device__ __forceinline__ void blocktile_1d(MATMUL_PARAMS_OF(T)) {
+    __shared__ T As[BT1_BM][BT1_BK];
+    __shared__ T Bs[BT1_BK][BT1_BN];
     static_assert(BT1_BM * BT1_BK == BT1_THREADS && BT1_BK * BT1_BN == BT1_THREADS, "one load per item per tile");
 
     const int t = threadIdx.x;
@@ -183,17 +198,17 @@ GPU_KERNEL __launch_bounds__(BT1_THREADS) void matmul_blocktile_1d(const float* 
     const int b_row = t / BT1_BN, b_col = t % BT1_BN;
     const bool a_row_ok = bm + a_row < M;
     const bool b_col_ok = bn + b_col < N;
-    const float* a_ptr = A + (size_t)(bm + a_row) * K + a_col;
-    const float* b_ptr = B + (size_t)b_row * N + bn + b_col;
+    const T* a_ptr = A + (size_t)(bm + a_row) * K + a_col;
+    const T* b_ptr = B + (size_t)b_row * N + bn + b_col;
 
-    float acc[BT1_TM] = {};
+    T acc[BT1_TM] = {};
     for (int kt = 0; kt < K; kt += BT1_BK) {
-        As[a_row][a_col] = (a_row_ok && kt + a_col < K) ? a_ptr[kt] : 0.0f;
-        Bs[b_row][b_col] = (kt + b_row < K && b_col_ok) ? b_ptr[(size_t)kt * N] : 0.0f;
+        As[a_row][a_col] = (a_row_ok && kt + a_col < K) ? a_ptr[kt] : T(0);
+        Bs[b_row][b_col] = (kt + b_row < K && b_col_ok) ? b_ptr[(size_t)kt * N] : T(0);
         __syncthreads();  // tiles complete before use
 #pragma unroll
         for (int k = 0; k < BT1_BK; ++k) {
-            const float b = Bs[k][tcol];  // one LDS read, reused TM times from a register
+            const T b = Bs[k][tcol];  // one LDS read, reused TM times from a register
 #pragma unroll
             for (int i = 0; i < BT1_TM; ++i) acc[i] += As[trow * BT1_TM + i][k] * b;
         }
@@ -205,6 +220,8 @@ GPU_KERNEL __launch_bounds__(BT1_THREADS) void matmul_blocktile_1d(const float* 
         if (row < M && bn + tcol < N) C[(size_t)row * N + bn + tcol] = acc[i];
     }
 }
+
+KERNEL_PAIR(matmul_blocktile_1d, BT1_THREADS, blocktile_1d)
 
 // ---------------------------------------------------------------------------------------------------------------
 // 5. matmul_blocktile_2d — each item computes an 8×8 (TM×TN) block of C.
@@ -224,11 +241,10 @@ GPU_KERNEL __launch_bounds__(BT1_THREADS) void matmul_blocktile_1d(const float* 
 #define BT2_TN 8
 #define BT2_THREADS (BT2_BM * BT2_BN / (BT2_TM * BT2_TN))  // 256
 
-GPU_KERNEL __launch_bounds__(BT2_THREADS) void matmul_blocktile_2d(const float* __restrict__ A,
-                                                                   const float* __restrict__ B,
-                                                                   float* __restrict__ C, int M, int N, int K) {
-    __shared__ float As[BT2_BM][BT2_BK];
-    __shared__ float Bs[BT2_BK][BT2_BN];
+template <class T>
+__device__ __forceinline__ void blocktile_2d(MATMUL_PARAMS_OF(T)) {
+    __shared__ T As[BT2_BM][BT2_BK];
+    __shared__ T Bs[BT2_BK][BT2_BN];
     constexpr int A_LOADS = BT2_BM * BT2_BK / BT2_THREADS;  // 4 elements of the A tile per item per step
     constexpr int B_LOADS = BT2_BK * BT2_BN / BT2_THREADS;  // 4 of the B tile
     static_assert(A_LOADS * BT2_THREADS == BT2_BM * BT2_BK && B_LOADS * BT2_THREADS == BT2_BK * BT2_BN, "tiling");
@@ -239,21 +255,21 @@ GPU_KERNEL __launch_bounds__(BT2_THREADS) void matmul_blocktile_2d(const float* 
     const int tc = t % (BT2_BN / BT2_TN);  // columns tc*TN .. +TN-1 of the block
     const int tr = t / (BT2_BN / BT2_TN);  // rows tr*TM .. +TM-1
 
-    float acc[BT2_TM][BT2_TN] = {};
-    float ra[BT2_TM], rb[BT2_TN];
+    T acc[BT2_TM][BT2_TN] = {};
+    T ra[BT2_TM], rb[BT2_TN];
     for (int kt = 0; kt < K; kt += BT2_BK) {
         // Element e = t + l*THREADS of each tile: consecutive items on consecutive addresses.
 #pragma unroll
         for (int l = 0; l < A_LOADS; ++l) {
             const int e = t + l * BT2_THREADS;
             const int r = e / BT2_BK, c = e % BT2_BK;
-            As[r][c] = (bm + r < M && kt + c < K) ? A[(size_t)(bm + r) * K + kt + c] : 0.0f;
+            As[r][c] = (bm + r < M && kt + c < K) ? A[(size_t)(bm + r) * K + kt + c] : T(0);
         }
 #pragma unroll
         for (int l = 0; l < B_LOADS; ++l) {
             const int e = t + l * BT2_THREADS;
             const int r = e / BT2_BN, c = e % BT2_BN;
-            Bs[r][c] = (kt + r < K && bn + c < N) ? B[(size_t)(kt + r) * N + bn + c] : 0.0f;
+            Bs[r][c] = (kt + r < K && bn + c < N) ? B[(size_t)(kt + r) * N + bn + c] : T(0);
         }
         __syncthreads();  // tiles complete before use
 #pragma unroll
@@ -281,6 +297,8 @@ GPU_KERNEL __launch_bounds__(BT2_THREADS) void matmul_blocktile_2d(const float* 
     }
 }
 
+KERNEL_PAIR(matmul_blocktile_2d, BT2_THREADS, blocktile_2d)
+
 // ---------------------------------------------------------------------------------------------------------------
 // 6. matmul_vectorized — matmul_blocktile_2d with 16-byte memory accesses everywhere.
 //
@@ -306,11 +324,12 @@ GPU_KERNEL __launch_bounds__(BT2_THREADS) void matmul_blocktile_2d(const float* 
 #define VEC_THREADS (VEC_BM * VEC_BN / (VEC_TM * VEC_TN))  // 256
 #define VEC_APAD 4
 
-template <bool VEC>
-__device__ __forceinline__ void vectorized(const float* __restrict__ A, const float* __restrict__ B,
-                                           float* __restrict__ C, int M, int N, int K,
-                                           float (*As)[VEC_BM + VEC_APAD], float (*Bs)[VEC_BN]) {
-    static_assert(VEC_BM * VEC_BK / 4 == VEC_THREADS && VEC_BK * VEC_BN / 4 == VEC_THREADS, "one float4 each");
+template <class T, bool VEC>
+__device__ __forceinline__ void vectorized(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
+                                           int M, int N, int K, T (*As)[VEC_BM + VEC_APAD], T (*Bs)[VEC_BN]) {
+    static_assert(VEC_BM * VEC_BK / 4 == VEC_THREADS && VEC_BK * VEC_BN / 4 == VEC_THREADS, "one quad each");
+    // Whether a quad of aligned rows lies wholly inside or outside a row (FP32); an FP64 quad may end halfway.
+    constexpr bool WHOLE = sizeof(T) == 4;
     const int t = threadIdx.x;
     const int bm = blockIdx.y * VEC_BM;
     const int bn = blockIdx.x * VEC_BN;
@@ -322,15 +341,19 @@ __device__ __forceinline__ void vectorized(const float* __restrict__ A, const fl
     const int b_k = t / (VEC_BN / 4), b_col = (t % (VEC_BN / 4)) * 4;
     const bool a_row_ok = bm + a_row < M;
     const int b_cols_left = N - (bn + b_col);  // > 0: the float4 starts inside the matrix
-    const float* a_ptr = A + (size_t)(bm + a_row) * K + a_k;
-    const float* b_ptr = B + (size_t)b_k * N + bn + b_col;
+    const T* a_ptr = A + (size_t)(bm + a_row) * K + a_k;
+    const T* b_ptr = B + (size_t)b_k * N + bn + b_col;
 
-    float acc[VEC_TM][VEC_TN] = {};
+    T acc[VEC_TM][VEC_TN] = {};
     for (int kt = 0; kt < K; kt += VEC_BK) {
-        float4 va, vb;
-        if (VEC) {
+        Quad<T> va, vb;
+        if (VEC && WHOLE) {
             va = load_or_zero(a_ptr + kt, a_row_ok && kt + a_k < K);
             vb = load_or_zero(b_ptr + (size_t)kt * N, kt + b_k < K && b_cols_left > 0);
+        } else if (VEC) {  // FP64: each half of a quad lies wholly inside or outside the row
+            va = load_halves_or_zero(a_ptr + kt, a_row_ok && kt + a_k < K, a_row_ok && kt + a_k + 2 < K);
+            vb = load_halves_or_zero(b_ptr + (size_t)kt * N, kt + b_k < K && b_cols_left > 0,
+                                     kt + b_k < K && b_cols_left > 2);
         } else {
             va = load_first_or_zero(a_ptr + kt, a_row_ok ? K - (kt + a_k) : 0);
             vb = load_first_or_zero(b_ptr + (size_t)kt * N, kt + b_k < K ? b_cols_left : 0);
@@ -339,19 +362,19 @@ __device__ __forceinline__ void vectorized(const float* __restrict__ A, const fl
         As[a_k + 1][a_row] = va.y;
         As[a_k + 2][a_row] = va.z;
         As[a_k + 3][a_row] = va.w;
-        *reinterpret_cast<float4*>(&Bs[b_k][b_col]) = vb;
+        *reinterpret_cast<Quad<T>*>(&Bs[b_k][b_col]) = vb;
         __syncthreads();  // tiles complete before use
 #pragma unroll
         for (int k = 0; k < VEC_BK; ++k) {
-            float ra[VEC_TM], rb[VEC_TN];
+            T ra[VEC_TM], rb[VEC_TN];
 #pragma unroll
             for (int q = 0; q < VEC_TM / 4; ++q) {
-                const float4 v = *reinterpret_cast<const float4*>(&As[k][tr * VEC_TM + q * 4]);
+                const Quad<T> v = *reinterpret_cast<const Quad<T>*>(&As[k][tr * VEC_TM + q * 4]);
                 ra[q * 4 + 0] = v.x, ra[q * 4 + 1] = v.y, ra[q * 4 + 2] = v.z, ra[q * 4 + 3] = v.w;
             }
 #pragma unroll
             for (int q = 0; q < VEC_TN / 4; ++q) {
-                const float4 v = *reinterpret_cast<const float4*>(&Bs[k][tc * VEC_TN + q * 4]);
+                const Quad<T> v = *reinterpret_cast<const Quad<T>*>(&Bs[k][tc * VEC_TN + q * 4]);
                 rb[q * 4 + 0] = v.x, rb[q * 4 + 1] = v.y, rb[q * 4 + 2] = v.z, rb[q * 4 + 3] = v.w;
             }
 #pragma unroll
@@ -368,10 +391,15 @@ __device__ __forceinline__ void vectorized(const float* __restrict__ A, const fl
 #pragma unroll
         for (int q = 0; q < VEC_TN / 4; ++q) {
             const int col = bn + tc * VEC_TN + q * 4;
-            const float4 v = make_float4(acc[i][q * 4 + 0], acc[i][q * 4 + 1], acc[i][q * 4 + 2], acc[i][q * 4 + 3]);
-            float* c = &C[(size_t)row * N + col];
-            if (VEC) {
-                if (col < N) *reinterpret_cast<float4*>(c) = v;
+            const Quad<T> v = make_quad(acc[i][q * 4 + 0], acc[i][q * 4 + 1], acc[i][q * 4 + 2], acc[i][q * 4 + 3]);
+            T* c = &C[(size_t)row * N + col];
+            if (VEC && WHOLE) {
+                if (col < N) *reinterpret_cast<Quad<T>*>(c) = v;
+            } else if (VEC) {
+                if (col < N && N - col > 2)
+                    *reinterpret_cast<Quad<T>*>(c) = v;
+                else if (col < N)
+                    store_first_half(c, v);
             } else {
                 store_first(c, v, N - col);
             }
@@ -379,17 +407,21 @@ __device__ __forceinline__ void vectorized(const float* __restrict__ A, const fl
     }
 }
 
-GPU_KERNEL __launch_bounds__(VEC_THREADS) void matmul_vectorized(MATMUL_PARAMS) {
-    __shared__ __align__(16) float As[VEC_BK][VEC_BM + VEC_APAD];  // transposed: As[k][m]
-    __shared__ __align__(16) float Bs[VEC_BK][VEC_BN];
-    vectorized<true>(A, B, C, M, N, K, As, Bs);
-}
+// The kernels of element type T: NAME (aligned rows) and NAME_unaligned.
+#define VECTORIZED_KERNELS(T, NAME)                                                                               \
+    GPU_KERNEL __launch_bounds__(VEC_THREADS) void NAME(MATMUL_PARAMS_OF(T)) {                                    \
+        __shared__ __align__(16) T As[VEC_BK][VEC_BM + VEC_APAD]; /* transposed: As[k][m] */                      \
+        __shared__ __align__(16) T Bs[VEC_BK][VEC_BN];                                                            \
+        vectorized<T, true>(A, B, C, M, N, K, As, Bs);                                                            \
+    }                                                                                                             \
+    GPU_KERNEL __launch_bounds__(VEC_THREADS) void NAME##_unaligned(MATMUL_PARAMS_OF(T)) {                        \
+        __shared__ __align__(16) T As[VEC_BK][VEC_BM + VEC_APAD];                                                 \
+        __shared__ __align__(16) T Bs[VEC_BK][VEC_BN];                                                            \
+        vectorized<T, false>(A, B, C, M, N, K, As, Bs);                                                           \
+    }
 
-GPU_KERNEL __launch_bounds__(VEC_THREADS) void matmul_vectorized_unaligned(MATMUL_PARAMS) {
-    __shared__ __align__(16) float As[VEC_BK][VEC_BM + VEC_APAD];
-    __shared__ __align__(16) float Bs[VEC_BK][VEC_BN];
-    vectorized<false>(A, B, C, M, N, K, As, Bs);
-}
+VECTORIZED_KERNELS(float, matmul_vectorized)
+VECTORIZED_KERNELS(double, matmul_vectorized_f64)
 
 // ---------------------------------------------------------------------------------------------------------------
 // 7. matmul_warptile — wave tiling (siboehm kernel 10), one LDS buffer.
@@ -404,16 +436,16 @@ GPU_KERNEL __launch_bounds__(VEC_THREADS) void matmul_vectorized_unaligned(MATMU
 // Launch: group (256, 1, 1), grid (ceil(N/128), ceil(M/128)). matmul_warptile: rows 16-byte aligned
 // (aligned rows), M any; matmul_warptile_unaligned: any M, N, K. C need not be zeroed. LDS: 8.1 KiB.
 // ---------------------------------------------------------------------------------------------------------------
-template <int BM, int BN, int BK, int THREADS, bool VEC, int KUNROLL>
-__device__ __forceinline__ void warptile(const float* __restrict__ A, const float* __restrict__ B,
-                                         float* __restrict__ C, int M, int N, int K, float* lds) {
-    using W = WaveTile<BM, BN, BK, THREADS, VEC>;
-    float* As = lds;
-    float* Bs = lds + W::AS_SIZE;
+template <class T, int BM, int BN, int BK, int THREADS, bool VEC, int KUNROLL>
+__device__ __forceinline__ void warptile(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C, int M,
+                                         int N, int K, T* lds) {
+    using W = WaveTile<T, BM, BN, BK, THREADS, VEC>;
+    T* As = lds;
+    T* Bs = lds + W::AS_SIZE;
     const int bm = blockIdx.y * BM, bn = blockIdx.x * BN;
     const W w(A, B, M, N, K, bm, bn);
-    float acc[W::WMITER * 4][W::WNITER * 4] = {};
-    float ra[W::A_REGS], rb[W::B_REGS];
+    T acc[W::WMITER * 4][W::WNITER * 4] = {};
+    T ra[W::A_REGS], rb[W::B_REGS];
     for (int kt = 0; kt < K; kt += BK) {
         w.load(ra, rb, kt, (size_t)kt * N, K, K, N);
         w.store(As, Bs, ra, rb);
@@ -424,7 +456,10 @@ __device__ __forceinline__ void warptile(const float* __restrict__ A, const floa
     w.store_c(C, acc, M, N, bm, bn);
 }
 
-WAVE_TILED_KERNELS(matmul_warptile, 128, 128, 8, 256, 8, 1, , warptile, NO_MORE_PARAMS)
+#define WARPTILE_KERNELS(T, NAME) WAVE_TILED_KERNELS_OF(T, NAME, 128, 128, 8, 256, 8, 1, , warptile, NO_MORE_PARAMS)
+
+WARPTILE_KERNELS(float, matmul_warptile)
+WARPTILE_KERNELS(double, matmul_warptile_f64)
 
 // ---------------------------------------------------------------------------------------------------------------
 // 8. matmul_double_buffer[_<BM>x<BN>x<BK>_t<THREADS>] — wave tiling plus double buffering: the best kernel at large
@@ -466,15 +501,15 @@ WAVE_TILED_KERNELS(matmul_warptile, 128, 128, 8, 256, 8, 1, , warptile, NO_MORE_
 // The double-buffered main loop of kernel 8, over the slabs of [kbegin, kend): acc += A[bm.., kbegin..kend) ·
 // B[kbegin..kend), bn..). Kernels 9 and 10 run it over parts of K. The comment above says why one barrier per slab
 // suffices. It ends with a barrier, so the caller may reuse the LDS right away.
-template <int KUNROLL, class W>
-__device__ __forceinline__ void double_buffer_slabs(const W& w, float* lds, float (&acc)[W::WMITER * 4][W::WNITER * 4],
+template <int KUNROLL, class T, class W>
+__device__ __forceinline__ void double_buffer_slabs(const W& w, T* lds, T (&acc)[W::WMITER * 4][W::WNITER * 4],
                                                     int kbegin, int kend, int K, int N) {
     constexpr int BK = W::SLAB_K;
     // Two buffers of each slab. (Indexed as arrays: written as pointer offsets `As + cur * AS_SIZE`, nvcc keeps
     // more addresses live, measured 240 -> 250 registers for the default shape.)
-    float (*As)[W::AS_SIZE] = reinterpret_cast<float (*)[W::AS_SIZE]>(lds);
-    float (*Bs)[W::BS_SIZE] = reinterpret_cast<float (*)[W::BS_SIZE]>(lds + 2 * W::AS_SIZE);
-    float ra[W::A_REGS], rb[W::B_REGS];
+    T (*As)[W::AS_SIZE] = reinterpret_cast<T (*)[W::AS_SIZE]>(lds);
+    T (*Bs)[W::BS_SIZE] = reinterpret_cast<T (*)[W::BS_SIZE]>(lds + 2 * W::AS_SIZE);
+    T ra[W::A_REGS], rb[W::B_REGS];
     // The offset of B's k row kt, kept up to date by adds (a 64-bit multiply per slab costs more instructions).
     const size_t b_slab = (size_t)BK * N;
     size_t b_rows = (size_t)kbegin * N;
@@ -504,27 +539,44 @@ __device__ __forceinline__ void double_buffer_slabs(const W& w, float* lds, floa
     }
 }
 
-template <int BM, int BN, int BK, int THREADS, bool VEC, int KUNROLL>
-__device__ __forceinline__ void double_buffer(const float* __restrict__ A, const float* __restrict__ B,
-                                              float* __restrict__ C, int M, int N, int K, float* lds) {
-    using W = WaveTile<BM, BN, BK, THREADS, VEC>;
+template <class T, int BM, int BN, int BK, int THREADS, bool VEC, int KUNROLL>
+__device__ __forceinline__ void double_buffer(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
+                                              int M, int N, int K, T* lds) {
+    using W = WaveTile<T, BM, BN, BK, THREADS, VEC>;
     const int bm = blockIdx.y * BM, bn = blockIdx.x * BN;
     const W w(A, B, M, N, K, bm, bn);
-    float acc[W::WMITER * 4][W::WNITER * 4] = {};
+    T acc[W::WMITER * 4][W::WNITER * 4] = {};
     double_buffer_slabs<KUNROLL>(w, lds, acc, 0, K, K, N);
     w.store_c(C, acc, M, N, bm, bn);
 }
 
-#define DOUBLE_BUFFER_KERNEL(NAME, BM, BN, BK, THREADS) \
-    WAVE_TILED_KERNELS(NAME, BM, BN, BK, THREADS, BK, 2, , double_buffer, NO_MORE_PARAMS)
+#define DOUBLE_BUFFER_KERNEL(T, NAME, BM, BN, BK, THREADS) \
+    WAVE_TILED_KERNELS_OF(T, NAME, BM, BN, BK, THREADS, BK, 2, , double_buffer, NO_MORE_PARAMS)
 
-DOUBLE_BUFFER_KERNEL(matmul_double_buffer, 256, 128, 8, 256)
-DOUBLE_BUFFER_KERNEL(matmul_double_buffer_128x256x8_t256, 128, 256, 8, 256)
-DOUBLE_BUFFER_KERNEL(matmul_double_buffer_128x128x8_t256, 128, 128, 8, 256)
-DOUBLE_BUFFER_KERNEL(matmul_double_buffer_128x128x16_t256, 128, 128, 16, 256)
-DOUBLE_BUFFER_KERNEL(matmul_double_buffer_64x128x16_t128, 64, 128, 16, 128)
-DOUBLE_BUFFER_KERNEL(matmul_double_buffer_64x128x8_t128, 64, 128, 8, 128)
-DOUBLE_BUFFER_KERNEL(matmul_double_buffer_32x64x16_t64, 32, 64, 16, 64)
+// The FP64 instances of the wave-tiled rungs (7 to 10) unroll a slab's k loop by 2 on AMD and by N elsewhere (the
+// slab depth BK, fully, unless an instance says why less): clang for gfx90a hoists the LDS reads of every unrolled k
+// to the top of the slab, BK·(WMITER + WNITER)·4 doubles more in registers (measured with hipcc 5.2: 422
+// VGPRs+AGPRs fully unrolled against 224 by 2 for double_buffer_128x128x8_t256_f64, and scratch for 32×64×16),
+// where nvcc keeps the full unroll within 255 registers.
+#if defined(GPU_PLATFORM_AMD)
+#define F64_KUNROLL(N) 2
+#else
+#define F64_KUNROLL(N) N
+#endif
+#define DOUBLE_BUFFER_KERNEL_F64(NAME, BM, BN, BK, THREADS) \
+    WAVE_TILED_KERNELS_OF(double, NAME, BM, BN, BK, THREADS, F64_KUNROLL(BK), 2, , double_buffer, NO_MORE_PARAMS)
+
+DOUBLE_BUFFER_KERNEL(float, matmul_double_buffer, 256, 128, 8, 256)
+DOUBLE_BUFFER_KERNEL(float, matmul_double_buffer_128x256x8_t256, 128, 256, 8, 256)
+DOUBLE_BUFFER_KERNEL(float, matmul_double_buffer_128x128x8_t256, 128, 128, 8, 256)
+DOUBLE_BUFFER_KERNEL(float, matmul_double_buffer_128x128x16_t256, 128, 128, 16, 256)
+DOUBLE_BUFFER_KERNEL(float, matmul_double_buffer_64x128x16_t128, 64, 128, 16, 128)
+DOUBLE_BUFFER_KERNEL(float, matmul_double_buffer_64x128x8_t128, 64, 128, 8, 128)
+DOUBLE_BUFFER_KERNEL(float, matmul_double_buffer_32x64x16_t64, 32, 64, 16, 64)
+// FP64 (see "FP64 instances" in the header comment for the shapes that have none): ACC 64 and 32.
+DOUBLE_BUFFER_KERNEL_F64(matmul_double_buffer_128x128x8_t256_f64, 128, 128, 8, 256)
+DOUBLE_BUFFER_KERNEL_F64(matmul_double_buffer_64x128x8_t128_f64, 64, 128, 8, 128)
+DOUBLE_BUFFER_KERNEL_F64(matmul_double_buffer_32x64x16_t64_f64, 32, 64, 16, 64)
 
 // Wave64 shapes for gfx90a: at most 128 VGPRs+AGPRs per lane and no scratch, so 4 waves per SIMD (50% occupancy)
 // fit by registers, and LDS per group small enough that the groups holding those 16 waves per CU fit in 64 KiB.
@@ -544,11 +596,12 @@ DOUBLE_BUFFER_KERNEL(matmul_double_buffer_32x64x16_t64, 32, 64, 16, 64)
 // (65536 / (512 · 128)). Fully unrolled there, nvcc needs more than 128 and spills; unrolled by 2 it does not. H100
 // figures at 4096³ (cuBLAS 51.7): 72% and 55% of cuBLAS, against 80-92% for the shapes above, which keep up to
 // 240 registers per thread on NVIDIA but cannot reach 4 waves per SIMD on gfx90a.
-#define DOUBLE_BUFFER_WAVE64_KERNEL(NAME, BM, BN, BK, THREADS) \
-    WAVE_TILED_KERNELS(NAME, BM, BN, BK, THREADS, 2, 2, GPU_AMD_MIN_WAVES_PER_SIMD(4), double_buffer, NO_MORE_PARAMS)
+#define DOUBLE_BUFFER_WAVE64_KERNEL(T, NAME, BM, BN, BK, THREADS)                                              \
+    WAVE_TILED_KERNELS_OF(T, NAME, BM, BN, BK, THREADS, 2, 2, GPU_AMD_MIN_WAVES_PER_SIMD(4), double_buffer,      \
+                          NO_MORE_PARAMS)
 
-DOUBLE_BUFFER_WAVE64_KERNEL(matmul_double_buffer_256x128x8_t512, 256, 128, 8, 512)
-DOUBLE_BUFFER_WAVE64_KERNEL(matmul_double_buffer_128x128x8_t512, 128, 128, 8, 512)
+DOUBLE_BUFFER_WAVE64_KERNEL(float, matmul_double_buffer_256x128x8_t512, 256, 128, 8, 512)
+DOUBLE_BUFFER_WAVE64_KERNEL(float, matmul_double_buffer_128x128x8_t512, 128, 128, 8, 512)
 
 // ---------------------------------------------------------------------------------------------------------------
 // 9. matmul_splitk_<BM>x<BN>x<BK>_t<THREADS> — split-K: more groups for matrices too small to fill the device.
@@ -597,36 +650,35 @@ __device__ __forceinline__ void split_range(int K, int z, int splits, int& kbegi
     kend = min(K, (int)(slabs * (z + 1) / splits) * BK);
 }
 
-template <int BM, int BN, int BK, int THREADS, bool VEC, int KUNROLL>
-__device__ __forceinline__ void splitk(const float* __restrict__ A, const float* __restrict__ B,
-                                       float* __restrict__ C, int M, int N, int K, float* lds, float* work,
-                                       unsigned* counters) {
-    using W = WaveTile<BM, BN, BK, THREADS, VEC>;
+template <class T, int BM, int BN, int BK, int THREADS, bool VEC, int KUNROLL>
+__device__ __forceinline__ void splitk(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C, int M,
+                                       int N, int K, T* lds, T* work, unsigned* counters) {
+    using W = WaveTile<T, BM, BN, BK, THREADS, VEC>;
     const int splits = gridDim.z, z = blockIdx.z;
     const int tile = blockIdx.y * gridDim.x + blockIdx.x;
     const int bm = blockIdx.y * BM, bn = blockIdx.x * BN;
     int kbegin, kend;
     split_range<BK>(K, z, splits, kbegin, kend);
     const W w(A, B, M, N, K, bm, bn);
-    float acc[W::WMITER * 4][W::WNITER * 4] = {};
+    T acc[W::WMITER * 4][W::WNITER * 4] = {};
     double_buffer_slabs<KUNROLL>(w, lds, acc, kbegin, kend, K, N);
     if (splits == 1) {
         w.store_c(C, acc, M, N, bm, bn);
         return;
     }
-    float* partials = work + (size_t)tile * splits * (BM * BN);
+    T* partials = work + (size_t)tile * splits * (BM * BN);
     w.store_partial(partials + (size_t)z * (BM * BN), acc);
     if (!last_to_arrive(&counters[tile], splits)) return;
 #pragma unroll
     for (int r = 0; r < W::WMITER * 4; ++r)
 #pragma unroll
-        for (int c = 0; c < W::WNITER * 4; ++c) acc[r][c] = 0.0f;
+        for (int c = 0; c < W::WNITER * 4; ++c) acc[r][c] = T(0);
     for (int s = 0; s < splits; ++s) w.add_partial(partials + (size_t)s * (BM * BN), acc);
     w.store_c(C, acc, M, N, bm, bn);
 }
 
-#define SPLITK_KERNEL(NAME, BM, BN, BK, THREADS, KUNROLL, ATTRS) \
-    WAVE_TILED_KERNELS(NAME, BM, BN, BK, THREADS, KUNROLL, 2, ATTRS, splitk, WORKSPACE_PARAMS, work, counters)
+#define SPLITK_KERNEL(T, NAME, BM, BN, BK, THREADS, KUNROLL, ATTRS) \
+    WAVE_TILED_KERNELS_OF(T, NAME, BM, BN, BK, THREADS, KUNROLL, 2, ATTRS, splitk, WORKSPACE_PARAMS, work, counters)
 
 // Instances. H200 = ratio to cuBLAS measured on an H200 (nvcc 13.0) with the split S that the autotune step found
 // best there (matmul.rs searches S; rows without autotuning use split_k_for).
@@ -634,12 +686,14 @@ __device__ __forceinline__ void splitk(const float* __restrict__ A, const float*
 //   matmul_splitk_64x128x16_t128    64×128×16, 128 items, ACC 64: 1023² (unaligned) S = 3: 0.88×
 //   matmul_splitk_64x128x8_t128     64×128×8,  128 items, ACC 64, 3 groups per SM: 768² S = 5: 1.06×
 //   matmul_splitk_128x128x8_t128   128×128×8,  128 items, ACC 128: 1024² S = 2: 0.99×
-SPLITK_KERNEL(matmul_splitk_128x64x16_t128, 128, 64, 16, 128, 16, )
-SPLITK_KERNEL(matmul_splitk_64x128x16_t128, 64, 128, 16, 128, 16, )
-SPLITK_KERNEL(matmul_splitk_64x128x8_t128, 64, 128, 8, 128, 8, )
-SPLITK_KERNEL(matmul_splitk_128x128x8_t128, 128, 128, 8, 128, 8, )
+SPLITK_KERNEL(float, matmul_splitk_128x64x16_t128, 128, 64, 16, 128, 16, )
+SPLITK_KERNEL(float, matmul_splitk_64x128x16_t128, 64, 128, 16, 128, 16, )
+SPLITK_KERNEL(float, matmul_splitk_64x128x8_t128, 64, 128, 8, 128, 8, )
+SPLITK_KERNEL(float, matmul_splitk_128x128x8_t128, 128, 128, 8, 128, 8, )
 // The wave64 shape of kernel 8 (128 VGPRs at most, see DOUBLE_BUFFER_WAVE64_KERNEL), split.
-SPLITK_KERNEL(matmul_splitk_128x128x8_t512, 128, 128, 8, 512, 2, GPU_AMD_MIN_WAVES_PER_SIMD(4))
+SPLITK_KERNEL(float, matmul_splitk_128x128x8_t512, 128, 128, 8, 512, 2, GPU_AMD_MIN_WAVES_PER_SIMD(4))
+// FP64 (the header comment says why only this shape).
+SPLITK_KERNEL(double, matmul_splitk_64x128x8_t128_f64, 64, 128, 8, 128, F64_KUNROLL(8), )
 
 // ---------------------------------------------------------------------------------------------------------------
 // 9b. matmul_splitk_atomic_<BM>x<BN>x<BK>_t<THREADS> — split-K adding partial tiles into C with atomics.
@@ -655,15 +709,15 @@ SPLITK_KERNEL(matmul_splitk_128x128x8_t512, 128, 128, 8, 512, 2, GPU_AMD_MIN_WAV
 // Launch: matmul_zero_c (any grid of 256-item groups), then group (THREADS, 1, 1), grid (ceil(N/BN), ceil(M/BM), S).
 // Aligned rows, M any (_unaligned: any M, N, K).
 // ---------------------------------------------------------------------------------------------------------------
-template <int BM, int BN, int BK, int THREADS, bool VEC, int KUNROLL>
-__device__ __forceinline__ void splitk_atomic(const float* __restrict__ A, const float* __restrict__ B,
-                                              float* __restrict__ C, int M, int N, int K, float* lds) {
-    using W = WaveTile<BM, BN, BK, THREADS, VEC>;
+template <class T, int BM, int BN, int BK, int THREADS, bool VEC, int KUNROLL>
+__device__ __forceinline__ void splitk_atomic(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
+                                              int M, int N, int K, T* lds) {
+    using W = WaveTile<T, BM, BN, BK, THREADS, VEC>;
     const int bm = blockIdx.y * BM, bn = blockIdx.x * BN;
     int kbegin, kend;
     split_range<BK>(K, blockIdx.z, gridDim.z, kbegin, kend);
     const W w(A, B, M, N, K, bm, bn);
-    float acc[W::WMITER * 4][W::WNITER * 4] = {};
+    T acc[W::WMITER * 4][W::WNITER * 4] = {};
     double_buffer_slabs<KUNROLL>(w, lds, acc, kbegin, kend, K, N);
 #pragma unroll
     for (int wm = 0; wm < W::WMITER; ++wm)
@@ -684,10 +738,10 @@ GPU_KERNEL __launch_bounds__(256) void matmul_zero_c(float* __restrict__ C, int 
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride) C[i] = 0.0f;
 }
 
-#define SPLITK_ATOMIC_KERNEL(NAME, BM, BN, BK, THREADS) \
-    WAVE_TILED_KERNELS(NAME, BM, BN, BK, THREADS, BK, 2, , splitk_atomic, NO_MORE_PARAMS)
+#define SPLITK_ATOMIC_KERNEL(T, NAME, BM, BN, BK, THREADS) \
+    WAVE_TILED_KERNELS_OF(T, NAME, BM, BN, BK, THREADS, BK, 2, , splitk_atomic, NO_MORE_PARAMS)
 
-SPLITK_ATOMIC_KERNEL(matmul_splitk_atomic_64x128x16_t128, 64, 128, 16, 128)
+SPLITK_ATOMIC_KERNEL(float, matmul_splitk_atomic_64x128x16_t128, 64, 128, 16, 128)
 
 // ---------------------------------------------------------------------------------------------------------------
 // 10. matmul_streamk_<BM>x<BN>x<BK>_t<THREADS> — stream-K: exactly as many groups as the device holds at once, each
@@ -717,11 +771,10 @@ struct StreamPartition {
     __device__ __forceinline__ int owner(int i) const { return (int)(((long long)(i + 1) * groups - 1) / total); }
 };
 
-template <int BM, int BN, int BK, int THREADS, bool VEC, int KUNROLL>
-__device__ __forceinline__ void streamk(const float* __restrict__ A, const float* __restrict__ B,
-                                        float* __restrict__ C, int M, int N, int K, float* lds, float* work,
-                                        unsigned* counters) {
-    using W = WaveTile<BM, BN, BK, THREADS, VEC>;
+template <class T, int BM, int BN, int BK, int THREADS, bool VEC, int KUNROLL>
+__device__ __forceinline__ void streamk(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C, int M,
+                                        int N, int K, T* lds, T* work, unsigned* counters) {
+    using W = WaveTile<T, BM, BN, BK, THREADS, VEC>;
     const int tiles_n = (N + BN - 1) / BN;
     const int per_tile = (K + BK - 1) / BK;  // iterations (slabs) per tile
     const int total = (M + BM - 1) / BM * tiles_n * per_tile;
@@ -738,7 +791,7 @@ __device__ __forceinline__ void streamk(const float* __restrict__ A, const float
         it += k1 - k0;
         const int bm = (tile / tiles_n) * BM, bn = (tile % tiles_n) * BN;
         const W w(A, B, M, N, K, bm, bn);
-        float acc[W::WMITER * 4][W::WNITER * 4] = {};
+        T acc[W::WMITER * 4][W::WNITER * 4] = {};
         double_buffer_slabs<KUNROLL>(w, lds, acc, k0 * BK, min(K, k1 * BK), K, N);
         if (k0 == 0 && k1 == per_tile) {
             w.store_c(C, acc, M, N, bm, bn);
@@ -755,25 +808,91 @@ __device__ __forceinline__ void streamk(const float* __restrict__ A, const float
 #pragma unroll
         for (int r = 0; r < W::WMITER * 4; ++r)
 #pragma unroll
-            for (int c = 0; c < W::WNITER * 4; ++c) acc[r][c] = 0.0f;
+            for (int c = 0; c < W::WNITER * 4; ++c) acc[r][c] = T(0);
         for (int h = h0; h <= h1; ++h) w.add_partial(slot(h), acc);
         w.store_c(C, acc, M, N, bm, bn);
     }
 }
 
-#define STREAMK_KERNEL(NAME, BM, BN, BK, THREADS, KUNROLL, ATTRS) \
-    WAVE_TILED_KERNELS(NAME, BM, BN, BK, THREADS, KUNROLL, 2, ATTRS, streamk, WORKSPACE_PARAMS, work, counters)
+#define STREAMK_KERNEL(T, NAME, BM, BN, BK, THREADS, KUNROLL, ATTRS) \
+    WAVE_TILED_KERNELS_OF(T, NAME, BM, BN, BK, THREADS, KUNROLL, 2, ATTRS, streamk, WORKSPACE_PARAMS, work, counters)
 
 // Instances. H200 = ratio to cuBLAS measured on an H200 (nvcc 13.0), G = 132 × groups per SM.
 //   matmul_streamk_128x128x8_t128  128×128×8,  128 items, ACC 128, G = 264: 1536² 1.06×, 3072² 0.99×,
 //                                  4097² (unaligned) 0.95×
 //   matmul_streamk_64x128x8_t128    64×128×8,  128 items, ACC 64,  G = 396: 1536² 1.06×, 768² 1.01×
 //   matmul_streamk_64x64x16_t128    64×64×16,  128 items, ACC 32,  G = 396: 768² 1.01×
-STREAMK_KERNEL(matmul_streamk_128x128x8_t128, 128, 128, 8, 128, 8, )
-STREAMK_KERNEL(matmul_streamk_64x128x8_t128, 64, 128, 8, 128, 8, )
-STREAMK_KERNEL(matmul_streamk_64x64x16_t128, 64, 64, 16, 128, 16, )
+STREAMK_KERNEL(float, matmul_streamk_128x128x8_t128, 128, 128, 8, 128, 8, )
+STREAMK_KERNEL(float, matmul_streamk_64x128x8_t128, 64, 128, 8, 128, 8, )
+STREAMK_KERNEL(float, matmul_streamk_64x64x16_t128, 64, 64, 16, 128, 16, )
 // The wave64 shape of kernel 8 (128 VGPRs at most, see DOUBLE_BUFFER_WAVE64_KERNEL), streamed.
-STREAMK_KERNEL(matmul_streamk_128x128x8_t512, 128, 128, 8, 512, 2, GPU_AMD_MIN_WAVES_PER_SIMD(4))
+STREAMK_KERNEL(float, matmul_streamk_128x128x8_t512, 128, 128, 8, 512, 2, GPU_AMD_MIN_WAVES_PER_SIMD(4))
+// FP64 (the header comment says why only this shape). On NVIDIA its slab of 16 is unrolled by 8: fully unrolled, nvcc
+// 13 spills 8 bytes per item of the _unaligned twin on sm_80 (255 registers; by 8: 232, and 228 on sm_90).
+STREAMK_KERNEL(double, matmul_streamk_64x64x16_t128_f64, 64, 64, 16, 128, F64_KUNROLL(8), )
+
+// ---------------------------------------------------------------------------------------------------------------
+// matmul_reference_dot2_f64 — not a rung of the ladder: the reference every FP64 point is checked against.
+//
+// Idea: an FP64 kernel's own rounding cannot be checked against a plain FP64 sum, which rounds as much. This one
+// sums each element with Ogita, Rump and Oishi's Dot2 ("Accurate sum and dot product", SIAM J. Sci. Comput. 26(6),
+// 2005, Algorithm 5.3): every product a·b is split exactly into p + e (p = a·b rounded, e = fma(a, b, −p)), every
+// addition s + p exactly into s' + f (TwoSum, Knuth's six operations), and the errors e and f are summed on the
+// side and added once at the end. The result is as accurate as if computed in twice the working precision and then
+// rounded: |result − c| <= u·|c| + γ²_K·Σ|a·b| with u = 2⁻⁵³ and γ_K = K·u/(1 − K·u), i.e. within one rounding of
+// the exact c at the sizes the suite runs (the second term is below 10⁻²¹·Σ|a·b| at K = 8192). The host checks it
+// at sampled elements against its own Dot2 sums (suite/src/experiments/matmul/cases.rs).
+// Launch: group (16, 16, 1), grid (ceil(N/16), ceil(M/16)). Any M, N, K. C need not be zeroed.
+// ---------------------------------------------------------------------------------------------------------------
+// Dot2 needs every product and sum rounded on its own: nvcc fuses a·b + s into one FMA by default, and so does clang
+// for HIP unless told not to, which would round once where the error terms assume two roundings.
+#if defined(GPU_PLATFORM_NVIDIA)
+__device__ __forceinline__ double dot2_mul(double a, double b) { return __dmul_rn(a, b); }
+__device__ __forceinline__ double dot2_add(double a, double b) { return __dadd_rn(a, b); }
+__device__ __forceinline__ double dot2_sub(double a, double b) { return __dsub_rn(a, b); }
+#else
+__device__ __forceinline__ double dot2_mul(double a, double b) {
+#pragma clang fp contract(off)
+    return a * b;
+}
+__device__ __forceinline__ double dot2_add(double a, double b) {
+#pragma clang fp contract(off)
+    return a + b;
+}
+__device__ __forceinline__ double dot2_sub(double a, double b) {
+#pragma clang fp contract(off)
+    return a - b;
+}
+#endif
+
+GPU_KERNEL __launch_bounds__(16 * 16) void matmul_reference_dot2_f64(MATMUL_PARAMS_OF(double)) {
+    constexpr int TILE = 16;
+    __shared__ double As[TILE][TILE];
+    __shared__ double Bs[TILE][TILE];
+    const int x = threadIdx.x;
+    const int y = threadIdx.y;
+    const int row = blockIdx.y * TILE + y;
+    const int col = blockIdx.x * TILE + x;
+    const double* a = A + (size_t)row * K;  // only dereferenced when row < M
+    double sum = 0.0, err = 0.0;            // the sum so far and the sum of every rounding error made in it
+    for (int t = 0; t < K; t += TILE) {
+        As[y][x] = (row < M && t + x < K) ? a[t + x] : 0.0;
+        Bs[y][x] = (t + y < K && col < N) ? B[(size_t)(t + y) * N + col] : 0.0;
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < TILE; ++k) {
+            const double p = dot2_mul(As[y][k], Bs[k][x]);
+            const double pe = fma(As[y][k], Bs[k][x], -p);  // TwoProduct: a·b = p + pe exactly
+            const double s = dot2_add(sum, p);              // TwoSum: sum + p = s + se exactly
+            const double z = dot2_sub(s, sum);
+            const double se = dot2_add(dot2_sub(sum, dot2_sub(s, z)), dot2_sub(p, z));
+            sum = s;
+            err = dot2_add(err, dot2_add(pe, se));
+        }
+        __syncthreads();
+    }
+    if (row < M && col < N) C[(size_t)row * N + col] = dot2_add(sum, err);
+}
 
 // ---------------------------------------------------------------------------------------------------------------
 // matmul_reference_f64 — not a rung of the ladder: the reference every kernel (and the vendor BLAS) is checked

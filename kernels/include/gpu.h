@@ -57,6 +57,7 @@ __device__ inline void gpu_wave_sync() { __builtin_amdgcn_wave_barrier(); }
 // this CU's L1. On gfx90a __threadfence() is an agent-scope fence that also invalidates the CU's L1 (the acquire
 // half), so an ordinary load after it reads from L2.
 __device__ inline float4 gpu_load_from_l2(const float4* p) { return *p; }
+__device__ inline double2 gpu_load_from_l2(const double2* p) { return *p; }
 
 // The CDNA matrix instructions (MFMA) of matmul's matrix rungs: v_mfma_f32_32x32x2f32, v_mfma_f32_16x16x4f32 and
 // v_mfma_f64_16x16x4f64, called through clang's builtins. gfx90a (MI200) and gfx940/941/942 (MI300) have all three;
@@ -114,6 +115,7 @@ __device__ inline void gpu_wave_sync() {
 // Loads 16 bytes that another group of this launch wrote (and published with __threadfence() and an atomic), past
 // this SM's L1, which is not kept coherent with other SMs' stores: ld.global.cg caches in L2 only.
 __device__ inline float4 gpu_load_from_l2(const float4* p) { return __ldcg(p); }
+__device__ inline double2 gpu_load_from_l2(const double2* p) { return __ldcg(p); }
 #elif defined(GPU_CPU_EMULATION)
 // g++ on the host, for the CPU tests of the wave-size logic (suite/tests/wave64_cpu.rs): the emulation header, on
 // the include path those tests give, defines everything the two halves above define, with GPU_WAVE_SIZE from

@@ -1,7 +1,8 @@
 // The wave tile of the wave-tiled matmul kernels, rungs 7 to 10 of kernels/matmul.hip (warptile, double_buffer,
 // splitk, splitk_atomic, streamk): the tile's shape (WaveShape), one item's part of it (WaveTile: its global loads
-// of a slab, LDS stores, outer products, C stores and partial tiles) and WAVE_TILED_KERNELS, which defines a rung's
-// two kernels (aligned rows and _unaligned). Each rung in matmul.hip is its loop over the slabs of K around these.
+// of a slab, LDS stores, outer products, C stores and partial tiles) and WAVE_TILED_KERNELS_OF, which defines a
+// rung's two kernels (aligned rows and _unaligned) for an element type, FP32 or FP64. Each rung in matmul.hip is its
+// loop over the slabs of K around these.
 #pragma once
 #include "gpu.h"
 #include "matmul_io.h"
@@ -44,8 +45,16 @@
 //
 // K range: a group may compute a partial sum over slabs [kbegin, kend) only (split-K and stream-K, kernels 9 and
 // 10); loads are guarded by kend, and the A/B positions do not depend on it.
+//
+// FP64 (T = double): the same tile of quads, each quad two 16-byte halves (matmul_io.h), so an item holds the same
+// number of elements in twice the registers and a slab takes twice the LDS. Aligned rows are 16-byte aligned rows
+// (N and K even): a half lies wholly inside or outside a row, and the loads and C stores guard the second half of a
+// quad where a row ends in the middle of it; B's column pointers are clamped to N−2 instead of N−4. The bank
+// argument above becomes one of 8-byte words: a 32-lane access of doubles is served as two halves of 16 lanes
+// (NVIDIA), each conflict-free when its 16 doubles fall in 16 different pairs of banks, and the same counting with
+// 16 pairs gives QPAD = 16/KQ doubles (QPAD = (LDS_BANKS · 4 / sizeof(T)) / KQ for both types).
 // ---------------------------------------------------------------------------------------------------------------
-template <int BM, int BN, int BK, int THREADS>
+template <class T, int BM, int BN, int BK, int THREADS>
 struct WaveShape {
     static constexpr int SLAB_K = BK;
     static constexpr int WAVE = GPU_WAVE_SIZE;
@@ -57,64 +66,70 @@ struct WaveShape {
     static constexpr int WSUBM = LANES_M * 4, WSUBN = LANES_N * 4;
     static constexpr int WM = WSUBM * WMITER, WN = WSUBN * WNITER;
     static constexpr int WAVES_N = BN / WN;
-    static constexpr int KQ = BK / 4;             // float4s per row of the A slab
-    static constexpr int QPAD = LDS_BANKS / KQ;   // pad after every 4 rows of As (see above)
-    static constexpr int AS_SIZE = BK * BM + KQ * QPAD;  // floats in one A slab (incl. pad)
+    static constexpr int KQ = BK / 4;  // quads per row of the A slab
+    // Elements of T per 4 bytes of each of the LDS_BANKS banks' rows: the pad after every 4 rows of As (see above).
+    static constexpr int QPAD = LDS_BANKS * 4 / (int)sizeof(T) / KQ;
+    static constexpr int AS_SIZE = BK * BM + KQ * QPAD;  // elements in one A slab (incl. pad)
     static constexpr int BS_SIZE = BK * BN;
-    static constexpr int A_QUADS = BM * BK / 4;  // float4s in the A slab
-    static constexpr int B_QUADS = BK * BN / 4;  // float4s in the B slab
-    // float4s of each slab per item, at least 1: where a slab has fewer float4s than the group has items (the
-    // 512-item wave64 shapes), only the first A_QUADS / B_QUADS items load and store one.
+    static constexpr int A_QUADS = BM * BK / 4;  // quads in the A slab
+    static constexpr int B_QUADS = BK * BN / 4;  // quads in the B slab
+    // Quads of each slab per item, at least 1: where a slab has fewer quads than the group has items (the 512-item
+    // wave64 shapes), only the first A_QUADS / B_QUADS items load and store one.
     static constexpr int A_LOADS = A_QUADS >= THREADS ? A_QUADS / THREADS : 1;
     static constexpr int B_LOADS = B_QUADS >= THREADS ? B_QUADS / THREADS : 1;
     // Whether only some items move a float4 of the slab. Constant: a full slab compiles to exactly the unguarded
     // code (a runtime `t < A_QUADS` there costs nvcc registers: measured 240 -> 255 plus a spill, 47 -> 41 TFLOP/s).
     static constexpr bool A_PARTIAL = A_QUADS < THREADS;
     static constexpr bool B_PARTIAL = B_QUADS < THREADS;
-    // Floats of LDS for one slab of A and one of B.
-    static constexpr int SLAB_FLOATS = AS_SIZE + BS_SIZE;
+    // Elements of LDS for one slab of A and one of B.
+    static constexpr int SLAB_ELEMS = AS_SIZE + BS_SIZE;
 
     static_assert(THREADS % WAVE == 0, "whole waves per group");
     static_assert(WAVE % LANES_N == 0, "wave splits into rows of 8 lanes");
     static_assert(WMITER >= 1 && WMITER * 16 * WNITER == ACC, "ACC must be a multiple of 32");
     static_assert(BM % WM == 0 && BN % WN == 0 && (BM / WM) * (BN / WN) * WAVE == THREADS, "waves tile the block");
-    static_assert(BK % 4 == 0 && LDS_BANKS % KQ == 0 && QPAD % 4 == 0, "BK in {8, 16, 32}");
+    static_assert(BK % 4 == 0 && LDS_BANKS * 4 / (int)sizeof(T) % KQ == 0 && QPAD % 4 == 0, "BK in {8, 16, 32}");
     static_assert(BM % LDS_BANKS == 0, "quad pad analysis assumes BM is a multiple of the bank count");
     static_assert(A_QUADS % THREADS == 0 || THREADS % A_QUADS == 0, "A slab splits evenly over the items");
     static_assert(B_QUADS % THREADS == 0 || THREADS % B_QUADS == 0, "B slab splits evenly over the items");
     static_assert((THREADS % KQ) == 0 && (THREADS % (BN / 4)) == 0, "load rows advance by whole rows per l");
 };
 
-template <int BM, int BN, int BK, int THREADS, bool VEC>
-struct WaveTile : WaveShape<BM, BN, BK, THREADS> {
-    using S = WaveShape<BM, BN, BK, THREADS>;
+template <class T, int BM, int BN, int BK, int THREADS, bool VEC>
+struct WaveTile : WaveShape<T, BM, BN, BK, THREADS> {
+    using S = WaveShape<T, BM, BN, BK, THREADS>;
+    using Q = Quad<T>;
     // The shape's constants by their plain names (members of a dependent base are not found otherwise).
     static constexpr int A_LOADS = S::A_LOADS, B_LOADS = S::B_LOADS, A_QUADS = S::A_QUADS, B_QUADS = S::B_QUADS;
     static constexpr bool A_PARTIAL = S::A_PARTIAL, B_PARTIAL = S::B_PARTIAL;
     static constexpr int KQ = S::KQ, QPAD = S::QPAD, WMITER = S::WMITER, WNITER = S::WNITER, WSUBM = S::WSUBM;
     static constexpr int WSUBN = S::WSUBN, WM = S::WM, WN = S::WN, WAVES_N = S::WAVES_N, LANES_N = S::LANES_N;
-    static constexpr int WAVE = S::WAVE, AS_SIZE = S::AS_SIZE, BS_SIZE = S::BS_SIZE, SLAB_FLOATS = S::SLAB_FLOATS;
-    // Registers that hold one slab of A / B between its global load and its LDS store: float4 l in 4l .. 4l+3.
+    static constexpr int WAVE = S::WAVE, AS_SIZE = S::AS_SIZE, BS_SIZE = S::BS_SIZE, SLAB_ELEMS = S::SLAB_ELEMS;
+    // Elements per 16-byte access: B's column pointers are clamped to N minus this.
+    static constexpr int VW = 16 / (int)sizeof(T);
+    // Whether a quad of aligned rows lies wholly inside or outside a row (FP32); an FP64 quad may end halfway.
+    static constexpr bool WHOLE = VW == 4;
+    // Registers that hold one slab of A / B between its global load and its LDS store: quad l in 4l .. 4l+3.
     static constexpr int A_REGS = 4 * A_LOADS, B_REGS = 4 * B_LOADS;
 
-    // Per-item state fixed for the whole K loop. Float4 l of the A slab is row a_row[l], k quad from a_k[l]; of the
+    // Per-item state fixed for the whole K loop. Quad l of the A slab is row a_row[l], k quad from a_k[l]; of the
     // B slab k row b_k[l], column quad from b_col[l].
     int a_row[A_LOADS], a_k[A_LOADS];
     int b_k[B_LOADS], b_col[B_LOADS];
-    const float* a_ptr[A_LOADS];  // A at the first element of float4 l, column 0 of the K range (see below)
-    const float* b_ptr[B_LOADS];  // B at the first element of float4 l, k row 0 (see below)
-    int b_left[B_LOADS];          // without VEC: columns of B from float4 l's first to N (> 0: it starts inside)
-    bool a_in, b_in;              // whether this item moves a float4 of the A / B slab (always, unless PARTIAL)
+    const T* a_ptr[A_LOADS];  // A at the first element of quad l, column 0 of the K range (see below)
+    const T* b_ptr[B_LOADS];  // B at the first element of quad l, k row 0 (see below)
+    int b_left[B_LOADS];      // columns of B from quad l's first to N (> 0: it starts inside); FP32 VEC ignores it
+    bool a_in, b_in;          // whether this item moves a quad of the A / B slab (always, unless PARTIAL)
     int m0, n0;                   // first row / column of this item's fragment inside the block
 
     // Rows of A past M and columns of B past N feed only rows and columns of C past M and N, which are never stored,
     // so their loads may read any element of the matrix: the pointers are clamped into it here (row M-1; column
-    // N-4 with VEC, N-1 without), and rows of A need no guard in load(). Against per-float4 row and column guards
+    // N-VW with VEC, N-1 without), and rows of A need no guard in load(). Against per-float4 row and column guards
     // (the first version), this and load()'s unguarded whole slabs took the aligned kernels' registers down (the
     // default shape 240 -> 223 on sm_90, 64×128×16: 199 -> 167, 3 groups per SM instead of 2) and, measured on an
     // H200 in one run beside the first version, the best kernel from 0.91× to 0.94× cuBLAS at 1000³, 0.98× to
     // 1.03× at 1024³, 0.92× to 0.93-0.94× at 512³, 2048³ and 4096³.
-    __device__ __forceinline__ WaveTile(const float* A, const float* B, int M, int N, int K, int bm, int bn) {
+    __device__ __forceinline__ WaveTile(const T* A, const T* B, int M, int N, int K, int bm, int bn) {
         const int t = threadIdx.x;
 #pragma unroll
         for (int l = 0; l < A_LOADS; ++l) {
@@ -129,7 +144,7 @@ struct WaveTile : WaveShape<BM, BN, BK, THREADS> {
             b_k[l] = e / (BN / 4);
             b_col[l] = (e % (BN / 4)) * 4;
             b_left[l] = N - (bn + b_col[l]);
-            b_ptr[l] = B + (size_t)b_k[l] * N + min(bn + b_col[l], VEC ? N - 4 : N - 1);
+            b_ptr[l] = B + (size_t)b_k[l] * N + min(bn + b_col[l], VEC ? N - VW : N - 1);
         }
         a_in = !A_PARTIAL || t < A_QUADS;
         b_in = !B_PARTIAL || t < B_QUADS;
@@ -143,39 +158,48 @@ struct WaveTile : WaveShape<BM, BN, BK, THREADS> {
     // further down; likewise for B.)
     //
     // With VEC, a whole slab (every slab of a K range but a last partial one) takes the first branch: one 16-byte
-    // load per float4, no guards, no zeroing (the branch is the same for the whole group); the last partial slab
-    // guards each float4 by k (load_or_zero). Without VEC (rows not 16-byte aligned) every float4 is four guarded
-    // 4-byte loads (load_first_or_zero), k and columns of B.
+    // load per FP32 quad, no guards, no zeroing (the branch is the same for the whole group; FP64 guards a B quad's
+    // second half by the row's end); the last partial slab guards each quad (FP64: each half) by k. Without VEC
+    // (rows not 16-byte aligned) every quad is four guarded element loads (load_first_or_zero), k and columns of B.
     // (Two other unaligned versions were measured on an H200 in one run beside this one and not kept: the same four
     // loads unguarded in whole slabs, and a layout with consecutive items on consecutive 4-byte elements and scalar
     // LDS stores. Neither reached 0.90× cuBLAS at 1023³ either, and both were slower at 4097³: 0.94× and 0.91×
     // against 1.00×.)
-    __device__ __forceinline__ void load(float (&ra)[A_REGS], float (&rb)[B_REGS], int kt, size_t b_rows, int kend,
-                                         int K, int N) const {
+    __device__ __forceinline__ void load(T (&ra)[A_REGS], T (&rb)[B_REGS], int kt, size_t b_rows, int kend, int K,
+                                         int N) const {
         const bool whole = VEC && kt + BK <= kend;
 #pragma unroll
         for (int l = 0; l < A_LOADS; ++l) {
-            const float* p = a_ptr[l] + kt;
+            const T* p = a_ptr[l] + kt;
             const bool in = !A_PARTIAL || a_in;
-            float4 v;
+            Q v;
             if (whole)
-                v = in ? load4(p) : float4{};
-            else if (VEC)
-                v = load_or_zero(p, in && kt + a_k[l] < kend);
-            else
+                v = in ? load4(p) : Q{};
+            else if (VEC) {
+                if (WHOLE)
+                    v = load_or_zero(p, in && kt + a_k[l] < kend);
+                else
+                    v = load_halves_or_zero(p, in && kt + a_k[l] < kend, in && kt + a_k[l] + 2 < kend);
+            } else
                 v = load_first_or_zero(p, in ? kend - (kt + a_k[l]) : 0);
             ra[4 * l + 0] = v.x, ra[4 * l + 1] = v.y, ra[4 * l + 2] = v.z, ra[4 * l + 3] = v.w;
         }
 #pragma unroll
         for (int l = 0; l < B_LOADS; ++l) {
-            const float* p = b_ptr[l] + b_rows;
+            const T* p = b_ptr[l] + b_rows;
             const bool in = !B_PARTIAL || b_in;
-            float4 v;
-            if (whole)
-                v = in ? load4(p) : float4{};
-            else if (VEC)
-                v = load_or_zero(p, in && kt + b_k[l] < kend);
-            else
+            Q v;
+            if (whole) {
+                if (WHOLE)
+                    v = in ? load4(p) : Q{};
+                else  // the second half only where the row goes on past it (b_left <= 0: a clamped pointer)
+                    v = load_halves_or_zero(p, in, in && b_left[l] > 2);
+            } else if (VEC) {
+                if (WHOLE)
+                    v = load_or_zero(p, in && kt + b_k[l] < kend);
+                else
+                    v = load_halves_or_zero(p, in && kt + b_k[l] < kend, in && kt + b_k[l] < kend && b_left[l] > 2);
+            } else
                 v = load_first_or_zero(p, in && kt + b_k[l] < kend ? b_left[l] : 0);
             rb[4 * l + 0] = v.x, rb[4 * l + 1] = v.y, rb[4 * l + 2] = v.z, rb[4 * l + 3] = v.w;
         }
@@ -184,8 +208,7 @@ struct WaveTile : WaveShape<BM, BN, BK, THREADS> {
     static __device__ __forceinline__ int as_index(int k, int m) { return k * BM + (k / 4) * QPAD + m; }
 
     // Registers → LDS: A transposed with the quad pad, B as is.
-    __device__ __forceinline__ void store(float* As, float* Bs, const float (&ra)[A_REGS],
-                                          const float (&rb)[B_REGS]) const {
+    __device__ __forceinline__ void store(T* As, T* Bs, const T (&ra)[A_REGS], const T (&rb)[B_REGS]) const {
         if (!A_PARTIAL || a_in) {
 #pragma unroll
             for (int l = 0; l < A_LOADS; ++l) {
@@ -198,8 +221,8 @@ struct WaveTile : WaveShape<BM, BN, BK, THREADS> {
         if (!B_PARTIAL || b_in) {
 #pragma unroll
             for (int l = 0; l < B_LOADS; ++l)
-                *reinterpret_cast<float4*>(&Bs[b_k[l] * BN + b_col[l]]) =
-                    make_float4(rb[4 * l + 0], rb[4 * l + 1], rb[4 * l + 2], rb[4 * l + 3]);
+                *reinterpret_cast<Q*>(&Bs[b_k[l] * BN + b_col[l]]) =
+                    make_quad(rb[4 * l + 0], rb[4 * l + 1], rb[4 * l + 2], rb[4 * l + 3]);
         }
     }
 
@@ -208,19 +231,19 @@ struct WaveTile : WaveShape<BM, BN, BK, THREADS> {
     // BK·(WMITER + WNITER)·4 registers on top of the accumulators (the ~236-400 VGPRs of the ACC = 64/128 shapes);
     // unrolled by 2 only two k's worth of operands are live.
     template <int KUNROLL>
-    __device__ __forceinline__ void compute(const float* As, const float* Bs, float (&acc)[WMITER * 4][WNITER * 4]) const {
+    __device__ __forceinline__ void compute(const T* As, const T* Bs, T (&acc)[WMITER * 4][WNITER * 4]) const {
         static_assert(KUNROLL >= 1 && BK % KUNROLL == 0, "the unroll divides the slab depth");
 #pragma unroll KUNROLL
         for (int k = 0; k < BK; ++k) {
-            float ra[WMITER * 4], rb[WNITER * 4];
+            T ra[WMITER * 4], rb[WNITER * 4];
 #pragma unroll
             for (int wm = 0; wm < WMITER; ++wm) {
-                const float4 v = *reinterpret_cast<const float4*>(&As[as_index(k, m0 + wm * WSUBM)]);
+                const Q v = *reinterpret_cast<const Q*>(&As[as_index(k, m0 + wm * WSUBM)]);
                 ra[wm * 4 + 0] = v.x, ra[wm * 4 + 1] = v.y, ra[wm * 4 + 2] = v.z, ra[wm * 4 + 3] = v.w;
             }
 #pragma unroll
             for (int wn = 0; wn < WNITER; ++wn) {
-                const float4 v = *reinterpret_cast<const float4*>(&Bs[k * BN + n0 + wn * WSUBN]);
+                const Q v = *reinterpret_cast<const Q*>(&Bs[k * BN + n0 + wn * WSUBN]);
                 rb[wn * 4 + 0] = v.x, rb[wn * 4 + 1] = v.y, rb[wn * 4 + 2] = v.z, rb[wn * 4 + 3] = v.w;
             }
 #pragma unroll
@@ -230,10 +253,10 @@ struct WaveTile : WaveShape<BM, BN, BK, THREADS> {
         }
     }
 
-    // Accumulators → C, one float4 per sub-fragment row: 8 lanes write 128 contiguous bytes (element by element
-    // without VEC, guarded at the right edge).
-    __device__ __forceinline__ void store_c(float* C, const float (&acc)[WMITER * 4][WNITER * 4], int M, int N,
-                                            int bm, int bn) const {
+    // Accumulators → C, one quad per sub-fragment row: 8 lanes write 128 contiguous bytes in FP32, 256 in FP64
+    // (element by element without VEC, guarded at the right edge).
+    __device__ __forceinline__ void store_c(T* C, const T (&acc)[WMITER * 4][WNITER * 4], int M, int N, int bm,
+                                            int bn) const {
 #pragma unroll
         for (int wm = 0; wm < WMITER; ++wm)
 #pragma unroll
@@ -244,10 +267,17 @@ struct WaveTile : WaveShape<BM, BN, BK, THREADS> {
                 for (int wn = 0; wn < WNITER; ++wn) {
                     const int col = bn + n0 + wn * WSUBN;
                     const int r = wm * 4 + i, c = wn * 4;
-                    const float4 v = make_float4(acc[r][c + 0], acc[r][c + 1], acc[r][c + 2], acc[r][c + 3]);
-                    float* p = &C[(size_t)row * N + col];
+                    const Q v = make_quad(acc[r][c + 0], acc[r][c + 1], acc[r][c + 2], acc[r][c + 3]);
+                    T* p = &C[(size_t)row * N + col];
                     if (VEC) {
-                        if (col < N) *reinterpret_cast<float4*>(p) = v;
+                        if (WHOLE) {
+                            if (col < N) *reinterpret_cast<Q*>(p) = v;
+                        } else if (col < N) {
+                            if (N - col > 2)
+                                *reinterpret_cast<Q*>(p) = v;
+                            else
+                                store_first_half(p, v);
+                        }
                     } else {
                         store_first(p, v, N - col);
                     }
@@ -255,45 +285,46 @@ struct WaveTile : WaveShape<BM, BN, BK, THREADS> {
             }
     }
 
-    // The accumulators of a partial tile in "fragment order" (split-K and stream-K workspaces): float4 q of item t at
-    // slot[(q·THREADS + t)·4], q = row·WNITER + column quad. Consecutive items write consecutive 16 bytes, every
-    // element of the tile is written (no edge), and the layout does not depend on M, N or alignment.
-    __device__ __forceinline__ void store_partial(float* slot, const float (&acc)[WMITER * 4][WNITER * 4]) const {
+    // The accumulators of a partial tile in "fragment order" (split-K and stream-K workspaces): quad q of item t at
+    // slot[(q·THREADS + t)·4], q = row·WNITER + column quad. Consecutive items write consecutive quads, every element
+    // of the tile is written (no edge), and the layout does not depend on M, N or alignment.
+    __device__ __forceinline__ void store_partial(T* slot, const T (&acc)[WMITER * 4][WNITER * 4]) const {
 #pragma unroll
         for (int r = 0; r < WMITER * 4; ++r)
 #pragma unroll
             for (int wn = 0; wn < WNITER; ++wn) {
                 const int q = r * WNITER + wn, c = wn * 4;
-                *reinterpret_cast<float4*>(&slot[(q * THREADS + threadIdx.x) * 4]) =
-                    make_float4(acc[r][c + 0], acc[r][c + 1], acc[r][c + 2], acc[r][c + 3]);
+                *reinterpret_cast<Q*>(&slot[(q * THREADS + threadIdx.x) * 4]) =
+                    make_quad(acc[r][c + 0], acc[r][c + 1], acc[r][c + 2], acc[r][c + 3]);
             }
     }
 
     // acc += the partial tile in `slot` (fragment order), read past L1: another group of this launch wrote it.
-    __device__ __forceinline__ void add_partial(const float* slot, float (&acc)[WMITER * 4][WNITER * 4]) const {
+    __device__ __forceinline__ void add_partial(const T* slot, T (&acc)[WMITER * 4][WNITER * 4]) const {
 #pragma unroll
         for (int r = 0; r < WMITER * 4; ++r)
 #pragma unroll
             for (int wn = 0; wn < WNITER; ++wn) {
                 const int q = r * WNITER + wn, c = wn * 4;
-                const float4 v = gpu_load_from_l2(reinterpret_cast<const float4*>(&slot[(q * THREADS + threadIdx.x) * 4]));
+                const Q v = gpu_load_from_l2(reinterpret_cast<const Q*>(&slot[(q * THREADS + threadIdx.x) * 4]));
                 acc[r][c + 0] += v.x, acc[r][c + 1] += v.y, acc[r][c + 2] += v.z, acc[r][c + 3] += v.w;
             }
     }
 };
 
-// Defines the two kernels of a wave-tiled BODY: NAME, for rows that are 16-byte aligned (float4 accesses), and
-// NAME_unaligned, for any size (4-byte accesses, see WaveTile). Two kernels rather than one that branches at entry:
-// a kernel holding both versions gets the registers of the hungrier one, and the aligned version of the default
-// shape then ran 4% slower (measured on an H200 at 4096³: 240 -> 255 registers, 47.3 -> 45.5 TFLOP/s).
-// KUNROLL: how far the k loop of a slab is unrolled (WaveTile::compute); BUFFERS: slabs of A and B held in LDS;
-// ATTRS: more kernel attributes (may be empty); MORE_PARAMS and the trailing arguments: what BODY takes after lds.
-#define WAVE_TILED_KERNELS(NAME, BM, BN, BK, THREADS, KUNROLL, BUFFERS, ATTRS, BODY, MORE_PARAMS, ...)            \
-    GPU_KERNEL __launch_bounds__(THREADS) ATTRS void NAME(MATMUL_PARAMS MORE_PARAMS) {                            \
-        __shared__ __align__(16) float lds[BUFFERS * WaveShape<BM, BN, BK, THREADS>::SLAB_FLOATS];               \
-        BODY<BM, BN, BK, THREADS, true, KUNROLL>(A, B, C, M, N, K, lds, ##__VA_ARGS__);                           \
+// Defines the two kernels of a wave-tiled BODY in element type T: NAME, for rows that are 16-byte aligned (16-byte
+// accesses), and NAME_unaligned, for any size (element accesses, see WaveTile). Two kernels rather than one that
+// branches at entry: a kernel holding both versions gets the registers of the hungrier one, and the aligned version
+// of the default shape then ran 4% slower (measured on an H200 at 4096³: 240 -> 255 registers, 47.3 -> 45.5
+// TFLOP/s). KUNROLL: how far the k loop of a slab is unrolled (WaveTile::compute); BUFFERS: slabs of A and B held in
+// LDS; ATTRS: more kernel attributes (may be empty); MORE_PARAMS (a macro of T) and the trailing arguments: what BODY
+// takes after lds.
+#define WAVE_TILED_KERNELS_OF(T, NAME, BM, BN, BK, THREADS, KUNROLL, BUFFERS, ATTRS, BODY, MORE_PARAMS, ...)       \
+    GPU_KERNEL __launch_bounds__(THREADS) ATTRS void NAME(MATMUL_PARAMS_OF(T) MORE_PARAMS(T)) {                   \
+        __shared__ __align__(16) T lds[BUFFERS * WaveShape<T, BM, BN, BK, THREADS>::SLAB_ELEMS];                 \
+        BODY<T, BM, BN, BK, THREADS, true, KUNROLL>(A, B, C, M, N, K, lds, ##__VA_ARGS__);                        \
     }                                                                                                             \
-    GPU_KERNEL __launch_bounds__(THREADS) ATTRS void NAME##_unaligned(MATMUL_PARAMS MORE_PARAMS) {                \
-        __shared__ __align__(16) float lds[BUFFERS * WaveShape<BM, BN, BK, THREADS>::SLAB_FLOATS];               \
-        BODY<BM, BN, BK, THREADS, false, KUNROLL>(A, B, C, M, N, K, lds, ##__VA_ARGS__);                          \
+    GPU_KERNEL __launch_bounds__(THREADS) ATTRS void NAME##_unaligned(MATMUL_PARAMS_OF(T) MORE_PARAMS(T)) {       \
+        __shared__ __align__(16) T lds[BUFFERS * WaveShape<T, BM, BN, BK, THREADS>::SLAB_ELEMS];                 \
+        BODY<T, BM, BN, BK, THREADS, false, KUNROLL>(A, B, C, M, N, K, lds, ##__VA_ARGS__);                       \
     }

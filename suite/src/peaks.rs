@@ -1,18 +1,117 @@
-//! A device's ceilings: its FP32 peaks and memory bandwidth, which figures are read against (% of peak, the time a
-//! point will take, rooflines). The parts users run are listed with their datasheet figures and the arithmetic behind
-//! them; any other device gets ceilings computed from what its runtime reports (clock, CU count, memory clock and
-//! bus), and says so.
+//! A device's ceilings: its FP32 and FP64 peaks per hardware unit and its memory bandwidth, which figures are read
+//! against (% of peak, the time a point will take, rooflines). The parts users run are listed with their datasheet
+//! figures and the arithmetic behind them; any other device gets ceilings computed from what its runtime reports
+//! (clock, CU count, memory clock and bus), and says so.
 //!
-//! FP32 has up to three paths, and the vendor BLAS does not always use the one the hand-written kernels use:
-//! - vector: one FMA per lane per clock (2 FLOP), what a plain FP32 kernel issues on NVIDIA;
-//! - packed: AMD CDNA's `v_pk_fma_f32`, two FP32 FMAs per lane per clock, which clang emits for plain code where
-//!   it can pair operations (so a hand kernel on gfx90a may reach past the vector figure);
-//! - matrix: AMD's MFMA FP32 instructions, which rocBLAS's SGEMM uses on gfx90a and gfx942. NVIDIA has no FP32
-//!   matrix path (its tensor cores take TF32, another precision, which the suite does not use).
+//! A precision has up to three paths ([`Unit`]), and the vendor BLAS does not always use the one the hand-written
+//! kernels use:
+//! - vector: one FMA per lane per clock (2 FLOP), what a plain kernel issues (FP64 lanes are half or fewer of FP32's
+//!   on NVIDIA; on CDNA an FP64 FMA issues at FP32's rate);
+//! - packed: AMD CDNA2/3's `v_pk_fma_f32`, two FP32 FMAs per lane per clock, which clang emits for plain code where
+//!   it can pair operations (so an FP32 hand kernel on gfx90a may reach past the vector figure); FP64 has none;
+//! - matrix: AMD's MFMA (FP32 and FP64), which rocBLAS's SGEMM and DGEMM use on gfx90a and gfx942, and NVIDIA's FP64
+//!   tensor cores (DMMA, sm_80 on), which cuBLAS's DGEMM uses. NVIDIA has no FP32 matrix path (its tensor cores take
+//!   TF32, another precision, which the suite does not use).
 
 use serde::Serialize;
 
 use crate::device::{Platform, Props};
+
+/// A floating-point precision the experiments sweep: each row says which (`precision` column).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Precision {
+    /// IEEE binary32.
+    F32,
+    /// IEEE binary64.
+    F64,
+}
+
+impl Precision {
+    /// Both, in sweep order.
+    pub const ALL: [Precision; 2] = [Precision::F32, Precision::F64];
+
+    /// The name in CSV rows, keys and on the command line: `f32`, `f64`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::F32 => "f32",
+            Precision::F64 => "f64",
+        }
+    }
+
+    /// `FP32`, `FP64`, for titles and text.
+    pub fn label(self) -> &'static str {
+        match self {
+            Precision::F32 => "FP32",
+            Precision::F64 => "FP64",
+        }
+    }
+
+    /// Bytes per element.
+    pub fn bytes(self) -> usize {
+        match self {
+            Precision::F32 => 4,
+            Precision::F64 => 8,
+        }
+    }
+
+    /// Parses `f32` or `f64` (also `fp32`, `fp64`, any case); a row without a precision (a CSV from before the
+    /// column existed) is FP32, see [`Precision::of_row`].
+    pub fn parse(text: &str) -> Result<Precision, String> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "f32" | "fp32" => Ok(Precision::F32),
+            "f64" | "fp64" => Ok(Precision::F64),
+            other => Err(format!("`{other}` is not a precision; use f32 or f64")),
+        }
+    }
+
+    /// The precision of a CSV row: its `precision` column, FP32 where the column is missing or empty (every row
+    /// written before FP64 existed was FP32).
+    pub fn of_row(row: &std::collections::BTreeMap<String, String>) -> Precision {
+        row.get("precision").and_then(|p| Precision::parse(p).ok()).unwrap_or(Precision::F32)
+    }
+}
+
+impl std::fmt::Display for Precision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The hardware unit a kernel's arithmetic runs on (`unit` column); shares of peak are taken against that unit's
+/// peak for the row's precision ([`Ceilings::peak_tflops`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Unit {
+    /// One FMA per lane per clock.
+    Vector,
+    /// Packed FMA (AMD CDNA2/3 `v_pk_fma_f32`: two FP32 FMAs per lane per clock).
+    Packed,
+    /// Matrix units: AMD MFMA, NVIDIA tensor cores.
+    Matrix,
+}
+
+impl Unit {
+    /// The name in CSV rows: `vector`, `packed`, `matrix`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Unit::Vector => "vector",
+            Unit::Packed => "packed",
+            Unit::Matrix => "matrix",
+        }
+    }
+
+    /// The unit a CSV row names, if it names one.
+    pub fn parse(text: &str) -> Option<Unit> {
+        [Unit::Vector, Unit::Packed, Unit::Matrix].into_iter().find(|u| u.name() == text.trim())
+    }
+}
+
+impl std::fmt::Display for Unit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
 /// The ceilings of one device.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -25,10 +124,18 @@ pub struct Ceilings {
     pub fp32_packed_tflops: Option<f64>,
     /// FP32 on the matrix units (AMD MFMA), TFLOP/s; `None` where FP32 has no matrix path.
     pub fp32_matrix_tflops: Option<f64>,
+    /// FP64 on the vector units, TFLOP/s; `None` where the suite does not know the part's FP64 rate (a device not in
+    /// [`KNOWN_PARTS`]: consumer parts run FP64 at 1/2 to 1/64 of FP32, which the runtime does not report).
+    pub fp64_vector_tflops: Option<f64>,
+    /// FP64 on the matrix units (AMD MFMA, NVIDIA FP64 tensor cores), TFLOP/s; `None` where FP64 has no matrix path
+    /// or it is not known.
+    pub fp64_matrix_tflops: Option<f64>,
     /// Memory bandwidth, GB/s (10^9 bytes).
     pub memory_gbps: Option<f64>,
     /// What the vendor BLAS's SGEMM runs on, in words.
     pub vendor_sgemm_units: &'static str,
+    /// What the vendor BLAS's DGEMM runs on, in words.
+    pub vendor_dgemm_units: &'static str,
     /// Where the figures come from, with the arithmetic.
     pub source: String,
 }
@@ -40,6 +147,27 @@ impl Ceilings {
             .into_iter()
             .flatten()
             .fold(0.0, f64::max)
+    }
+
+    /// The peak of `unit` in `precision`, TFLOP/s; `None` where the device has no such path (FP64 packed, NVIDIA's
+    /// FP32 matrix) or its rate is not known.
+    pub fn peak_tflops(&self, precision: Precision, unit: Unit) -> Option<f64> {
+        match (precision, unit) {
+            (Precision::F32, Unit::Vector) => Some(self.fp32_vector_tflops),
+            (Precision::F32, Unit::Packed) => self.fp32_packed_tflops,
+            (Precision::F32, Unit::Matrix) => self.fp32_matrix_tflops,
+            (Precision::F64, Unit::Vector) => self.fp64_vector_tflops,
+            (Precision::F64, Unit::Packed) => None,
+            (Precision::F64, Unit::Matrix) => self.fp64_matrix_tflops,
+        }
+    }
+
+    /// What the vendor BLAS's GEMM of `precision` runs on, in words.
+    pub fn vendor_gemm_units(&self, precision: Precision) -> &'static str {
+        match precision {
+            Precision::F32 => self.vendor_sgemm_units,
+            Precision::F64 => self.vendor_dgemm_units,
+        }
     }
 }
 
@@ -60,13 +188,25 @@ pub struct KnownPart {
     pub fp32_packed_tflops: Option<f64>,
     /// FP32 matrix TFLOP/s.
     pub fp32_matrix_tflops: Option<f64>,
+    /// FP64 vector TFLOP/s.
+    pub fp64_vector_tflops: f64,
+    /// FP64 matrix TFLOP/s (AMD MFMA, NVIDIA FP64 tensor cores).
+    pub fp64_matrix_tflops: Option<f64>,
+    /// The boost clock the peaks are computed at, GHz.
+    pub clock_ghz: f64,
     /// Memory bandwidth, GB/s.
     pub memory_gbps: f64,
     /// Where the numbers are from.
     pub source: &'static str,
 }
 
-/// The parts the suite is run on, most specific first (an entry with `name_contains` before the one without).
+/// The parts the suite is run on, most specific first (an entry with `name_contains` before the one without). Each
+/// figure is the product its source states (checked by a test): CUs × FLOP per clock per CU × the boost clock. FP64
+/// sources: the NVIDIA H100 whitepaper (FP64 33.5, FP64 tensor core 66.9 TFLOPS for the SXM5; 25.6 / 51.2 for the
+/// PCIe card), the H200 datasheet (34 / 67, the rounded figures of the same 132 SMs at 1.98 GHz), the A100 datasheet
+/// (9.7 / 19.5), and AMD's CDNA2 and CDNA3 figures (ROCm docs, "Peak-performance capabilities of the MI250 OAM" and
+/// of the MI300X: FP64 vector 128 and matrix 256 FLOP per clock per CU; MI250X 47.9 / 95.7 TFLOPS per module, so 23.9
+/// / 47.9 per GCD).
 pub const KNOWN_PARTS: &[KnownPart] = &[
     KnownPart {
         arch: "sm_90",
@@ -76,8 +216,13 @@ pub const KNOWN_PARTS: &[KnownPart] = &[
         fp32_vector_tflops: 66.9,
         fp32_packed_tflops: None,
         fp32_matrix_tflops: None,
+        fp64_vector_tflops: 33.5,
+        fp64_matrix_tflops: Some(66.9),
+        clock_ghz: 1.98,
         memory_gbps: 4800.0,
-        source: "NVIDIA H200 datasheet: FP32 67 TFLOPS = 132 SMs x 128 FP32 lanes x 2 FLOP x 1.98 GHz, HBM3e 4.8 TB/s",
+        source: "NVIDIA H200 datasheet: FP32 67 TFLOPS = 132 SMs x 128 FP32 lanes x 2 FLOP x 1.98 GHz; FP64 34 and \
+                 FP64 tensor core 67 TFLOPS = 132 x 64 FP64 lanes x 2 x 1.98 GHz (33.5) and twice that (66.9); HBM3e \
+                 4.8 TB/s",
     },
     KnownPart {
         arch: "sm_90",
@@ -87,8 +232,12 @@ pub const KNOWN_PARTS: &[KnownPart] = &[
         fp32_vector_tflops: 66.9,
         fp32_packed_tflops: None,
         fp32_matrix_tflops: None,
+        fp64_vector_tflops: 33.5,
+        fp64_matrix_tflops: Some(66.9),
+        clock_ghz: 1.98,
         memory_gbps: 3350.0,
-        source: "NVIDIA H100 datasheet: FP32 67 TFLOPS (SXM) = 132 SMs x 128 FP32 lanes x 2 FLOP x 1.98 GHz, HBM3 \
+        source: "NVIDIA H100 datasheet: FP32 67 TFLOPS (SXM) = 132 SMs x 128 FP32 lanes x 2 FLOP x 1.98 GHz; FP64 \
+                 33.5 = 132 x 64 FP64 lanes x 2 x 1.98 GHz, FP64 tensor core 66.9 (256 FLOP per clock per SM); HBM3 \
                  3.35 TB/s",
     },
     KnownPart {
@@ -99,9 +248,12 @@ pub const KNOWN_PARTS: &[KnownPart] = &[
         fp32_vector_tflops: 51.2,
         fp32_packed_tflops: None,
         fp32_matrix_tflops: None,
+        fp64_vector_tflops: 25.6,
+        fp64_matrix_tflops: Some(51.2),
+        clock_ghz: 1.755,
         memory_gbps: 2000.0,
-        source:
-            "NVIDIA H100 datasheet: FP32 51 TFLOPS (PCIe) = 114 SMs x 128 lanes x 2 FLOP x 1.755 GHz, HBM2e 2.0 TB/s",
+        source: "NVIDIA H100 datasheet: FP32 51 TFLOPS (PCIe) = 114 SMs x 128 lanes x 2 FLOP x 1.755 GHz; FP64 26 = \
+                 114 x 64 x 2 x 1.755 GHz (25.6), FP64 tensor core 51 (51.2); HBM2e 2.0 TB/s",
     },
     KnownPart {
         arch: "sm_80",
@@ -111,9 +263,13 @@ pub const KNOWN_PARTS: &[KnownPart] = &[
         fp32_vector_tflops: 19.5,
         fp32_packed_tflops: None,
         fp32_matrix_tflops: None,
+        fp64_vector_tflops: 9.7,
+        fp64_matrix_tflops: Some(19.5),
+        clock_ghz: 1.41,
         memory_gbps: 2039.0,
         source:
-            "NVIDIA A100 datasheet: FP32 19.5 TFLOPS = 108 SMs x 64 lanes x 2 FLOP x 1.41 GHz, HBM2e 2.04 TB/s (SXM)",
+            "NVIDIA A100 datasheet: FP32 19.5 TFLOPS = 108 SMs x 64 lanes x 2 FLOP x 1.41 GHz; FP64 9.7 = 108 x 32 \
+                 FP64 lanes x 2 x 1.41 GHz, FP64 tensor core 19.5; HBM2e 2.04 TB/s (SXM)",
     },
     KnownPart {
         arch: "sm_80",
@@ -123,8 +279,13 @@ pub const KNOWN_PARTS: &[KnownPart] = &[
         fp32_vector_tflops: 19.5,
         fp32_packed_tflops: None,
         fp32_matrix_tflops: None,
+        fp64_vector_tflops: 9.7,
+        fp64_matrix_tflops: Some(19.5),
+        clock_ghz: 1.41,
         memory_gbps: 1555.0,
-        source: "NVIDIA A100 datasheet: FP32 19.5 TFLOPS = 108 SMs x 64 lanes x 2 FLOP x 1.41 GHz, HBM2 1.56 TB/s",
+        source:
+            "NVIDIA A100 datasheet: FP32 19.5 TFLOPS = 108 SMs x 64 lanes x 2 FLOP x 1.41 GHz; FP64 9.7 = 108 x 32 \
+                 FP64 lanes x 2 x 1.41 GHz, FP64 tensor core 19.5; HBM2 1.56 TB/s",
     },
     KnownPart {
         arch: "gfx90a",
@@ -134,10 +295,14 @@ pub const KNOWN_PARTS: &[KnownPart] = &[
         fp32_vector_tflops: 23.9,
         fp32_packed_tflops: Some(47.9),
         fp32_matrix_tflops: Some(47.9),
+        fp64_vector_tflops: 23.9,
+        fp64_matrix_tflops: Some(47.9),
+        clock_ghz: 1.7,
         memory_gbps: 1638.4,
         source:
             "AMD Instinct MI250X data sheet, halved per GCD: FP32 vector 23.9 TFLOPS = 110 CUs x 64 lanes x 2 FLOP \
-                 x 1.7 GHz; packed FP32 (v_pk_fma_f32) and FP32 matrix (MFMA) 47.9 TFLOPS; HBM2e 3.2768 TB/s per \
+                 x 1.7 GHz; packed FP32 (v_pk_fma_f32) and FP32 matrix (MFMA) 47.9 TFLOPS; FP64 vector 23.9 (128 \
+                 FLOP per clock per CU) and FP64 matrix 47.9 (256, v_mfma_f64_16x16x4f64); HBM2e 3.2768 TB/s per \
                  module, 1.6384 per GCD",
     },
     KnownPart {
@@ -148,9 +313,13 @@ pub const KNOWN_PARTS: &[KnownPart] = &[
         fp32_vector_tflops: 22.6,
         fp32_packed_tflops: Some(45.3),
         fp32_matrix_tflops: Some(45.3),
+        fp64_vector_tflops: 22.6,
+        fp64_matrix_tflops: Some(45.3),
+        clock_ghz: 1.7,
         memory_gbps: 1638.4,
         source: "AMD Instinct MI250 data sheet, halved per GCD: FP32 vector 22.6 TFLOPS = 104 CUs x 64 x 2 x 1.7 GHz; \
-                 packed and matrix FP32 45.3; HBM2e 1.6384 TB/s per GCD",
+                 packed and matrix FP32 45.3; FP64 vector 22.6 (ROCm docs: \"22.6 TFLOPS for vector instructions\" \
+                 per GCD), FP64 matrix 45.3; HBM2e 1.6384 TB/s per GCD",
     },
     KnownPart {
         arch: "gfx942",
@@ -160,9 +329,13 @@ pub const KNOWN_PARTS: &[KnownPart] = &[
         fp32_vector_tflops: 81.7,
         fp32_packed_tflops: Some(163.4),
         fp32_matrix_tflops: Some(163.4),
+        fp64_vector_tflops: 81.7,
+        fp64_matrix_tflops: Some(163.4),
+        clock_ghz: 2.1,
         memory_gbps: 5300.0,
         source: "AMD Instinct MI300X data sheet: FP32 81.7 TFLOPS = 304 CUs x 64 x 2 FLOP x 2.1 GHz, packed and \
-                 matrix FP32 163.4; HBM3 5.3 TB/s",
+                 matrix FP32 163.4; FP64 vector 81.7 and matrix 163.4 (ROCm docs: 128 and 256 FLOP per clock per CU); \
+                 HBM3 5.3 TB/s",
     },
 ];
 
@@ -191,6 +364,49 @@ pub fn vendor_sgemm_units(platform: Platform, arch: &str) -> &'static str {
     }
 }
 
+/// What the vendor BLAS's DGEMM runs on for an architecture.
+pub fn vendor_dgemm_units(platform: Platform, arch: &str) -> &'static str {
+    match vendor_gemm_unit(platform, arch, Precision::F64) {
+        Unit::Matrix if platform == Platform::Amd && arch.starts_with("sm_") => {
+            "rocBLAS over cuBLAS (HIP over CUDA test runtime): cuBLAS DGEMM on the FP64 tensor cores (DMMA)"
+        }
+        Unit::Matrix if platform == Platform::Amd => "rocBLAS DGEMM uses the FP64 matrix cores (MFMA)",
+        Unit::Matrix => "cuBLAS DGEMM uses the FP64 tensor cores (DMMA)",
+        _ if platform == Platform::Amd => "rocBLAS DGEMM uses the FP64 vector units",
+        _ => "cuBLAS DGEMM uses the FP64 vector units (no FP64 tensor cores before sm_80)",
+    }
+}
+
+/// What the vendor BLAS's GEMM of `precision` runs on, in words.
+pub fn vendor_gemm_units(platform: Platform, arch: &str, precision: Precision) -> &'static str {
+    match precision {
+        Precision::F32 => vendor_sgemm_units(platform, arch),
+        Precision::F64 => vendor_dgemm_units(platform, arch),
+    }
+}
+
+/// The unit the vendor BLAS's GEMM of `precision` runs on: rocBLAS uses MFMA on CDNA2/3 (gfx90a, gfx94x, gfx95x) in
+/// both precisions (gfx908's MFMA has no FP64); cuBLAS's DGEMM uses the FP64 tensor cores from sm_80 on, and its
+/// SGEMM the vector units (the suite pins plain FP32 math: no TF32). The HIP-over-CUDA test runtime reports the CUDA
+/// architecture, and its rocBLAS is cuBLAS.
+pub fn vendor_gemm_unit(platform: Platform, arch: &str, precision: Precision) -> Unit {
+    let cdna_matrix = ["gfx90a", "gfx94", "gfx95"].iter().any(|p| arch.starts_with(p));
+    match (precision, arch.strip_prefix("sm_")) {
+        (Precision::F32, Some(_)) => Unit::Vector,
+        (Precision::F64, Some(sm)) => {
+            // sm_80, sm_86, sm_90a, sm_100: the number is the compute capability, major·10 + minor.
+            let cc: u32 = sm.chars().take_while(char::is_ascii_digit).collect::<String>().parse().unwrap_or(0);
+            if cc >= 80 {
+                Unit::Matrix
+            } else {
+                Unit::Vector
+            }
+        }
+        _ if platform == Platform::Amd && cdna_matrix => Unit::Matrix,
+        _ => Unit::Vector,
+    }
+}
+
 /// FP32 lanes per CU of an architecture family, for ceilings computed from the runtime's figures.
 fn fp32_lanes_per_cu(platform: Platform, arch: &str) -> u32 {
     match platform {
@@ -208,14 +424,18 @@ fn fp32_lanes_per_cu(platform: Platform, arch: &str) -> u32 {
 pub fn ceilings(props: &Props) -> Ceilings {
     let arch = props.arch.as_str();
     let units = vendor_sgemm_units(props.platform, arch);
+    let dgemm_units = vendor_dgemm_units(props.platform, arch);
     if let Some(p) = known_part(arch, props.cu_count, &props.name) {
         return Ceilings {
             part: p.name.to_string(),
             fp32_vector_tflops: p.fp32_vector_tflops,
             fp32_packed_tflops: p.fp32_packed_tflops,
             fp32_matrix_tflops: p.fp32_matrix_tflops,
+            fp64_vector_tflops: Some(p.fp64_vector_tflops),
+            fp64_matrix_tflops: p.fp64_matrix_tflops,
             memory_gbps: Some(p.memory_gbps),
             vendor_sgemm_units: units,
+            vendor_dgemm_units: dgemm_units,
             source: p.source.to_string(),
         };
     }
@@ -236,10 +456,14 @@ pub fn ceilings(props: &Props) -> Ceilings {
         fp32_vector_tflops: vector,
         fp32_packed_tflops: None,
         fp32_matrix_tflops: None,
+        fp64_vector_tflops: None,
+        fp64_matrix_tflops: None,
         memory_gbps: memory,
         vendor_sgemm_units: units,
+        vendor_dgemm_units: dgemm_units,
         source: format!(
-            "computed, not a datasheet figure: {} CUs x {lanes} FP32 lanes x 2 FLOP x {clock_note}{}",
+            "computed, not a datasheet figure: {} CUs x {lanes} FP32 lanes x 2 FLOP x {clock_note}; FP64 rate not \
+             known for this part{}",
             props.cu_count,
             match (props.memory_clock_mhz, props.memory_bus_bits) {
                 (Some(mhz), Some(bits)) => format!("; memory {mhz} MHz x 2 (DDR) x {bits} bits"),
@@ -298,19 +522,81 @@ mod tests {
 
     #[test]
     fn datasheet_figures_match_their_own_arithmetic() {
-        // Each vector figure is CUs x lanes x 2 x clock, as its source says; the clocks are the datasheets'.
-        let clocks = [("sm_90", 1.98), ("sm_80", 1.41), ("gfx90a", 1.7), ("gfx942", 2.1)];
-        for p in KNOWN_PARTS.iter().filter(|p| p.name != "H100 PCIe (114 SMs)") {
-            let ghz = clocks.iter().find(|(a, _)| *a == p.arch).unwrap().1;
-            let lanes = if p.arch == "sm_80" || p.arch.starts_with("gfx") { 64.0 } else { 128.0 };
-            let computed = f64::from(p.cu_count) * lanes * 2.0 * ghz / 1e3;
-            assert!(
-                (computed - p.fp32_vector_tflops).abs() < 0.1,
-                "{}: {computed} vs {}",
-                p.name,
-                p.fp32_vector_tflops
-            );
+        // FLOP per clock per CU of each path, per architecture: FP32 vector (2 x FP32 lanes), FP32 packed and
+        // matrix, FP64 vector (2 x FP64 lanes), FP64 matrix. Sources: the NVIDIA whitepapers (GA100: 64 FP32 and
+        // 32 FP64 lanes per SM, FP64 tensor cores 2x the FP64 rate; GH100: 128 and 64, tensor 2x), AMD's CDNA2/3
+        // tables (vector FP32 and FP64 128, packed FP32 and matrix FP32 and FP64 256).
+        let per_clock = [
+            ("sm_90", [256.0, 0.0, 128.0, 256.0]),
+            ("sm_80", [128.0, 0.0, 64.0, 128.0]),
+            ("gfx90a", [128.0, 256.0, 128.0, 256.0]),
+            ("gfx942", [128.0, 256.0, 128.0, 256.0]),
+        ];
+        for p in KNOWN_PARTS {
+            let [fp32, fp32_matrix, fp64, fp64_matrix] = per_clock.iter().find(|(a, _)| *a == p.arch).unwrap().1;
+            let tflops = |flop_per_clock: f64| f64::from(p.cu_count) * flop_per_clock * p.clock_ghz / 1e3;
+            let close = |want: f64, got: f64, what: &str| {
+                assert!((want - got).abs() < 0.1, "{} {what}: computed {want:.2}, listed {got}", p.name);
+            };
+            close(tflops(fp32), p.fp32_vector_tflops, "FP32 vector");
+            close(tflops(fp64), p.fp64_vector_tflops, "FP64 vector");
+            close(tflops(fp64_matrix), p.fp64_matrix_tflops.unwrap(), "FP64 matrix");
+            if fp32_matrix > 0.0 {
+                close(tflops(fp32_matrix), p.fp32_matrix_tflops.unwrap(), "FP32 matrix");
+                close(tflops(fp32_matrix), p.fp32_packed_tflops.unwrap(), "FP32 packed");
+            } else {
+                assert_eq!((p.fp32_matrix_tflops, p.fp32_packed_tflops), (None, None), "{}", p.name);
+            }
         }
+        // The issue's figures, as listed: MI250X GCD 23.9 / 47.9, MI300X 81.7 / 163.4, H100 SXM 33.5 / 66.9, A100
+        // 9.7 / 19.5 (FP64 vector / matrix).
+        let fp64 = |name: &str| {
+            let p = KNOWN_PARTS.iter().find(|p| p.name.starts_with(name)).unwrap();
+            (p.fp64_vector_tflops, p.fp64_matrix_tflops.unwrap())
+        };
+        assert_eq!(fp64("MI250X GCD"), (23.9, 47.9));
+        assert_eq!(fp64("MI300X"), (81.7, 163.4));
+        assert_eq!(fp64("H100 SXM5"), (33.5, 66.9));
+        assert_eq!(fp64("H200"), (33.5, 66.9));
+        assert_eq!(fp64("A100 80GB"), (9.7, 19.5));
+    }
+
+    #[test]
+    fn each_unit_has_its_own_peak_and_the_vendor_gemm_its_unit() {
+        let h100 = ceilings(&props("sm_90", "NVIDIA H100 80GB HBM3", 132));
+        assert_eq!(h100.peak_tflops(Precision::F32, Unit::Vector), Some(66.9));
+        assert_eq!(h100.peak_tflops(Precision::F32, Unit::Matrix), None);
+        assert_eq!(h100.peak_tflops(Precision::F64, Unit::Vector), Some(33.5));
+        assert_eq!(h100.peak_tflops(Precision::F64, Unit::Matrix), Some(66.9));
+        assert_eq!(h100.peak_tflops(Precision::F64, Unit::Packed), None);
+        let gcd = ceilings(&props("gfx90a", "", 110));
+        assert_eq!(gcd.peak_tflops(Precision::F32, Unit::Packed), Some(47.9));
+        assert_eq!(gcd.peak_tflops(Precision::F64, Unit::Matrix), Some(47.9));
+        let (amd, nv) = (Platform::Amd, Platform::Nvidia);
+        for (platform, arch, precision, unit) in [
+            (nv, "sm_90", Precision::F64, Unit::Matrix),
+            (nv, "sm_80", Precision::F64, Unit::Matrix),
+            (nv, "sm_100", Precision::F64, Unit::Matrix),
+            (nv, "sm_70", Precision::F64, Unit::Vector),
+            (nv, "sm_90", Precision::F32, Unit::Vector),
+            (amd, "gfx90a", Precision::F32, Unit::Matrix),
+            (amd, "gfx90a", Precision::F64, Unit::Matrix),
+            (amd, "gfx942", Precision::F64, Unit::Matrix),
+            (amd, "gfx908", Precision::F64, Unit::Vector),
+            (amd, "gfx1100", Precision::F32, Unit::Vector),
+            (amd, "sm_90", Precision::F64, Unit::Matrix),
+        ] {
+            assert_eq!(vendor_gemm_unit(platform, arch, precision), unit, "{platform} {arch} {precision}");
+        }
+        assert!(h100.vendor_gemm_units(Precision::F64).contains("DMMA"));
+        assert!(gcd.vendor_gemm_units(Precision::F64).contains("MFMA"));
+        assert!(vendor_dgemm_units(amd, "sm_90").contains("over cuBLAS"));
+        for (text, want) in [("f32", Ok(Precision::F32)), ("FP64", Ok(Precision::F64)), ("f16", Err(()))] {
+            assert_eq!(Precision::parse(text).map_err(|_| ()), want, "{text}");
+        }
+        let old_row = std::collections::BTreeMap::new();
+        assert_eq!(Precision::of_row(&old_row), Precision::F32);
+        assert_eq!(Unit::parse("packed"), Some(Unit::Packed));
     }
 
     #[test]
@@ -320,6 +606,7 @@ mod tests {
         assert!((c.fp32_vector_tflops - 120.0 * 128.0 * 2.0 * 1.98e-3).abs() < 1e-9);
         assert!((c.memory_gbps.unwrap() - 3201e6 * 2.0 * 6144.0 / 8.0 / 1e9).abs() < 1e-6);
         assert!(c.source.starts_with("computed, not a datasheet figure"), "{}", c.source);
+        assert_eq!(c.peak_tflops(Precision::F64, Unit::Vector), None, "an unknown part's FP64 rate is not guessed");
         let mut p = props("gfx1100", "Radeon", 48);
         (p.clock_mhz, p.memory_clock_mhz) = (None, None);
         let c = ceilings(&p);

@@ -481,6 +481,18 @@ impl Device for PlanningDevice {
         Err(self.only("sgemm"))
     }
 
+    fn dgemm(
+        &self,
+        _m: usize,
+        _n: usize,
+        _k: usize,
+        _a: &dyn RawAlloc,
+        _b: &dyn RawAlloc,
+        _c: &dyn RawAlloc,
+    ) -> Result<()> {
+        Err(self.only("dgemm"))
+    }
+
     fn sdot(&self, _n: usize, _x: &dyn RawAlloc, _y: &dyn RawAlloc, _result: &dyn RawAlloc) -> Result<()> {
         Err(self.only("sdot"))
     }
@@ -611,6 +623,7 @@ mod tests {
                 ("capture", dev.capture(2, &mut || Ok(())).err()),
                 ("synchronize", dev.synchronize().err()),
                 ("sgemm", dev.sgemm(4, 4, 4, &buf, &buf, &buf).err()),
+                ("dgemm", dev.dgemm(4, 4, 4, &buf, &buf, &buf).err()),
                 ("sdot", dev.sdot(4, &buf, &buf, &buf).err()),
                 ("sasum", dev.sasum(4, &buf, &buf).err()),
                 ("ddot", dev.ddot(4, &buf, &buf, &buf).err()),

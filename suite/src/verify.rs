@@ -9,6 +9,9 @@ use serde::{Deserialize, Serialize};
 /// FP32 machine epsilon (2⁻²³).
 pub const F32_EPS: f64 = f32::EPSILON as f64;
 
+/// FP64 machine epsilon (2⁻⁵²).
+pub const F64_EPS: f64 = f64::EPSILON;
+
 /// Outcome of comparing a device result with its reference.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Verification {
@@ -117,6 +120,55 @@ where
     compare(got, want, scale, matmul_tolerance(k))
 }
 
+/// Relative tolerance of an FP64 matrix product C = A·B with inner size `k` (inputs uniform in [−1, 1), as the matmul
+/// experiment draws FP64 inputs), checked against a reference more accurate than FP64 (the Dot2 kernel,
+/// `matmul_reference_dot2_f64`), relative to the scale of [`check_matmul_f64`].
+///
+/// Derivation: [`matmul_tolerance`]'s, with FP64's unit roundoff u = 2⁻⁵³ = ε/2. An FP64 kernel summing its K
+/// products one at a time (with FMA, so each product is rounded only as part of its sum) is off the exact c by a
+/// standard deviation of at most u·K/√18 (the same model of independent roundings of the partial sums Sⱼ, each at
+/// most u relative); blocked, tree and matrix-unit orders do better. Here the reference is not another FP64 sum but
+/// c to within one rounding (Dot2: |r − c| <= u·|c| + γ²_K·Σ|ab|, γ_K = K·u/(1 − K·u), the second term under 10⁻²¹
+/// of Σ|ab| at K = 8192), so the difference is the kernel's own error, a factor √2 smaller than between two FP32
+/// sums, and the FP32 form keeps that as extra margin: against a scale of at least 3σ = √K, the largest of 8192²
+/// differences stays below (7.7/3)·u√K/√2 with probability 1 − 10⁻⁶, and the tolerance 4u√K = 2ε√K leaves 2.2×.
+/// What it rejects: a kernel that computes in FP32 (its products rounded to FP32 alone put about 10⁻⁸ of the scale
+/// into c, 10⁵ times the tolerance at K = 8192), a missing K term (about 1/√K of the scale), and one element off by
+/// more than 2ε√K of the scale (CPU tests plant each).
+pub fn matmul_tolerance_f64(k: usize) -> f64 {
+    2.0 * (k as f64).sqrt() * F64_EPS
+}
+
+/// Checks an FP64 matrix product of inner size `k` (inputs uniform in [−1, 1)) against a reference, element by
+/// element, with [`matmul_tolerance_f64`] relative to max(max |want|, √K).
+pub fn check_matmul_f64(got: &[f64], want: &[f64], k: usize) -> Verification {
+    let scale = max_abs(want).max((k as f64).sqrt());
+    compare(got, want, scale, matmul_tolerance_f64(k))
+}
+
+/// How closely the GPU's Dot2 reference must agree with the host's Dot2 sums at sampled elements, relative to the
+/// same scale: both are within one rounding of the exact product (each |r − c| <= u·|c|), so within 2u·|c| <= ε of
+/// the scale of each other.
+pub const DOT2_AGREEMENT: f64 = F64_EPS;
+
+/// Σ xᵢ·yᵢ with Ogita, Rump and Oishi's Dot2 ("Accurate sum and dot product", SIAM J. Sci. Comput. 26(6), 2005,
+/// Algorithm 5.3): as accurate as if computed in twice the working precision, then rounded. The host's half of the
+/// FP64 reference check, the same algorithm as `matmul_reference_dot2_f64` (`f64::mul_add` is a fused multiply-add:
+/// correctly rounded, in software where the CPU has none).
+pub fn dot2(pairs: impl IntoIterator<Item = (f64, f64)>) -> f64 {
+    let (mut sum, mut err) = (0.0f64, 0.0f64);
+    for (x, y) in pairs {
+        let p = x * y;
+        let pe = x.mul_add(y, -p); // TwoProduct: x·y = p + pe exactly
+        let s = sum + p; // TwoSum: sum + p = s + se exactly
+        let z = s - sum;
+        let se = (sum - (s - z)) + (p - z);
+        sum = s;
+        err += pe + se;
+    }
+    sum + err
+}
+
 /// Largest absolute value in a slice (the natural `scale` for [`compare`]).
 pub fn max_abs<T: Copy + Into<f64>>(values: &[T]) -> f64 {
     values.iter().map(|&x| x.into().abs()).fold(0.0, f64::max)
@@ -158,6 +210,17 @@ mod tests {
         // 1e-9 against 0: relative to |want| = 0 it is infinite, relative to the data's scale it is rounding.
         assert!(compare(&[1e-9f32], &[0.0f64], 1.0, 1e-6).passed());
         assert!(!compare(&[1e-9f32], &[0.0f64], 0.0, 1e-6).passed());
+    }
+
+    #[test]
+    fn dot2_is_as_accurate_as_twice_the_precision() {
+        // 1e16 + 1 − 1e16: a plain FP64 sum loses the 1, Dot2 keeps it.
+        let pairs = [(1e16, 1.0), (1.0, 1.0), (-1e16, 1.0)];
+        assert_eq!(pairs.iter().map(|(x, y)| x * y).sum::<f64>(), 0.0);
+        assert_eq!(dot2(pairs), 1.0);
+        // (1 + 2⁻³⁰)² − 1 − 2⁻²⁹ = 2⁻⁶⁰: only the exact product's low part survives.
+        let x = 1.0 + 2f64.powi(-30);
+        assert_eq!(dot2([(x, x), (-1.0, 1.0), (-(2f64.powi(-29)), 1.0)]), 2f64.powi(-60));
     }
 
     #[test]

@@ -634,19 +634,27 @@ fn matmul_reference(a: &[f32], b: &[f32], shape: matmul::Shape) -> Vec<f64> {
 }
 
 /// Every wave-tiled matmul kernel of kernels/matmul.hip (warp tile, double buffer, split-K, split-K with atomics,
-/// stream-K; aligned and unaligned instances), whose items are laid out per wave from GPU_WAVE_SIZE: each C must
-/// pass the experiment's check against the host's f64 product, be the same bits at both wave sizes (every element
-/// sums its K terms in the same order, whichever item computes it), and leave the split-K and stream-K tile
-/// counters at zero. Shapes cut partial tiles in M, N and K; split-K uses S = 2 and stream-K 3 groups, so partial
-/// tiles go through the workspace.
+/// stream-K; aligned and unaligned instances), in FP32 and, where it has one, its FP64 instance, whose items are laid
+/// out per wave from GPU_WAVE_SIZE: each C must pass the experiment's check against the host's product (FP32:
+/// against its f64 sums; FP64: against its compensated Dot2 sums, with the FP64 tolerance), be the same bits at both
+/// wave sizes (every element sums its K terms in the same order, whichever item computes it), and leave the split-K
+/// and stream-K tile counters at zero. Shapes cut partial tiles in M, N and K; split-K uses S = 2 and stream-K 3
+/// groups, so partial tiles go through the workspace. FP64 also runs at N and K that are even but not multiples of 4,
+/// where an FP64 quad of an aligned row ends halfway (its second half guarded, B's pointers clamped to N − 2).
 #[test]
 fn matmul_wave_tiled_kernels_are_right_at_wave64_and_wave32() {
+    use suite::peaks::Precision;
     let build = tempfile::tempdir().unwrap();
     let families = ["warptile", "double_buffer", "splitk", "splitk_atomic", "streamk"];
-    let variants: Vec<&matmul::Variant> = matmul::VARIANTS.iter().filter(|v| families.contains(&v.family)).collect();
+    let variants: Vec<&matmul::Variant> =
+        matmul::VARIANTS.iter().filter(|v| families.contains(&v.family) && v.source == "matmul").collect();
     assert!(variants.len() >= 20, "the wave-tiled rungs of matmul::VARIANTS");
+    let in_f64: Vec<&matmul::Variant> =
+        variants.iter().copied().filter(|v| v.f64 == matmul::Instance::Yes).collect();
+    assert!(in_f64.len() >= 5, "the FP64 instances of the wave-tiled rungs: {}", in_f64.len());
     let mut symbols: Vec<String> =
         variants.iter().flat_map(|v| [v.symbol.to_string(), format!("{}_unaligned", v.symbol)]).collect();
+    symbols.extend(in_f64.iter().flat_map(|v| [format!("{}_f64", v.symbol), format!("{}_f64_unaligned", v.symbol)]));
     symbols.push("matmul_zero_c".into());
     let programs = emulation::build_all(
         build.path(),
@@ -655,40 +663,55 @@ fn matmul_wave_tiled_kernels_are_right_at_wave64_and_wave32() {
         &emulation::entries(&symbols),
         build.path(),
     );
-    let mut results: Vec<Vec<(String, Vec<u32>)>> = Vec::new();
+    let mut results: Vec<Vec<(String, Vec<u64>)>> = Vec::new();
     for program in &programs {
         let mut mine = Vec::new();
-        for v in &variants {
+        let runs = variants
+            .iter()
+            .map(|v| (*v, Precision::F32))
+            .chain(in_f64.iter().map(|v| (*v, Precision::F64)));
+        for (v, precision) in runs {
             let (bn, bm, bk) = (v.block[0] as usize, v.block[1] as usize, v.slab_k as usize);
-            for aligned in [true, false] {
-                let edge = if aligned { 0 } else { 1 };
-                let shape = matmul::Shape { m: bm + 5, n: bn - 4 + edge, k: 3 * bk + 4 + edge };
-                assert_eq!(shape.rows_aligned(), aligned);
-                let plan = v.plan(shape, 1, 3, Some(2)).unwrap_or_else(|e| panic!("{e}"));
+            // (N less than BN by, K past 3 slabs by): aligned by 4, aligned only by 2 (FP64), odd.
+            let edges: &[(usize, usize)] = match precision {
+                Precision::F32 => &[(4, 4), (3, 5)],
+                Precision::F64 => &[(4, 4), (2, 2), (3, 5)],
+            };
+            for &(less, more) in edges {
+                let shape = matmul::Shape { m: bm + 5, n: bn - less, k: 3 * bk + more };
+                let plan = v.plan(shape, precision, 1, 3, Some(2)).unwrap_or_else(|e| panic!("{e}"));
                 let context = format!("{} at {shape} at wave {}", plan.symbol, program.wave);
-                let (a, b) = (inputs(9, shape.m * shape.k), inputs(10, shape.k * shape.n));
                 let memory = Memory::new();
-                memory.put("A", &a);
-                memory.put("B", &b);
-                memory.put("C", &poisoned_f32(shape.m * shape.n));
-                memory.put("work", &poisoned_f32(plan.work_floats.max(1) as usize));
-                memory.put("counters", &vec![0u32; plan.counters.max(1) as usize]);
                 let (m, n, k) = (shape.m as i32, shape.n as i32, shape.k as i32);
-                let mut args = vec![Arg::Buf("A"), Arg::Buf("B"), Arg::Buf("C"), Arg::I32(m), Arg::I32(n), Arg::I32(k)];
-                if v.schedule == matmul::Schedule::SplitKAtomic {
-                    let zero = [Arg::Buf("C"), Arg::I32(m), Arg::I32(n)];
-                    program.launch(&memory, "matmul_zero_c", [2, 1, 1], [256, 1, 1], &zero);
-                }
-                if matches!(v.schedule, matmul::Schedule::SplitK | matmul::Schedule::StreamK) {
-                    args.extend([Arg::Buf("work"), Arg::Buf("counters")]);
-                }
-                program.launch(&memory, &plan.symbol, plan.grid, [v.group[0], v.group[1], 1], &args);
-                let c: Vec<f32> = memory.get("C");
-                let check = verify::check_matmul(&c, &matmul_reference(&a, &b, shape), shape.k);
-                assert!(check.passed(), "{context}: {}", check.summary());
+                let c_bits: Vec<u64> = match precision {
+                    Precision::F32 => {
+                        let (a, b) = (inputs(9, shape.m * shape.k), inputs(10, shape.k * shape.n));
+                        memory.put("A", &a);
+                        memory.put("B", &b);
+                        memory.put("C", &poisoned_f32(shape.m * shape.n));
+                        memory.put("work", &poisoned_f32(plan.work_elems.max(1) as usize));
+                        launch_matmul(program, &memory, v, &plan, [m, n, k]);
+                        let c: Vec<f32> = memory.get("C");
+                        let check = verify::check_matmul(&c, &matmul_reference(&a, &b, shape), shape.k);
+                        assert!(check.passed(), "{context}: {}", check.summary());
+                        c.iter().map(|x| u64::from(x.to_bits())).collect()
+                    }
+                    Precision::F64 => {
+                        let (a, b) = (inputs_f64(9, shape.m * shape.k), inputs_f64(10, shape.k * shape.n));
+                        memory.put("A", &a);
+                        memory.put("B", &b);
+                        memory.put("C", &vec![f64::from_bits(u64::MAX); shape.m * shape.n]);
+                        memory.put("work", &vec![f64::from_bits(u64::MAX); plan.work_elems.max(1) as usize]);
+                        launch_matmul(program, &memory, v, &plan, [m, n, k]);
+                        let c: Vec<f64> = memory.get("C");
+                        let check = verify::check_matmul_f64(&c, &matmul_reference_dot2(&a, &b, shape), shape.k);
+                        assert!(check.passed(), "{context}: {}", check.summary());
+                        c.iter().map(|x| x.to_bits()).collect()
+                    }
+                };
                 let counters: Vec<u32> = memory.get("counters");
                 assert!(counters.iter().all(|&x| x == 0), "{context}: tile counters left at {counters:?}");
-                mine.push((context, c.iter().map(|x| x.to_bits()).collect()));
+                mine.push((context, c_bits));
             }
         }
         results.push(mine);
@@ -696,6 +719,44 @@ fn matmul_wave_tiled_kernels_are_right_at_wave64_and_wave32() {
     for (wave64, wave32) in results[0].iter().zip(&results[1]) {
         assert!(wave64.1 == wave32.1, "{} and {}: C differs between the wave sizes", wave64.0, wave32.0);
     }
+}
+
+/// FP64 inputs uniform in [−1, 1), as the experiment draws them, from a fixed seed.
+fn inputs_f64(seed: u64, len: usize) -> Vec<f64> {
+    matmul::draw(&mut fastrand::Rng::with_seed(seed), len).expect("small inputs")
+}
+
+/// The host's FP64 C = A·B with compensated sums, the reference the experiment checks its FP64 reference kernel
+/// against.
+fn matmul_reference_dot2(a: &[f64], b: &[f64], shape: matmul::Shape) -> Vec<f64> {
+    let mut c = Vec::with_capacity(shape.m * shape.n);
+    for i in 0..shape.m {
+        for j in 0..shape.n {
+            c.push(verify::dot2((0..shape.k).map(|p| (a[i * shape.k + p], b[p * shape.n + j]))));
+        }
+    }
+    c
+}
+
+/// One launch of a planned wave-tiled matmul kernel on the buffers A, B, C, work and counters of `memory` (the
+/// counters zeroed here), after zeroing C where the kernel adds into it.
+fn launch_matmul(
+    program: &emulation::Program,
+    memory: &Memory,
+    v: &matmul::Variant,
+    plan: &matmul::Plan,
+    [m, n, k]: [i32; 3],
+) {
+    memory.put("counters", &vec![0u32; plan.counters.max(1) as usize]);
+    let mut args = vec![Arg::Buf("A"), Arg::Buf("B"), Arg::Buf("C"), Arg::I32(m), Arg::I32(n), Arg::I32(k)];
+    if v.schedule == matmul::Schedule::SplitKAtomic {
+        let zero = [Arg::Buf("C"), Arg::I32(m), Arg::I32(n)];
+        program.launch(memory, "matmul_zero_c", [2, 1, 1], [256, 1, 1], &zero);
+    }
+    if matches!(v.schedule, matmul::Schedule::SplitK | matmul::Schedule::StreamK) {
+        args.extend([Arg::Buf("work"), Arg::Buf("counters")]);
+    }
+    program.launch(memory, &plan.symbol, plan.grid, [v.group[0], v.group[1], 1], &args);
 }
 
 /// The emulation itself, on small kernels of its own: the 64-bit ballot and the shuffles follow HIP's rules at

@@ -711,6 +711,11 @@ pub trait Device: Send + Sync {
     /// On NVIDIA the math mode is pinned to plain FP32 (no TF32).
     fn sgemm(&self, m: usize, n: usize, k: usize, a: &dyn RawAlloc, b: &dyn RawAlloc, c: &dyn RawAlloc) -> Result<()>;
 
+    /// Row-major FP64 `C = A·B` with `A` m×k, `B` k×n, `C` m×n, through the vendor BLAS (`cublasDgemm` /
+    /// `rocblas_dgemm`), stream-ordered. On NVIDIA the math mode is pinned to the default (plain FP64, none of
+    /// cuBLAS's emulated FP64); the library picks the unit (the FP64 tensor cores from sm_80 on, MFMA on gfx90a).
+    fn dgemm(&self, m: usize, n: usize, k: usize, a: &dyn RawAlloc, b: &dyn RawAlloc, c: &dyn RawAlloc) -> Result<()>;
+
     /// FP32 `result[0] = Σ x[i]·y[i]` over `n` elements through the vendor BLAS (`cublasSdot` / `rocblas_sdot`),
     /// stream-ordered, with the result left in device memory (device pointer mode), so it can be batched and
     /// captured like a kernel. Buffer sizes are checked against `n`.

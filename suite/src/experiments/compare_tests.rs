@@ -168,7 +168,7 @@ fn different_sweeps_compare_on_their_intersection_and_list_the_rest() {
         "{matmul}"
     );
     // Every kernel at the largest size both runs measured: 512.
-    assert!(matmul.contains("Every kernel at size 512"), "{matmul}");
+    assert!(matmul.contains("Every FP32 kernel at size 512"), "{matmul}");
     assert!(matmul.contains("| tiled_m16 | 25% | 20% |"), "{matmul}");
     // occupancy (its own tables and plots: experiments::occupancy::compare): the common group size is joined.
     let occ = &md[md.find("## occupancy").unwrap()..];

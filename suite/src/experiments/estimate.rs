@@ -4,9 +4,11 @@
 //! an `invalid` row naming its estimate and the flag, instead of running for hours.
 //!
 //! The model errs long: each kind of kernel is credited with a share of the device's peak it reaches in the
-//! reference runs, rounded down (a naive matmul about 1% of FP32, a copy about 70% of memory bandwidth).
+//! reference runs, rounded down (a naive matmul about 1% of FP32, a copy about 70% of memory bandwidth). The peak is
+//! the one of the precision and hardware unit the work runs on (FP32 vector unless the work says otherwise: FP64
+//! work is counted at the FP64 peaks).
 
-use crate::peaks::Ceilings;
+use crate::peaks::{Ceilings, Precision, Unit};
 
 use super::TARGET_BATCH_MS;
 use crate::options::RunOptions;
@@ -18,8 +20,13 @@ pub struct Work {
     pub flops: f64,
     /// Bytes through device memory at the least: each input read once, each output written once.
     pub bytes: f64,
-    /// The share of the device's FP32 vector peak and memory bandwidth this kind of kernel reaches, in (0, 1].
+    /// The share of the peak of `precision` on `unit` and of the memory bandwidth this kind of kernel reaches, in
+    /// (0, 1].
     pub share_of_peak: f64,
+    /// The precision of the FLOP (FP32 unless set with [`Work::on`]).
+    pub precision: Precision,
+    /// The unit they run on (the vector units unless set with [`Work::on`]).
+    pub unit: Unit,
     /// Seconds one launch takes whatever the device: a spin kernel's wait, launches and host round trips.
     pub floor_s: f64,
     /// Seconds of work the point does once before it is timed, beyond its own launches (matmul's FP64 reference
@@ -33,12 +40,26 @@ pub struct Work {
 impl Work {
     /// A kernel of `flops` and `bytes` that reaches `share_of_peak` of the device's ceilings.
     pub fn kernel(flops: f64, bytes: f64, share_of_peak: f64) -> Work {
-        Work { flops, bytes, share_of_peak, floor_s: 0.0, setup_s: 0.0, counted: true }
+        Work {
+            flops,
+            bytes,
+            share_of_peak,
+            precision: Precision::F32,
+            unit: Unit::Vector,
+            floor_s: 0.0,
+            setup_s: 0.0,
+            counted: true,
+        }
     }
 
     /// Work that takes `seconds` whatever the device (waits, host round trips).
     pub fn fixed(seconds: f64) -> Work {
-        Work { flops: 0.0, bytes: 0.0, share_of_peak: 1.0, floor_s: seconds, setup_s: 0.0, counted: false }
+        Work { floor_s: seconds, counted: false, ..Work::kernel(0.0, 0.0, 1.0) }
+    }
+
+    /// This work's FLOP in `precision` on `unit`: counted at that peak ([`Ceilings::peak_tflops`]).
+    pub fn on(self, precision: Precision, unit: Unit) -> Work {
+        Work { precision, unit, ..self }
     }
 
     /// Nothing to estimate (an `invalid` point, which never runs).
@@ -80,6 +101,25 @@ pub const HOST_BYTES_PER_S: f64 = 1e9;
 /// Memory bandwidth assumed where the device reports none, GB/s: low, so estimates err long.
 pub const UNKNOWN_MEMORY_GBPS: f64 = 500.0;
 
+/// FP64's share of the FP32 vector peak assumed where the FP64 rate is not known (a part not in the peaks table):
+/// 1/64, the slowest ratio of current parts (NVIDIA's consumer GPUs), so estimates err long.
+pub const UNKNOWN_FP64_SHARE: f64 = 1.0 / 64.0;
+
+/// The peak `work` is counted at, TFLOP/s, and its name: the peak of its precision and unit, else (a path the device
+/// lacks or whose rate is unknown) the vector peak of its precision, else FP64 at [`UNKNOWN_FP64_SHARE`] of FP32.
+fn peak_of(work: &Work, ceilings: &Ceilings) -> (f64, String) {
+    let (p, u) = (work.precision, work.unit);
+    let name = |unit: Unit| format!("{} {}", p.label(), unit.name());
+    match (ceilings.peak_tflops(p, u), ceilings.peak_tflops(p, Unit::Vector)) {
+        (Some(t), _) => (t, name(u)),
+        (None, Some(t)) => (t, name(Unit::Vector)),
+        (None, None) => (
+            ceilings.fp32_vector_tflops * UNKNOWN_FP64_SHARE,
+            format!("{} (1/64 of FP32 assumed: its rate is not known)", name(Unit::Vector)),
+        ),
+    }
+}
+
 /// The estimate of one point.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Estimate {
@@ -91,11 +131,12 @@ pub struct Estimate {
     pub reason: String,
 }
 
-/// Seconds one launch of `work` takes on a device with `ceilings`: the slower of its operations at the FP32 vector
-/// peak and its bytes at the memory bandwidth, each at the kind's share, and never less than its floor.
+/// Seconds one launch of `work` takes on a device with `ceilings`: the slower of its operations at the peak of its
+/// precision and unit and its bytes at the memory bandwidth, each at the kind's share, and never less than its floor.
 pub fn launch_seconds(work: &Work, ceilings: &Ceilings) -> (f64, String) {
     let share = work.share_of_peak.clamp(1e-6, 1.0);
-    let flop_rate = ceilings.fp32_vector_tflops * 1e12 * share;
+    let (peak_tflops, peak_name) = peak_of(work, ceilings);
+    let flop_rate = peak_tflops * 1e12 * share;
     let byte_rate = ceilings.memory_gbps.unwrap_or(UNKNOWN_MEMORY_GBPS) * 1e9 * share;
     let compute_s = work.flops / flop_rate;
     let memory_s = work.bytes / byte_rate;
@@ -103,10 +144,7 @@ pub fn launch_seconds(work: &Work, ceilings: &Ceilings) -> (f64, String) {
     let (s, why) = if compute_s >= memory_s && work.flops > 0.0 {
         (
             compute_s,
-            format!(
-                "{:.3e} FLOP at {percent:.0}% of the {:.1} TFLOP/s FP32 peak",
-                work.flops, ceilings.fp32_vector_tflops
-            ),
+            format!("{:.3e} FLOP at {percent:.0}% of the {peak_tflops:.1} TFLOP/s {peak_name} peak", work.flops),
         )
     } else if work.bytes > 0.0 {
         (
@@ -183,8 +221,11 @@ mod tests {
             fp32_vector_tflops: 66.9,
             fp32_packed_tflops: None,
             fp32_matrix_tflops: None,
+            fp64_vector_tflops: Some(33.5),
+            fp64_matrix_tflops: Some(66.9),
             memory_gbps: Some(4800.0),
             vendor_sgemm_units: "",
+            vendor_dgemm_units: "",
             source: String::new(),
         }
     }
@@ -213,7 +254,7 @@ mod tests {
         assert!(e.point_s > 5.0 * e.launch_s);
         let why = over_limit(&e, 60.0).unwrap();
         assert!(why.starts_with("estimated 1.4 h for this point, over --max-point-seconds 60"), "{why}");
-        assert!(why.contains("6.860e14 FLOP at 1% of the 66.9 TFLOP/s FP32 peak"), "{why}");
+        assert!(why.contains("6.860e14 FLOP at 1% of the 66.9 TFLOP/s FP32 vector peak"), "{why}");
         assert!(why.ends_with("raise --max-point-seconds to run it"), "{why}");
         // 7000: 1.0 s per launch, about 5 s in all.
         let e = estimate(&naive(7000.0), &h200(), &opts());
@@ -235,6 +276,28 @@ mod tests {
         let e = estimate(&Work::fixed(1.0), &h200(), &opts());
         assert!((e.point_s - (POINT_OVERHEAD_S + 1.0 + 4.0)).abs() < 1e-9, "{e:?}");
         assert!(e.reason.contains("at least 1.0 s by its waits"), "{e:?}");
+    }
+
+    #[test]
+    fn fp64_work_is_counted_at_the_fp64_peak_of_its_unit() {
+        // 8192³ in FP64: 1.1 PFLOP. On the vector units (33.5 TFLOP/s) at 50%: 65.6 ms; on the tensor cores
+        // (66.9) at 50%: 32.9 ms; the same FLOP in FP32 (66.9 vector): 32.9 ms.
+        let flops = 2.0 * 8192f64.powi(3);
+        let at = |p, u| launch_seconds(&Work::kernel(flops, 0.0, 0.5).on(p, u), &h200());
+        let (vector, why) = at(Precision::F64, Unit::Vector);
+        assert!((vector - flops / (33.5e12 * 0.5)).abs() < 1e-9, "{vector}");
+        assert!(why.contains("33.5 TFLOP/s FP64 vector peak"), "{why}");
+        let (matrix, why) = at(Precision::F64, Unit::Matrix);
+        assert!((matrix - flops / (66.9e12 * 0.5)).abs() < 1e-9, "{matrix}");
+        assert!(why.contains("FP64 matrix peak"), "{why}");
+        assert!((at(Precision::F32, Unit::Vector).0 - matrix).abs() < 1e-12);
+        // A path the device lacks (FP32 matrix on NVIDIA) counts at its precision's vector peak; an unknown FP64 rate
+        // at 1/64 of FP32.
+        assert!((at(Precision::F32, Unit::Matrix).0 - flops / (66.9e12 * 0.5)).abs() < 1e-9);
+        let unknown = Ceilings { fp64_vector_tflops: None, fp64_matrix_tflops: None, ..h200() };
+        let (s, why) = launch_seconds(&Work::kernel(flops, 0.0, 0.5).on(Precision::F64, Unit::Matrix), &unknown);
+        assert!((s - flops / (66.9e12 / 64.0 * 0.5)).abs() / s < 1e-12, "{s}");
+        assert!(why.contains("1/64 of FP32 assumed"), "{why}");
     }
 
     #[test]

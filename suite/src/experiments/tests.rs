@@ -123,6 +123,17 @@ impl Device for FakeDevice {
     ) -> device::Result<()> {
         unreachable!("not used by the timer")
     }
+    fn dgemm(
+        &self,
+        _: usize,
+        _: usize,
+        _: usize,
+        _: &dyn RawAlloc,
+        _: &dyn RawAlloc,
+        _: &dyn RawAlloc,
+    ) -> device::Result<()> {
+        unreachable!("not used by the timer")
+    }
     fn sdot(&self, _: usize, _: &dyn RawAlloc, _: &dyn RawAlloc, _: &dyn RawAlloc) -> device::Result<()> {
         unreachable!("not used by the timer")
     }

@@ -1,7 +1,9 @@
 //! A roofline of a run: every kernel it measured, placed by its arithmetic intensity (the FLOP it counts over the
 //! bytes it must move) against the FLOP rate it reached, under the run's ceilings: the copy bandwidth measured in
-//! the same run and the device's FP32 peaks ([`crate::peaks`]). A point near a ceiling is as fast as the hardware
-//! allows; a point far under the roof left speed on the table.
+//! the same run and the device's peaks per precision and unit ([`crate::peaks`]: FP32 vector, packed and matrix, FP64
+//! vector and matrix). A point is held to the peak of its own precision and unit (its experiment's [`Role`] says
+//! which; FP32 vector where it says nothing). A point near its ceiling is as fast as the hardware allows; a point far
+//! under the roof left speed on the table.
 //!
 //! Read from a results folder (`run.json` and the experiments' CSVs, their `flop_count` and `byte_count` columns),
 //! written as `roofline.csv` (one row per kernel point) and `roofline.png`.
@@ -12,7 +14,7 @@ use std::path::{Path, PathBuf};
 use super::csv::read_rows;
 use super::plot::{render_png, Axis, LinePlot, Series, DEFAULT_SIZE};
 use super::{Error, Result};
-use crate::peaks::Ceilings;
+use crate::peaks::{Ceilings, Precision, Unit};
 
 /// The file names a roofline is written to.
 pub const CSV: &str = "roofline.csv";
@@ -34,6 +36,8 @@ pub struct Placed {
     pub bytes: f64,
     /// Median time of one launch, ms.
     pub time_ms: f64,
+    /// The precision and unit its FLOP ran on, where its experiment says (FP32 vector otherwise).
+    pub rate: Option<(Precision, Unit)>,
 }
 
 impl Placed {
@@ -55,17 +59,31 @@ pub struct Roof {
     pub memory_gbps: f64,
     /// Where it comes from (measured in the run, or the datasheet's where the run measured no copy).
     pub memory_source: String,
-    /// FP32 compute ceilings, (label, GFLOP/s), lowest first.
+    /// Compute ceilings as drawn, (label, GFLOP/s), lowest first; paths with the same peak share a line (on an
+    /// H100, FP32 vector and FP64 matrix are both 66.9 TFLOP/s).
     pub compute: Vec<(String, f64)>,
+    /// The peak of each precision and unit the device has, GFLOP/s.
+    pub peaks: Vec<(Precision, Unit, f64)>,
     /// Where they come from.
     pub compute_source: String,
 }
 
 impl Roof {
-    /// The rate a kernel of intensity `i` can reach under the lowest compute ceiling, GFLOP/s.
-    pub fn attainable(&self, i: f64) -> f64 {
-        let compute = self.compute.first().map_or(f64::INFINITY, |c| c.1);
-        (self.memory_gbps * i).min(compute)
+    /// The compute ceiling of a point whose FLOP ran in `rate` (precision and unit), GFLOP/s, and its label: that
+    /// path's peak, else the FP32 vector peak (rows that do not say, and paths the device lacks).
+    pub fn ceiling(&self, rate: Option<(Precision, Unit)>) -> (f64, String) {
+        let find = |p: Precision, u: Unit| self.peaks.iter().find(|(q, v, _)| *q == p && *v == u);
+        let label = |p: Precision, u: Unit| format!("{} {}", p.label(), u.name());
+        match rate.and_then(|(p, u)| find(p, u)).or_else(|| find(Precision::F32, Unit::Vector)) {
+            Some(&(p, u, g)) => (g, label(p, u)),
+            None => (f64::INFINITY, "none".into()),
+        }
+    }
+
+    /// The rate a kernel of intensity `i` whose FLOP ran in `rate` can reach, GFLOP/s: the memory roof or its
+    /// compute ceiling ([`Roof::ceiling`]), whichever is lower.
+    pub fn attainable(&self, i: f64, rate: Option<(Precision, Unit)>) -> f64 {
+        (self.memory_gbps * i).min(self.ceiling(rate).0)
     }
 }
 
@@ -95,15 +113,18 @@ pub struct Role {
     pub family: fn(&Row) -> String,
     /// Whether a row is a device copy, the measured memory ceiling.
     pub is_copy: fn(&Row) -> bool,
+    /// The precision and unit a row's FLOP ran on, whose peak is its ceiling (`None`: FP32 vector).
+    pub rate: fn(&Row) -> Option<(Precision, Unit)>,
 }
 
 impl Default for Role {
-    /// On the roofline, each row in the family its key starts with (`family/...`), no copies.
+    /// On the roofline, each row in the family its key starts with (`family/...`), no copies, FP32 vector.
     fn default() -> Self {
         Role {
             off: None,
             family: |r| r.get("key").and_then(|k| k.split('/').next()).unwrap_or_default().to_string(),
             is_copy: |_| false,
+            rate: |_| None,
         }
     }
 }
@@ -134,22 +155,44 @@ fn measured_copy(tables: &[(String, Vec<Row>)], roles: &Roles) -> Option<(f64, S
     best
 }
 
-/// The roof of a run: the copy it measured (else the datasheet's bandwidth, said so), and the device's FP32 peaks.
+/// The roof of a run: the copy it measured (else the datasheet's bandwidth, said so), and the device's peaks per
+/// precision and unit.
 fn roof(ceilings: &Ceilings, copy: Option<(f64, String)>) -> Roof {
     let (memory_gbps, memory_source) = match (copy, ceilings.memory_gbps) {
         (Some((gbps, key)), _) => (gbps, format!("the device copy measured in this run ({key}), bytes read + written")),
         (None, Some(gbps)) => (gbps, format!("{}'s datasheet: this run measured no copy", ceilings.part)),
         (None, None) => (0.0, "unknown: no copy measured and no datasheet figure".into()),
     };
-    let mut compute = vec![("FP32 vector".to_string(), ceilings.fp32_vector_tflops * 1e3)];
-    match (ceilings.fp32_packed_tflops, ceilings.fp32_matrix_tflops) {
-        (Some(p), Some(m)) if p == m => compute.push(("FP32 packed and matrix".into(), p * 1e3)),
-        (p, m) => {
-            compute.extend(p.map(|p| ("FP32 packed".to_string(), p * 1e3)));
-            compute.extend(m.map(|m| ("FP32 matrix".to_string(), m * 1e3)));
+    let paths = [
+        (Precision::F32, Unit::Vector),
+        (Precision::F32, Unit::Packed),
+        (Precision::F32, Unit::Matrix),
+        (Precision::F64, Unit::Vector),
+        (Precision::F64, Unit::Matrix),
+    ];
+    let peaks: Vec<(Precision, Unit, f64)> =
+        paths.iter().filter_map(|&(p, u)| Some((p, u, ceilings.peak_tflops(p, u)? * 1e3))).collect();
+    // One line per distinct peak, lowest first, naming every path at it.
+    let mut compute: Vec<(Vec<String>, f64)> = Vec::new();
+    for &(p, u, g) in &peaks {
+        let name = format!("{} {}", p.label(), u.name());
+        match compute.iter_mut().find(|(_, c)| *c == g) {
+            Some((names, _)) => names.push(name),
+            None => compute.push((vec![name], g)),
         }
     }
-    Roof { memory_gbps, memory_source, compute, compute_source: ceilings.source.clone() }
+    compute.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let compute = compute.into_iter().map(|(names, g)| (join_and(&names), g)).collect();
+    Roof { memory_gbps, memory_source, compute, peaks, compute_source: ceilings.source.clone() }
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn join_and(names: &[String]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
 }
 
 /// The roofline of the results folder `dir`; `None` when it has no run.json or no row to place.
@@ -201,6 +244,7 @@ pub fn of_run(dir: &Path, roles: &Roles) -> Result<Option<Roofline>> {
                     flops,
                     bytes,
                     time_ms,
+                    rate: (role.rate)(r),
                 });
             }
         }
@@ -231,17 +275,18 @@ pub fn of_run(dir: &Path, roles: &Roles) -> Result<Option<Roofline>> {
 pub fn csv_text(r: &Roofline) -> String {
     let mut out = String::from(
         "experiment,family,key,flop_count,byte_count,intensity_flop_per_byte,time_ms_median,gflops,\
-         attainable_gflops,share_of_attainable,bound,memory_ceiling_gbps,fp32_ceiling_gflops\n",
+         attainable_gflops,share_of_attainable,bound,memory_ceiling_gbps,fp32_ceiling_gflops,ceiling,ceiling_gflops\n",
     );
-    let compute = r.roof.compute.first().map_or(0.0, |c| c.1);
+    let fp32 = r.roof.ceiling(None).0;
     for p in &r.points {
         let i = p.intensity();
-        let attainable = r.roof.attainable(i);
+        let (compute, ceiling) = r.roof.ceiling(p.rate);
+        let attainable = r.roof.attainable(i, p.rate);
         let bound = if r.roof.memory_gbps * i < compute { "memory" } else { "compute" };
         let key =
             if p.key.contains([',', '"']) { format!("\"{}\"", p.key.replace('"', "\"\"")) } else { p.key.clone() };
         out.push_str(&format!(
-            "{},{},{key},{},{},{:.6},{},{:.3},{:.3},{:.4},{bound},{:.1},{:.1}\n",
+            "{},{},{key},{},{},{:.6},{},{:.3},{:.3},{:.4},{bound},{:.1},{:.1},{ceiling},{:.1}\n",
             p.experiment,
             p.family,
             p.flops,
@@ -252,6 +297,7 @@ pub fn csv_text(r: &Roofline) -> String {
             attainable,
             p.gflops() / attainable,
             r.roof.memory_gbps,
+            fp32,
             compute
         ));
     }
@@ -320,7 +366,8 @@ pub fn plot(runs: &[(String, &Roofline)]) -> LinePlot {
     for (label, r) in runs {
         let prefix = if several { format!("{label}: ") } else { String::new() };
         note.push_str(&format!(
-            "{prefix}memory ceiling: {}; FP32 ceilings: {}. Left out: {}. ",
+            "{prefix}memory ceiling: {}; compute ceilings (each point is held to its precision and unit's): {}. Left \
+             out: {}. ",
             r.roof.memory_source,
             r.roof.compute_source,
             r.left_out.join("; ")
@@ -454,8 +501,11 @@ mod tests {
             fp32_vector_tflops: 66.9,
             fp32_packed_tflops: None,
             fp32_matrix_tflops: None,
+            fp64_vector_tflops: Some(33.5),
+            fp64_matrix_tflops: Some(66.9),
             memory_gbps: Some(4800.0),
             vendor_sgemm_units: "",
+            vendor_dgemm_units: "",
             source: "datasheet".into(),
         }
     }
@@ -480,18 +530,28 @@ mod tests {
         // Without its role no row is a copy.
         assert_eq!(measured_copy(&tables, &[]), None);
         // Ridge at 66900 / 4200 = 15.9 FLOP/B.
-        assert!((r.attainable(1.0) - 4200.0).abs() < 1e-9);
-        assert!((r.attainable(100.0) - 66900.0).abs() < 1e-9);
+        assert!((r.attainable(1.0, None) - 4200.0).abs() < 1e-9);
+        assert!((r.attainable(100.0, None) - 66900.0).abs() < 1e-9);
+        // An FP64 vector point is held to 33.5 TFLOP/s, an FP64 matrix one to 66.9; FP64 packed does not exist, so
+        // it falls back to FP32 vector.
+        let fp64 = |u| Some((Precision::F64, u));
+        assert!((r.attainable(100.0, fp64(Unit::Vector)) - 33500.0).abs() < 1e-9);
+        assert_eq!(r.ceiling(fp64(Unit::Matrix)), (66900.0, "FP64 matrix".to_string()));
+        assert_eq!(r.ceiling(fp64(Unit::Packed)).1, "FP32 vector");
+        let lines: Vec<&str> = r.compute.iter().map(|c| c.0.as_str()).collect();
+        assert_eq!(lines, ["FP64 vector", "FP32 vector and FP64 matrix"]);
         let none = roof(&h200(), None);
         assert!(none.memory_source.contains("datasheet: this run measured no copy"), "{}", none.memory_source);
         let gcd = Ceilings {
             fp32_vector_tflops: 23.9,
             fp32_packed_tflops: Some(47.9),
             fp32_matrix_tflops: Some(47.9),
+            fp64_vector_tflops: Some(23.9),
+            fp64_matrix_tflops: Some(47.9),
             ..h200()
         };
         let labels: Vec<String> = roof(&gcd, None).compute.into_iter().map(|c| c.0).collect();
-        assert_eq!(labels, ["FP32 vector", "FP32 packed and matrix"]);
+        assert_eq!(labels, ["FP32 vector and FP64 vector", "FP32 packed, FP32 matrix and FP64 matrix"]);
     }
 
     /// The calculator's H100 with the clocks, memory and runtime its device reports.

@@ -94,6 +94,10 @@ struct alignas(16) float4 {
     float x, y, z, w;
 };
 inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
+struct alignas(16) double2 {
+    double x, y;
+};
+inline double2 make_double2(double x, double y) { return double2{x, y}; }
 
 using std::max;
 using std::min;
@@ -465,6 +469,7 @@ inline void gpu_wave_sync(std::source_location at = std::source_location::curren
 }
 
 inline float4 gpu_load_from_l2(const float4* p) { return *p; }
+inline double2 gpu_load_from_l2(const double2* p) { return *p; }
 
 // Dynamic LDS: the launch's buffer.
 #define GPU_DYNAMIC_LDS(type, name) type* const name = static_cast<type*>(gpu_cpu::dynamic_lds())

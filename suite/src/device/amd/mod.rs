@@ -687,6 +687,29 @@ impl Device for HipDevice {
         unsafe { handle.sgemm_row_major(shape, a.ptr(), b.ptr(), c.ptr()) }
     }
 
+    fn dgemm(&self, m: usize, n: usize, k: usize, a: &dyn RawAlloc, b: &dyn RawAlloc, c: &dyn RawAlloc) -> Result<()> {
+        let shape = rocblas::GemmShape::row_major(m, n, k)
+            .ok_or_else(|| size_mismatch("dgemm", format!("{m}x{n}x{k}: rocBLAS sizes are 32-bit")))?;
+        let (a, b, c) = (self.own_alloc(a)?, self.own_alloc(b)?, self.own_alloc(c)?);
+        for (name, alloc, rows, cols) in [("A", a, m, k), ("B", b, k, n), ("C", c, m, n)] {
+            let need = rows.checked_mul(cols).and_then(|e| e.checked_mul(8));
+            if need.is_none_or(|need| need > alloc.bytes) {
+                return Err(size_mismatch(
+                    "dgemm",
+                    format!("{name} is {rows}x{cols} doubles but its buffer holds {} bytes", alloc.bytes),
+                ));
+            }
+        }
+        if m == 0 || n == 0 {
+            return Ok(()); // C is empty
+        }
+        let handle = self.blas_handle()?;
+        let handle = handle.as_ref().expect("blas_handle() creates the handle");
+        // SAFETY: all three are our live allocations with their sizes checked above; rocBLAS enqueues on our
+        // stream, and freeing a buffer synchronises the device first.
+        unsafe { handle.dgemm_row_major(shape, a.ptr(), b.ptr(), c.ptr()) }
+    }
+
     fn sdot(&self, n: usize, x: &dyn RawAlloc, y: &dyn RawAlloc, result: &dyn RawAlloc) -> Result<()> {
         let count = crate::device::check_blas_reduction("sdot", n, &[x, y], result)?;
         let (x, y, r) = (self.own_alloc(x)?, self.own_alloc(y)?, self.own_alloc(result)?);

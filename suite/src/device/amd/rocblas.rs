@@ -121,6 +121,42 @@ impl Handle {
         check("rocblas_sgemm", status)
     }
 
+    /// Row-major FP64 `C = A·B` on the handle's stream, mapped and scaled as in [`Handle::sgemm_row_major`].
+    ///
+    /// # Safety
+    /// `a`, `b` and `c` are device allocations of at least m·k, k·n and m·n doubles that stay allocated until the
+    /// stream has run the call.
+    pub unsafe fn dgemm_row_major(
+        &self,
+        shape: GemmShape,
+        a: *const c_void,
+        b: *const c_void,
+        c: *mut c_void,
+    ) -> Result<()> {
+        let (alpha, beta) = (1.0f64, 0.0f64);
+        let none = rocblas_operation::rocblas_operation_none;
+        // SAFETY: sizes are the caller's promise; alpha and beta are read before the call returns (host mode).
+        let status = unsafe {
+            (self.lib.rocblas_dgemm)(
+                self.raw,
+                none,
+                none,
+                shape.m,
+                shape.n,
+                shape.k,
+                &alpha,
+                b.cast(),
+                shape.ld_first,
+                a.cast(),
+                shape.ld_second,
+                &beta,
+                c.cast(),
+                shape.ld_c,
+            )
+        };
+        check("rocblas_dgemm", status)
+    }
+
     /// Runs `call` in device pointer mode (the result pointer is device memory: nothing waits for the host), then
     /// puts the handle back in host mode, which [`Handle::sgemm_row_major`] expects.
     fn with_device_pointers(&self, api: &'static str, call: impl FnOnce() -> rocblas_status) -> Result<()> {

@@ -88,6 +88,37 @@ impl Handle {
         })
     }
 
+    /// Row-major FP64 `C = A·B` (m×k times k×n), mapped as in [`Handle::sgemm_row_major`]. The handle's math mode is
+    /// CUBLAS_DEFAULT_MATH: plain FP64 (cuBLAS emulates FP64 only when asked with its FP64-emulation math mode).
+    pub(super) fn dgemm_row_major(&self, m: usize, n: usize, k: usize, a: u64, b: u64, c: u64) -> Result<(), Error> {
+        let dim = |x: usize| {
+            i32::try_from(x).map_err(|_| Error::SizeMismatch { what: "dgemm", detail: format!("{x} exceeds i32") })
+        };
+        let (m, n, k) = (dim(m)?, dim(n)?, dim(k)?);
+        let (alpha, beta) = (1.0f64, 0.0f64);
+        let op = cublas::cublasOperation_t::CUBLAS_OP_N;
+        // SAFETY: the caller passes device addresses of buffers holding at least m·k, k·n and m·n doubles (checked
+        // by the device before this call); alpha and beta are host scalars, the default pointer mode.
+        check("cublasDgemm", unsafe {
+            cublas::cublasDgemm_v2(
+                self.0,
+                op,
+                op,
+                n,
+                m,
+                k,
+                &alpha,
+                b as *const f64,
+                n,
+                a as *const f64,
+                k,
+                &beta,
+                c as *mut f64,
+                n,
+            )
+        })
+    }
+
     /// Runs `call` in device pointer mode (its result pointer is device memory, so nothing waits for the host and
     /// the call can be captured into a graph), then puts the handle back in host mode for [`Handle::sgemm_row_major`].
     fn with_device_pointers(

@@ -765,6 +765,20 @@ impl Device for CudaDevice {
         h.sgemm_row_major(m, n, k, a.ptr(), b.ptr(), c.ptr())
     }
 
+    fn dgemm(&self, m: usize, n: usize, k: usize, a: &dyn RawAlloc, b: &dyn RawAlloc, c: &dyn RawAlloc) -> Result<()> {
+        let f64s = std::mem::size_of::<f64>();
+        for (name, buf, need) in [("A", a, m * k), ("B", b, k * n), ("C", c, m * n)] {
+            if buf.bytes() < need * f64s {
+                return Err(Error::SizeMismatch {
+                    what: "dgemm",
+                    detail: format!("{name} holds {} bytes, needs {}", buf.bytes(), need * f64s),
+                });
+            }
+        }
+        let (a, b, c) = (self.alloc_of(a)?.ptr(), self.alloc_of(b)?.ptr(), self.alloc_of(c)?.ptr());
+        self.with_blas(|h| h.dgemm_row_major(m, n, k, a, b, c))
+    }
+
     fn sdot(&self, n: usize, x: &dyn RawAlloc, y: &dyn RawAlloc, result: &dyn RawAlloc) -> Result<()> {
         let count = crate::device::check_blas_reduction("sdot", n, &[x, y], result)?;
         let (x, y, r) = (self.alloc_of(x)?.ptr(), self.alloc_of(y)?.ptr(), self.alloc_of(result)?.ptr());

@@ -3,25 +3,35 @@
 
 use std::rc::Rc;
 
-use super::cases::{device_plan, AutotuneCase, Inputs, KernelCase};
-use super::ladder::{default_kernels, point_problem, Schedule, Variant, MIN_SLABS_PER_SPLIT, VARIANTS};
+use super::cases::{device_plan, AutotuneCase, Element, Inputs, KernelCase};
+use super::ladder::{default_kernels, point_problem, GroupLimits, Schedule, Variant, MIN_SLABS_PER_SPLIT};
+use super::rungs::VARIANTS;
 use super::shape::Shape;
 use crate::experiments::{Case, Error};
 use crate::gpu::Gpu;
 use crate::options::Memory;
+use crate::peaks::Precision;
 
 /// The name of the autotune rows in the `kernel` column.
 pub const AUTOTUNE: &str = "autotune";
 
-/// The autotune step's candidates on `arch`: the kernels of its default set ([`ARCH_DEFAULTS`]) whose schedule is
-/// deterministic and whose family goes beyond the seed's ladder (double_buffer, splitk, streamk), each split-K kernel
-/// once per split count of [`AUTOTUNE_SPLITS`] that fits `shape` (a split count that gives more than
-/// [`AUTOTUNE_MAX_GROUPS_PER_CU`] groups per CU, or ranges under 4 slabs, is left out). Whatever `--kernels` says:
-/// the step answers "how fast can a hand kernel of this suite be here", not "which of the kernels asked for".
-pub fn autotune_candidates(arch: &str, shape: Shape, cus: u32) -> Vec<(&'static Variant, Option<u32>)> {
-    let kernels = default_kernels(arch, &[]).unwrap_or_else(|_| VARIANTS.iter().collect());
+/// The autotune step's candidates on `arch` in `precision`: the kernels of its default set ([`ARCH_DEFAULTS`]) that
+/// have an instance in `precision` there, whose schedule is deterministic and whose family goes beyond the seed's
+/// ladder (double_buffer, splitk, streamk, and in FP64 on NVIDIA the DMMA rung), each split-K kernel once per split
+/// count of [`AUTOTUNE_SPLITS`] that fits `shape` (a split count that gives more than [`AUTOTUNE_MAX_GROUPS_PER_CU`]
+/// groups per CU, or ranges under 4 slabs, is left out). Whatever `--kernels` says: the step answers "how fast can a
+/// hand kernel of this suite be here", not "which of the kernels asked for". (The pick's row says its unit: a DMMA
+/// pick is the matrix units, the others the vector units.)
+pub fn autotune_candidates(
+    arch: &str,
+    shape: Shape,
+    cus: u32,
+    precision: Precision,
+) -> Vec<(&'static Variant, Option<u32>)> {
+    let kernels = default_kernels(arch, precision, &[]).unwrap_or_else(|_| VARIANTS.iter().collect());
     let mut out = Vec::new();
-    for v in kernels.into_iter().filter(|v| AUTOTUNE_FAMILIES.contains(&v.family)) {
+    let usable = |v: &&Variant| AUTOTUNE_FAMILIES.contains(&v.family) && v.problem_on(precision, arch).is_none();
+    for v in kernels.into_iter().filter(usable) {
         match v.schedule {
             Schedule::SplitK => {
                 let (tx, ty) = v.tiles(shape);
@@ -36,14 +46,14 @@ pub fn autotune_candidates(arch: &str, shape: Shape, cus: u32) -> Vec<(&'static 
                 }
             }
             Schedule::SplitKAtomic => {}
-            Schedule::Tiles | Schedule::StreamK => out.push((v, None)),
+            Schedule::Tiles | Schedule::GroupedTiles | Schedule::StreamK => out.push((v, None)),
         }
     }
     out
 }
 
 /// Families the autotune step picks from.
-const AUTOTUNE_FAMILIES: &[&str] = &["double_buffer", "splitk", "streamk"];
+const AUTOTUNE_FAMILIES: &[&str] = &["double_buffer", "splitk", "streamk", "dmma"];
 
 /// Split counts the autotune step tries for each split-K kernel (1 is the double_buffer kernel of the same shape).
 pub const AUTOTUNE_SPLITS: &[u32] = &[2, 3, 4, 5, 6, 8];
@@ -73,11 +83,13 @@ const AUTOTUNE_BUDGET_S: f64 = 0.05;
 /// every element, and those that verify are timed the way rows are (batches of launches, median of 3), briefly;
 /// the fastest ([`autotune_pick`]) is prepared again and becomes the row, which the runner verifies and times like
 /// any other. A candidate that cannot be planned, allocated or launched counts as not verified.
-pub(super) fn autotune<'g>(gpu: &'g Gpu, inputs: Rc<Inputs>) -> Result<AutotuneCase<'g>, Error> {
+pub(super) fn autotune<'g, T: Element>(gpu: &'g Gpu, inputs: Rc<Inputs<T>>) -> Result<AutotuneCase<'g, T>, Error> {
     let props = gpu.device.props();
     let dev = gpu.device.as_ref();
     let shape = inputs.shape;
-    let candidates = autotune_candidates(props.arch.as_str(), shape, props.cu_count);
+    let precision = T::PRECISION;
+    let candidates = autotune_candidates(props.arch.as_str(), shape, props.cu_count, precision);
+    let limits = GroupLimits { items: props.max_group_size, lds_bytes: props.lds_bytes_per_group_optin };
     let memory = Memory::of(props.memory_bytes);
     let opts = crate::experiments::RunOptions {
         out_dir: std::path::PathBuf::new(),
@@ -93,8 +105,8 @@ pub(super) fn autotune<'g>(gpu: &'g Gpu, inputs: Rc<Inputs>) -> Result<AutotuneC
         telemetry: false,
     };
     let trial = |v: &'static Variant, split: Option<u32>| -> Result<Option<f64>, Error> {
-        let Ok(plan) = device_plan(gpu, v, shape, split) else { return Ok(None) };
-        if point_problem(shape, Some(v), props.max_group_size, &memory, plan.workspace_bytes()).is_some() {
+        let Ok(plan) = device_plan(gpu, v, shape, precision, split) else { return Ok(None) };
+        if point_problem(shape, precision, Some(v), limits, &memory, plan.workspace_bytes()).is_some() {
             return Ok(None);
         }
         let mut case = KernelCase::new(gpu, inputs.clone(), v, plan)?;
@@ -113,7 +125,7 @@ pub(super) fn autotune<'g>(gpu: &'g Gpu, inputs: Rc<Inputs>) -> Result<AutotuneC
         )));
     };
     let (v, split) = candidates[best];
-    let plan = device_plan(gpu, v, shape, split).map_err(Error::Unsupported)?;
+    let plan = device_plan(gpu, v, shape, precision, split).map_err(Error::Unsupported)?;
     Ok(AutotuneCase { inner: KernelCase::new(gpu, inputs, v, plan)?, pick: v })
 }
 
@@ -124,7 +136,7 @@ mod tests {
     #[test]
     fn autotune_candidates_split_only_where_the_grid_is_small() {
         let names = |arch: &str, shape: Shape| -> Vec<String> {
-            autotune_candidates(arch, shape, 132)
+            autotune_candidates(arch, shape, 132, Precision::F32)
                 .iter()
                 .map(|(v, s)| s.map_or_else(|| v.name.to_string(), |s| format!("{}/{s}", v.name)))
                 .collect()
@@ -146,6 +158,24 @@ mod tests {
         let cdna = names("gfx90a", Shape::square(512));
         assert!(cdna.iter().all(|n| n.contains("t512")), "{cdna:?}");
         assert!(cdna.iter().any(|n| n.starts_with("splitk_128x128x8_t512/")), "{cdna:?}");
+        // FP32 has no DMMA candidate; FP64 on sm_90 has the three DMMA shapes and only shapes with an FP64
+        // instance; on gfx90a no DMMA (it does not exist there).
+        assert!(!small.iter().any(|n| n.starts_with("dmma")), "{small:?}");
+        let f64_names = |arch: &str, shape: Shape| -> Vec<String> {
+            autotune_candidates(arch, shape, 132, Precision::F64)
+                .iter()
+                .map(|(v, s)| s.map_or_else(|| v.name.to_string(), |s| format!("{}/{s}", v.name)))
+                .collect()
+        };
+        let hopper = f64_names("sm_90", Shape::square(4096));
+        assert_eq!(hopper.iter().filter(|n| n.starts_with("dmma_")).count(), 3, "{hopper:?}");
+        for (v, _) in autotune_candidates("sm_90", Shape::square(512), 132, Precision::F64) {
+            assert_eq!(v.problem_on(Precision::F64, "sm_90"), None, "{}", v.name);
+        }
+        assert!(!hopper.contains(&"double_buffer".to_string()), "ACC 128 has no FP64 instance: {hopper:?}");
+        let cdna = f64_names("gfx90a", Shape::square(512));
+        assert!(!cdna.is_empty() && !cdna.iter().any(|n| n.starts_with("dmma")), "{cdna:?}");
+        assert!(f64_names("sm_75", Shape::square(512)).iter().all(|n| !n.starts_with("dmma")));
     }
 
     #[test]

@@ -1,60 +1,159 @@
-//! What a matmul point runs: the inputs and FP64 reference of a shape (made once per shape), the vendor BLAS case
-//! and the kernel case (a kernel of the ladder as planned), each verified at every element against the reference.
+//! What a matmul point runs: the inputs and reference of a shape and precision (made once per shape), the vendor
+//! BLAS case and the kernel case (a kernel of the ladder as planned), each verified at every element against the
+//! reference. The element type ([`Element`]) carries what differs between FP32 and FP64: how inputs are drawn, which
+//! reference kernel and tolerance check them, and which vendor GEMM runs.
 
 use std::rc::Rc;
 
-use super::ladder::{Plan, Schedule, Variant, REFERENCE_SYMBOL, REFERENCE_TILE};
+use super::ladder::{Plan, Schedule, Variant, REFERENCE_DOT2_SYMBOL, REFERENCE_SYMBOL, REFERENCE_TILE};
 use super::shape::Shape;
-use crate::device::{Arg, Buffer, Kernel, LaunchConfig};
+use crate::device::{Arg, Buffer, Device, Kernel, LaunchConfig, RawAlloc};
 use crate::experiments::{Case, Error};
 use crate::gpu::Gpu;
 use crate::measure::matmul_flops;
+use crate::peaks::Precision;
 use crate::verify::{self, Verification};
 
-/// Elements of the GPU reference checked against the host's own FP64 sums.
+/// Elements of the GPU reference checked against the host's own sums.
 const HOST_SAMPLES: usize = 4096;
 
-/// The `reference` column: what every point is checked against.
-pub(super) const REFERENCE_NAME: &str = "gpu_f64";
+/// An element type of the ladder, FP32 or FP64: what its points draw, run and are checked against.
+pub trait Element: bytemuck::Pod + Into<f64> + std::fmt::Debug + 'static {
+    /// Its precision.
+    const PRECISION: Precision;
+    /// The reference kernel its points are checked against.
+    const REFERENCE_SYMBOL: &'static str;
+    /// The `reference` column of its rows.
+    const REFERENCE_NAME: &'static str;
+    /// One input, uniform in [−1, 1).
+    fn draw(rng: &mut fastrand::Rng) -> Self;
+    /// The host's value of one element of C from its K products, to check the GPU reference with.
+    fn host_dot(pairs: impl Iterator<Item = (Self, Self)>) -> f64;
+    /// Checks the GPU reference at sampled elements against the host's values.
+    fn check_reference(got: &[Self], host: &[f64], k: usize) -> Verification;
+    /// Checks a product of inner size `k` against the reference, every element.
+    fn check(got: &[Self], reference: &[Self], k: usize) -> Verification;
+    /// The vendor BLAS's GEMM in this precision.
+    fn gemm(
+        dev: &dyn Device,
+        shape: Shape,
+        a: &dyn RawAlloc,
+        b: &dyn RawAlloc,
+        c: &dyn RawAlloc,
+    ) -> crate::device::Result<()>;
+}
 
-/// Inputs as the experiment draws them: uniform in [−1, 1), fresh for every shape so no kernel can pass by
+impl Element for f32 {
+    const PRECISION: Precision = Precision::F32;
+    const REFERENCE_SYMBOL: &'static str = REFERENCE_SYMBOL;
+    const REFERENCE_NAME: &'static str = "gpu_f64";
+
+    fn draw(rng: &mut fastrand::Rng) -> f32 {
+        rng.f32() * 2.0 - 1.0
+    }
+
+    /// The FP64 sum of the products (each exact in FP64): far inside any FP32 kernel's rounding.
+    fn host_dot(pairs: impl Iterator<Item = (f32, f32)>) -> f64 {
+        pairs.map(|(x, y)| f64::from(x) * f64::from(y)).sum()
+    }
+
+    fn check_reference(got: &[f32], host: &[f64], k: usize) -> Verification {
+        verify::check_matmul(got, host, k)
+    }
+
+    fn check(got: &[f32], reference: &[f32], k: usize) -> Verification {
+        verify::check_matmul(got, reference, k)
+    }
+
+    fn gemm(
+        dev: &dyn Device,
+        s: Shape,
+        a: &dyn RawAlloc,
+        b: &dyn RawAlloc,
+        c: &dyn RawAlloc,
+    ) -> crate::device::Result<()> {
+        dev.sgemm(s.m, s.n, s.k, a, b, c)
+    }
+}
+
+impl Element for f64 {
+    const PRECISION: Precision = Precision::F64;
+    const REFERENCE_SYMBOL: &'static str = REFERENCE_DOT2_SYMBOL;
+    const REFERENCE_NAME: &'static str = "gpu_dot2";
+
+    fn draw(rng: &mut fastrand::Rng) -> f64 {
+        rng.f64() * 2.0 - 1.0
+    }
+
+    /// The compensated (Dot2) sum, the same algorithm as the GPU reference.
+    fn host_dot(pairs: impl Iterator<Item = (f64, f64)>) -> f64 {
+        verify::dot2(pairs)
+    }
+
+    fn check_reference(got: &[f64], host: &[f64], k: usize) -> Verification {
+        let scale = verify::max_abs(host).max((k as f64).sqrt());
+        verify::compare(got, host, scale, verify::DOT2_AGREEMENT)
+    }
+
+    fn check(got: &[f64], reference: &[f64], k: usize) -> Verification {
+        verify::check_matmul_f64(got, reference, k)
+    }
+
+    fn gemm(
+        dev: &dyn Device,
+        s: Shape,
+        a: &dyn RawAlloc,
+        b: &dyn RawAlloc,
+        c: &dyn RawAlloc,
+    ) -> crate::device::Result<()> {
+        dev.dgemm(s.m, s.n, s.k, a, b, c)
+    }
+}
+
+/// FP32 inputs as the experiment draws them: uniform in [−1, 1), fresh for every shape so no kernel can pass by
 /// matching one fixed pattern ([`verify::matmul_tolerance`] is derived for this distribution). An allocation the
 /// host cannot make is an error, not an abort.
 pub fn draw_inputs(rng: &mut fastrand::Rng, len: usize) -> Result<Vec<f32>, Error> {
+    draw(rng, len)
+}
+
+/// Inputs of any element type, drawn as [`draw_inputs`] draws FP32 ones.
+pub fn draw<T: Element>(rng: &mut fastrand::Rng, len: usize) -> Result<Vec<T>, Error> {
     let mut v = Vec::new();
-    v.try_reserve_exact(len)
-        .map_err(|_| Error::Unsupported(format!("cannot allocate {len} floats of input on the host")))?;
-    v.extend((0..len).map(|_| rng.f32() * 2.0 - 1.0));
+    v.try_reserve_exact(len).map_err(|_| {
+        Error::Unsupported(format!("cannot allocate {len} {} inputs on the host", T::PRECISION.label()))
+    })?;
+    v.extend((0..len).map(|_| T::draw(rng)));
     Ok(v)
 }
 
-/// Inputs and the reference result for one shape, shared by every point of that shape.
-pub(super) struct Inputs {
+/// Inputs and the reference result for one shape and precision, shared by every point of that shape.
+pub(super) struct Inputs<T: Element> {
     /// The shape the inputs are for.
     pub(super) shape: Shape,
-    a: Buffer<f32>,
-    b: Buffer<f32>,
-    /// C computed by the FP64 reference kernel (checked on the host at sampled elements), on the host.
-    reference: Vec<f32>,
+    a: Buffer<T>,
+    b: Buffer<T>,
+    /// C computed by the reference kernel (checked on the host at sampled elements), on the host.
+    reference: Vec<T>,
 }
 
-impl Inputs {
+impl<T: Element> Inputs<T> {
     /// Draws the inputs, runs the reference kernel and checks it against the host at [`HOST_SAMPLES`] elements.
-    pub(super) fn new(gpu: &Gpu, shape: Shape) -> Result<Inputs, Error> {
+    pub(super) fn new(gpu: &Gpu, shape: Shape) -> Result<Inputs<T>, Error> {
         let dev = gpu.device.as_ref();
         let (free, total) = dev.memory_info()?;
-        let bytes = shape.bytes().unwrap_or(u64::MAX);
+        let bytes = shape.bytes_for(T::PRECISION).unwrap_or(u64::MAX);
         if bytes > free {
             return Err(Error::Device(crate::device::Error::OutOfMemory { requested: bytes, free, total }));
         }
         let mut rng = fastrand::Rng::new();
-        let host_a = draw_inputs(&mut rng, shape.m * shape.k)?;
-        let host_b = draw_inputs(&mut rng, shape.k * shape.n)?;
+        let host_a: Vec<T> = draw(&mut rng, shape.m * shape.k)?;
+        let host_b: Vec<T> = draw(&mut rng, shape.k * shape.n)?;
         let a = dev.upload(&host_a)?;
         let b = dev.upload(&host_b)?;
-        let c = dev.alloc_buffer::<f32>(shape.m * shape.n)?;
+        let c = dev.alloc_buffer::<T>(shape.m * shape.n)?;
         dev.fill_bytes(c.raw(), 0xff)?;
-        let kernel = gpu.kernel("matmul", REFERENCE_SYMBOL)?;
+        let kernel = gpu.kernel("matmul", T::REFERENCE_SYMBOL)?;
         let grid = |size: usize| u32::try_from(size.div_ceil(REFERENCE_TILE as usize));
         let (Ok(gx), Ok(gy)) = (grid(shape.n), grid(shape.m)) else {
             return Err(Error::Unsupported(format!("{shape} needs too many groups for the reference kernel")));
@@ -65,20 +164,19 @@ impl Inputs {
         dev.synchronize()?;
         let reference = dev.download(&c)?;
         drop(c);
-        // The reference at sampled elements against the host's FP64 sums.
+        // The reference at sampled elements against the host's sums.
         let (mut got, mut want) = (Vec::new(), Vec::new());
         for _ in 0..HOST_SAMPLES.min(shape.m * shape.n) {
             let (i, j) = (rng.usize(..shape.m), rng.usize(..shape.n));
-            let dot: f64 =
-                (0..shape.k).map(|p| f64::from(host_a[i * shape.k + p]) * f64::from(host_b[p * shape.n + j])).sum();
+            let pairs = (0..shape.k).map(|p| (host_a[i * shape.k + p], host_b[p * shape.n + j]));
             got.push(reference[i * shape.n + j]);
-            want.push(dot);
+            want.push(T::host_dot(pairs));
         }
-        let check = verify::check_matmul(&got, &want, shape.k);
+        let check = T::check_reference(&got, &want, shape.k);
         if !check.passed() {
             return Err(Error::Unsupported(format!(
-                "the reference kernel {REFERENCE_SYMBOL} does not match the host at {shape}, so nothing can be checked \
-                 against it: {}",
+                "the reference kernel {} does not match the host at {shape}, so nothing can be checked against it: {}",
+                T::REFERENCE_SYMBOL,
                 check.summary()
             )));
         }
@@ -86,9 +184,9 @@ impl Inputs {
     }
 
     /// C, read back from the device, checked at every element against the reference.
-    fn check(&self, gpu: &Gpu, c: &Buffer<f32>) -> Result<Verification, Error> {
+    fn check(&self, gpu: &Gpu, c: &Buffer<T>) -> Result<Verification, Error> {
         let got = gpu.device.download(c)?;
-        Ok(verify::check_matmul(&got, &self.reference, self.shape.k))
+        Ok(T::check(&got, &self.reference, self.shape.k))
     }
 
     /// The FLOP of one product of this shape.
@@ -97,21 +195,22 @@ impl Inputs {
     }
 }
 
-/// C = A·B computed on the device by `v` (split-K into `split` ranges where it splits, by [`split_k_for`] when
-/// `None`), launched `launches` times on the same buffers (workspace and counters included) before C is read back:
-/// what a row measures, for tests that compare results bit for bit. `a` is M×K and `b` K×N, row-major.
-pub fn multiply(
+/// C = A·B computed on the device by `v` in the precision of `T` (split-K into `split` ranges where it splits, by
+/// [`split_k_for`] when `None`), launched `launches` times on the same buffers (workspace and counters included)
+/// before C is read back: what a row measures, for tests that compare results bit for bit. `a` is M×K and `b` K×N,
+/// row-major.
+pub fn multiply<T: Element>(
     gpu: &Gpu,
     v: &Variant,
     shape: Shape,
-    a: &[f32],
-    b: &[f32],
+    a: &[T],
+    b: &[T],
     split: Option<u32>,
     launches: u32,
-) -> Result<Vec<f32>, Error> {
+) -> Result<Vec<T>, Error> {
     if a.len() != shape.m * shape.k || b.len() != shape.k * shape.n {
         return Err(Error::Unsupported(format!(
-            "multiply at {shape} needs {} and {} floats, not {} and {}",
+            "multiply at {shape} needs {} and {} elements, not {} and {}",
             shape.m * shape.k,
             shape.k * shape.n,
             a.len(),
@@ -120,7 +219,7 @@ pub fn multiply(
     }
     let dev = gpu.device.as_ref();
     let inputs = Inputs { shape, a: dev.upload(a)?, b: dev.upload(b)?, reference: Vec::new() };
-    let plan = device_plan(gpu, v, shape, split).map_err(Error::Unsupported)?;
+    let plan = device_plan(gpu, v, shape, T::PRECISION, split).map_err(Error::Unsupported)?;
     let mut case = KernelCase::new(gpu, Rc::new(inputs), v, plan)?;
     for _ in 0..launches {
         case.launch()?;
@@ -139,46 +238,51 @@ fn dims(shape: Shape) -> Result<[Arg; 3], Error> {
     Ok([int(shape.m)?, int(shape.n)?, int(shape.k)?])
 }
 
-/// The plan of `v` at `shape` on this device: its `groups_per_cu` from the occupancy the device reports for the
-/// symbol launched.
-pub(super) fn device_plan(gpu: &Gpu, v: &Variant, shape: Shape, split: Option<u32>) -> Result<Plan, String> {
+/// The plan of `v` at `shape` in `precision` on this device: its `groups_per_cu` from the occupancy the device
+/// reports for the symbol launched.
+pub(super) fn device_plan(
+    gpu: &Gpu,
+    v: &Variant,
+    shape: Shape,
+    precision: Precision,
+    split: Option<u32>,
+) -> Result<Plan, String> {
     let props = gpu.device.props();
-    let symbol = v.symbol_for(shape);
+    let symbol = v.symbol_for(shape, precision);
     let items = v.group[0] * v.group[1];
     let groups_per_cu = match v.schedule {
-        Schedule::Tiles => 1,
-        _ => gpu
-            .kernel("matmul", &symbol)
-            .map_err(|e| e.to_string())
-            .and_then(|k| gpu.device.occupancy_groups_per_cu(&k, items, 0).map_err(|e| e.to_string()))?,
+        Schedule::Tiles | Schedule::GroupedTiles => 1,
+        _ => gpu.kernel(v.source, &symbol).map_err(|e| e.to_string()).and_then(|k| {
+            gpu.device.occupancy_groups_per_cu(&k, items, v.dynamic_lds_bytes).map_err(|e| e.to_string())
+        })?,
     };
     if groups_per_cu == 0 {
         return Err(format!("{symbol}: the device reports no group of {items} items fits a CU"));
     }
-    v.plan(shape, props.cu_count, groups_per_cu, split)
+    v.plan(shape, precision, props.cu_count, groups_per_cu, split)
 }
 
 /// The vendor BLAS at one shape, checked at every element against the reference.
-pub(super) struct VendorCase<'g> {
+pub(super) struct VendorCase<'g, T: Element> {
     gpu: &'g Gpu,
-    inputs: Rc<Inputs>,
-    c: Buffer<f32>,
+    inputs: Rc<Inputs<T>>,
+    c: Buffer<T>,
 }
 
-impl<'g> VendorCase<'g> {
+impl<'g, T: Element> VendorCase<'g, T> {
     /// Allocates C, poisoned: all-ones bytes are NaN, so an element the vendor BLAS does not write fails.
-    pub(super) fn new(gpu: &'g Gpu, inputs: Rc<Inputs>) -> Result<VendorCase<'g>, Error> {
+    pub(super) fn new(gpu: &'g Gpu, inputs: Rc<Inputs<T>>) -> Result<VendorCase<'g, T>, Error> {
         let dev = gpu.device.as_ref();
-        let c = dev.alloc_buffer::<f32>(inputs.shape.m * inputs.shape.n)?;
+        let c = dev.alloc_buffer::<T>(inputs.shape.m * inputs.shape.n)?;
         dev.fill_bytes(c.raw(), 0xff)?;
         Ok(VendorCase { gpu, inputs, c })
     }
 }
 
-impl Case for VendorCase<'_> {
+impl<T: Element> Case for VendorCase<'_, T> {
     fn launch(&mut self) -> crate::device::Result<()> {
-        let s = self.inputs.shape;
-        self.gpu.device.sgemm(s.m, s.n, s.k, self.inputs.a.raw(), self.inputs.b.raw(), self.c.raw())
+        let dev = self.gpu.device.as_ref();
+        T::gemm(dev, self.inputs.shape, self.inputs.a.raw(), self.inputs.b.raw(), self.c.raw())
     }
 
     fn verify(&mut self) -> Result<Verification, Error> {
@@ -196,16 +300,16 @@ impl Case for VendorCase<'_> {
 
 /// One kernel of the ladder at one shape, as planned ([`Variant::plan`]), checked at every element against the
 /// reference.
-pub(super) struct KernelCase<'g> {
+pub(super) struct KernelCase<'g, T: Element> {
     gpu: &'g Gpu,
-    inputs: Rc<Inputs>,
-    c: Buffer<f32>,
+    inputs: Rc<Inputs<T>>,
+    c: Buffer<T>,
     kernel: Kernel,
     config: LaunchConfig,
     /// M, N, K as kernel arguments.
     dims: [Arg; 3],
     /// The split-K and stream-K workspace (partial tiles) and tile counters; `None` where the plan has none.
-    work: Option<(Buffer<f32>, Buffer<u32>)>,
+    work: Option<(Buffer<T>, Buffer<u32>)>,
     /// Whether the kernel takes the workspace arguments.
     takes_work: bool,
     /// `matmul_zero_c` and its grid, launched before the kernel where it adds into C.
@@ -213,24 +317,34 @@ pub(super) struct KernelCase<'g> {
     plan: Plan,
 }
 
-/// The kernel that zeroes C before the atomic split-K kernel adds into it.
+/// The kernel that zeroes C before the atomic split-K kernel adds into it (FP32 only: the atomic rung has no FP64
+/// instance).
 const ZERO_SYMBOL: &str = "matmul_zero_c";
 
-impl<'g> KernelCase<'g> {
+impl<'g, T: Element> KernelCase<'g, T> {
     /// Allocates C (poisoned: all-ones bytes are NaN, so an element the kernel does not write fails; zero for the
     /// naive kernel, which adds into it) and the plan's workspace (counters zeroed: each launch leaves them zero).
-    pub(super) fn new(gpu: &'g Gpu, inputs: Rc<Inputs>, v: &Variant, plan: Plan) -> Result<KernelCase<'g>, Error> {
+    pub(super) fn new(
+        gpu: &'g Gpu,
+        inputs: Rc<Inputs<T>>,
+        v: &Variant,
+        plan: Plan,
+    ) -> Result<KernelCase<'g, T>, Error> {
         let dev = gpu.device.as_ref();
         let shape = inputs.shape;
-        let c = dev.alloc_buffer::<f32>(shape.m * shape.n)?;
+        let c = dev.alloc_buffer::<T>(shape.m * shape.n)?;
         dev.fill_bytes(c.raw(), if v.zero_c { 0 } else { 0xff })?;
-        let kernel = gpu.kernel("matmul", &plan.symbol)?;
-        let config = LaunchConfig { grid: plan.grid, group: [v.group[0], v.group[1], 1], dynamic_lds_bytes: 0 };
+        let kernel = gpu.kernel(v.source, &plan.symbol)?;
+        let config = LaunchConfig {
+            grid: plan.grid,
+            group: [v.group[0], v.group[1], 1],
+            dynamic_lds_bytes: plan.dynamic_lds_bytes,
+        };
         let work = if plan.counters > 0 {
-            let len = |n: u64| usize::try_from(n).map_err(|_| Error::Unsupported(format!("{n} floats of workspace")));
+            let len = |n: u64| usize::try_from(n).map_err(|_| Error::Unsupported(format!("{n} elements of workspace")));
             let counters = dev.alloc_buffer::<u32>(len(plan.counters)?)?;
             dev.fill_bytes(counters.raw(), 0)?;
-            Some((dev.alloc_buffer::<f32>(len(plan.work_floats.max(1))?)?, counters))
+            Some((dev.alloc_buffer::<T>(len(plan.work_elems.max(1))?)?, counters))
         } else {
             None
         };
@@ -238,7 +352,7 @@ impl<'g> KernelCase<'g> {
             Schedule::SplitKAtomic => {
                 // A grid-stride loop: enough groups to fill the device, no more than the elements need.
                 let groups = (shape.m * shape.n).div_ceil(256).clamp(1, 16 * gpu.device.props().cu_count as usize);
-                Some((gpu.kernel("matmul", ZERO_SYMBOL)?, LaunchConfig::linear(groups as u32, 256)))
+                Some((gpu.kernel(v.source, ZERO_SYMBOL)?, LaunchConfig::linear(groups as u32, 256)))
             }
             _ => None,
         };
@@ -247,7 +361,7 @@ impl<'g> KernelCase<'g> {
     }
 }
 
-impl Case for KernelCase<'_> {
+impl<T: Element> Case for KernelCase<'_, T> {
     fn launch(&mut self) -> crate::device::Result<()> {
         let [m, n, k] = self.dims;
         let dev = self.gpu.device.as_ref();
@@ -278,14 +392,14 @@ impl Case for KernelCase<'_> {
 }
 
 /// The autotune step's pick at one shape: the pick's kernel case, with the pick named in the row.
-pub(super) struct AutotuneCase<'g> {
+pub(super) struct AutotuneCase<'g, T: Element> {
     /// The pick, prepared as its own row would be.
-    pub(super) inner: KernelCase<'g>,
+    pub(super) inner: KernelCase<'g, T>,
     /// The kernel picked.
     pub(super) pick: &'static Variant,
 }
 
-impl Case for AutotuneCase<'_> {
+impl<T: Element> Case for AutotuneCase<'_, T> {
     fn launch(&mut self) -> crate::device::Result<()> {
         self.inner.launch()
     }
@@ -304,6 +418,9 @@ impl Case for AutotuneCase<'_> {
 
     fn resolved_params(&self) -> Vec<(&'static str, String)> {
         let plan = &self.inner.plan;
+        let props = self.inner.gpu.device.props();
+        let unit = self.pick.unit(T::PRECISION, props.arch.as_str());
+        let peak = crate::peaks::ceilings(props).peak_tflops(T::PRECISION, unit);
         vec![
             ("group_x", self.pick.group[0].to_string()),
             ("group_y", self.pick.group[1].to_string()),
@@ -311,6 +428,8 @@ impl Case for AutotuneCase<'_> {
             ("groups", plan.groups().to_string()),
             ("symbol", plan.symbol.clone()),
             ("pick", self.pick.name.to_string()),
+            ("unit", unit.name().to_string()),
+            ("unit_peak_tflops", peak.map(|t| t.to_string()).unwrap_or_default()),
         ]
     }
 }
@@ -410,6 +529,98 @@ mod tests {
                     assert!(v.max_rel_err < 0.5 * v.tolerance, "{name} vs {ref_name} at K = {k}: {}", v.max_rel_err);
                 }
             }
+        }
+    }
+
+    /// A 32×32 FP64 product of inner size `k`, inputs drawn as the experiment draws FP64 ones.
+    struct Product64 {
+        k: usize,
+        a: Vec<f64>,
+        b: Vec<f64>,
+    }
+
+    impl Product64 {
+        fn draw(k: usize, seed: u64) -> Product64 {
+            let mut rng = fastrand::Rng::with_seed(seed);
+            Product64 { k, a: draw(&mut rng, SIDE * k).unwrap(), b: draw(&mut rng, k * SIDE).unwrap() }
+        }
+
+        fn compute(&self, dot: impl Fn(&[(f64, f64)]) -> f64) -> Vec<f64> {
+            let mut c = Vec::new();
+            for i in 0..SIDE {
+                for j in 0..SIDE {
+                    let terms: Vec<(f64, f64)> =
+                        (0..self.k).map(|p| (self.a[i * self.k + p], self.b[p * SIDE + j])).collect();
+                    c.push(dot(&terms));
+                }
+            }
+            c
+        }
+    }
+
+    /// FP64 FMA accumulation in order, as the FP64 vector kernels and (per k step) the DMMA rung do.
+    fn sequential64(terms: &[(f64, f64)]) -> f64 {
+        terms.iter().fold(0.0f64, |acc, &(x, y)| x.mul_add(y, acc))
+    }
+
+    #[test]
+    fn correct_fp64_products_in_any_order_pass_the_fp64_check_against_dot2() {
+        for (seed, &k) in KS.iter().enumerate() {
+            let p = Product64::draw(k, 200 + seed as u64);
+            let reference = p.compute(|t| <f64 as Element>::host_dot(t.iter().copied()));
+            let reversed = |t: &[(f64, f64)]| t.iter().rev().fold(0.0f64, |acc, &(x, y)| x.mul_add(y, acc));
+            let blocked_tree = |t: &[(f64, f64)]| {
+                let mut sums: Vec<f64> = t.chunks(8).map(sequential64).collect();
+                while sums.len() > 1 {
+                    sums = sums.chunks(2).map(|p| p.iter().sum()).collect();
+                }
+                sums[0]
+            };
+            let no_fma = |t: &[(f64, f64)]| t.iter().fold(0.0f64, |acc, &(x, y)| acc + x * y);
+            for (name, got) in [
+                ("sequential", p.compute(sequential64)),
+                ("reversed", p.compute(reversed)),
+                ("blocked_tree", p.compute(blocked_tree)),
+                ("without FMA", p.compute(no_fma)),
+            ] {
+                let v = <f64 as Element>::check(&got, &reference, k);
+                assert!(v.passed(), "{name} at K = {k}: {}", v.summary());
+                // Not passing by a hair: correct products use at most half the tolerance.
+                assert!(v.max_rel_err < 0.5 * v.tolerance, "{name} at K = {k}: {:e}", v.max_rel_err);
+            }
+            // The reference check: the host's Dot2 and a plain FP64 sum agree only to FP64's rounding, the GPU's
+            // Dot2 (the same algorithm) to within DOT2_AGREEMENT.
+            let again = p.compute(|t| verify::dot2(t.iter().copied()));
+            assert!(<f64 as Element>::check_reference(&again, &reference, k).passed());
+        }
+    }
+
+    #[test]
+    fn fp32_arithmetic_a_missing_term_and_a_planted_error_fail_the_fp64_check() {
+        for (seed, &k) in KS.iter().enumerate() {
+            let p = Product64::draw(k, 300 + seed as u64);
+            let reference = p.compute(|t| <f64 as Element>::host_dot(t.iter().copied()));
+            let in_fp32 =
+                p.compute(|t| f64::from(t.iter().fold(0.0f32, |acc, &(x, y)| (x as f32).mul_add(y as f32, acc))));
+            let missing = p.compute(|t| sequential64(&t[1..]));
+            for (name, got) in [("FP32 arithmetic", &in_fp32), ("missing k = 0", &missing)] {
+                let v = <f64 as Element>::check(got, &reference, k);
+                assert!(!v.passed(), "{name} passed at K = {k}: worst {:e}", v.max_rel_err);
+                assert!(v.max_rel_err > 100.0 * v.tolerance, "{name} at K = {k}: {:e}", v.max_rel_err);
+            }
+            // One element off by 1.5 tolerances of the scale fails, at that element only; off by half of one passes.
+            let scale = verify::max_abs(&reference).max((k as f64).sqrt());
+            let tolerance = verify::matmul_tolerance_f64(k);
+            let mut planted = p.compute(sequential64);
+            planted[77] += 1.5 * tolerance * scale;
+            let v = <f64 as Element>::check(&planted, &reference, k);
+            assert_eq!((v.passed(), v.failures, v.first_failures[0].0), (false, 1, 77), "K = {k}: {}", v.summary());
+            planted[77] = reference[77] + 0.5 * tolerance * scale;
+            assert!(<f64 as Element>::check(&planted, &reference, k).passed(), "K = {k}");
+            // The GPU reference's own check: a reference off by 2 ε of the scale at one element is refused.
+            let mut bad_reference = reference.clone();
+            bad_reference[5] += 2.0 * verify::DOT2_AGREEMENT * scale;
+            assert!(!<f64 as Element>::check_reference(&bad_reference, &reference, k).passed(), "K = {k}");
         }
     }
 

@@ -1,17 +1,23 @@
-//! The kernel ladder as data: every kernel of `kernels/matmul.hip` with its launch geometry, size requirements and
-//! schedule ([`VARIANTS`]), how it runs at a shape ([`Variant::plan`]), the per-architecture default sets
-//! ([`ARCH_DEFAULTS`]) and the selection `--kernels` and `--tiles` make ([`select_kernels`]).
+//! The kernel ladder's types and rules: what a kernel of the table is ([`Variant`]: launch geometry, size
+//! requirements, schedule, precisions, unit, where it exists), how it runs at a shape ([`Variant::plan`]), why a point
+//! cannot run ([`point_problem`], [`Variant::problem_on`]), the per-architecture default sets and the selection
+//! `--kernels` and `--tiles` make ([`select_kernels`]). The table itself is `rungs.rs`.
 
 use serde::Serialize;
 
+use super::rungs::{ARCH_DEFAULTS, VARIANTS};
 use super::shape::Shape;
-use crate::options::Memory;
+use crate::options::{Memory, MAX_GROUPS_X};
+use crate::peaks::{Precision, Unit};
 
-/// The reference kernel (`kernels/matmul.hip`): FP64 accumulation in 16×16 tiles. It runs at every shape, so its
-/// grid bounds every point ([`point_problem`]), and every point is checked against its result.
+/// The reference kernel of FP32 points (`kernels/matmul.hip`): FP64 accumulation in 16×16 tiles. It runs at every
+/// shape, so its grid bounds every point ([`point_problem`]), and every FP32 point is checked against its result.
 pub(super) const REFERENCE_SYMBOL: &str = "matmul_reference_f64";
 
-/// Rows and columns of C one group of the reference kernel computes.
+/// The reference kernel of FP64 points: compensated (Dot2) FP64 accumulation in 16×16 tiles, the same grid.
+pub(super) const REFERENCE_DOT2_SYMBOL: &str = "matmul_reference_dot2_f64";
+
+/// Rows and columns of C one group of the reference kernels computes.
 pub(super) const REFERENCE_TILE: u32 = 16;
 
 /// What a kernel needs of the sizes: each of M, N, K must be a multiple of the given number.
@@ -26,33 +32,97 @@ pub struct Multiples {
 }
 
 /// Any size.
-const ANY: Multiples = Multiples { m: 1, n: 1, k: 1 };
+pub(super) const ANY: Multiples = Multiples { m: 1, n: 1, k: 1 };
 
-/// How a kernel's groups cover C and K (see `kernels/matmul.hip`, kernels 8 to 10).
+/// How a kernel's groups cover C and K (see `kernels/matmul.hip`, kernels 8 to 11).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum Schedule {
     /// One group per BM×BN tile of C, over all of K: grid (ceil(N/BN), ceil(M/BM)).
     Tiles,
+    /// One group per tile, all of K, on a 1-D grid of ceil(M/BM)·ceil(N/BN) groups that the kernel maps to tiles in
+    /// an order of its own (the DMMA rung: GROUP_M tile rows at a time, for L2 reuse).
+    GroupedTiles,
     /// Split-K: S groups per tile (grid z), each over a range of K; the last group of a tile to finish adds the S
-    /// partial tiles in a fixed order (workspace tiles·S·BM·BN floats, one counter per tile).
+    /// partial tiles in a fixed order (workspace tiles·S·BM·BN elements, one counter per tile).
     SplitK,
     /// Split-K adding the partial tiles into C with atomics, after zeroing C (`matmul_zero_c`): not deterministic.
     SplitKAtomic,
     /// Stream-K: G = CUs × groups per CU groups, each with an equal share of all tiles' slabs (grid (G, 1, 1));
-    /// partial tiles are added in a fixed order by the last contributor (workspace 2·G·BM·BN floats).
+    /// partial tiles are added in a fixed order by the last contributor (workspace 2·G·BM·BN elements).
     StreamK,
 }
 
-/// One matmul kernel: its symbol, launch geometry and size requirements. CLI values, CSV rows, plots and tests all
-/// come from this table; the order is the ladder.
+/// Whether a kernel has an instance in one precision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Instance {
+    /// It has one: in FP32 the kernel `symbol`, in FP64 `<symbol>_f64` (each with its `_unaligned` twin where the
+    /// kernel has one).
+    Yes,
+    /// It has none, for this reason: its row in that precision is `invalid` and says so.
+    No(&'static str),
+}
+
+/// Where a kernel exists (is compiled into the code object), and why not elsewhere.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Exists {
+    /// On every architecture the suite compiles for.
+    Everywhere,
+    /// On NVIDIA architectures of compute capability `sm` (e.g. 80 for sm_80) and later; elsewhere not, because
+    /// `why_not`.
+    NvidiaFrom {
+        /// The first compute capability, major·10 + minor.
+        sm: u32,
+        /// Why the kernel is not there on other architectures.
+        why_not: &'static str,
+    },
+    /// On the architectures whose names start with one of `prefixes` (e.g. `gfx90a`, `gfx94`).
+    Archs {
+        /// Prefixes of the architectures it exists on.
+        prefixes: &'static [&'static str],
+        /// Why the kernel is not there on other architectures.
+        why_not: &'static str,
+    },
+}
+
+impl Exists {
+    /// Whether the kernel exists on `arch` (the HIP-over-CUDA test runtime reports its CUDA architecture).
+    pub fn on(&self, arch: &str) -> bool {
+        match self {
+            Exists::Everywhere => true,
+            Exists::NvidiaFrom { sm, .. } => arch
+                .strip_prefix("sm_")
+                .and_then(|cc| cc.chars().take_while(char::is_ascii_digit).collect::<String>().parse::<u32>().ok())
+                .is_some_and(|cc| cc >= *sm),
+            Exists::Archs { prefixes, .. } => prefixes.iter().any(|p| arch.starts_with(p)),
+        }
+    }
+}
+
+/// What a kernel's arithmetic runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Arith {
+    /// FMA on the vector units. `packs_fp32_on_cdna`: clang pairs its FP32 FMAs into `v_pk_fma_f32` on CDNA2/3
+    /// (a CPU test reads the gfx90a code object), so its FP32 rows there use the packed path.
+    Fma {
+        /// Whether its FP32 code on gfx90a is packed FMA.
+        packs_fp32_on_cdna: bool,
+    },
+    /// The matrix units: NVIDIA's tensor cores, AMD's MFMA.
+    Matrix,
+}
+
+/// One matmul kernel: its symbol, launch geometry, size requirements, precisions, unit and where it exists. CLI
+/// values, CSV rows, plots and tests all come from this table ([`VARIANTS`]); the order is the ladder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Variant {
     /// Name on the command line and in the CSV, e.g. `tiled_m16`.
     pub name: &'static str,
     /// Family, for `--kernels`: `tiled` selects every `tiled_m*` allowed by `--tiles`.
     pub family: &'static str,
-    /// Kernel symbol in `kernels/matmul.hip`.
+    /// Kernel symbol of the FP32 instance (or the base of the FP64 one's, see [`Instance::Yes`]).
     pub symbol: &'static str,
+    /// The kernel source (`kernels/<source>.hip`) that holds it.
+    pub source: &'static str,
     /// LDS tile size M of the seed's tiled kernel, where it has one.
     pub tile_m: Option<u32>,
     /// Items per group along x (columns of C) and y (rows of C).
@@ -65,14 +135,59 @@ pub struct Variant {
     pub zero_c: bool,
     /// Size requirements (the rung keeps them on purpose; every kernel of the ladder now takes any size).
     pub multiples: Multiples,
-    /// Whether `symbol` moves 16-byte vectors and so needs aligned rows (N and K multiples of 4); other sizes launch
-    /// its twin `<symbol>_unaligned`, the same kernel with guarded 4-byte accesses.
+    /// Whether `symbol` moves 16-byte vectors and so needs aligned rows (16-byte aligned: N and K multiples of 4 in
+    /// FP32, even in FP64); other sizes launch its twin `<symbol>_unaligned`, the same kernel with guarded
+    /// element accesses.
     pub aligned_rows: bool,
     /// How the groups cover C and K.
     pub schedule: Schedule,
+    /// Its FP32 instance, or why it has none.
+    pub f32: Instance,
+    /// Its FP64 instance, or why it has none.
+    pub f64: Instance,
+    /// The unit its arithmetic runs on.
+    pub arith: Arith,
+    /// The architectures it exists on.
+    pub exists: Exists,
+    /// Dynamic LDS per group, bytes (0: static LDS only).
+    pub dynamic_lds_bytes: u32,
 }
 
 impl Variant {
+    /// Its instance in `precision`.
+    pub fn instance(&self, precision: Precision) -> Instance {
+        match precision {
+            Precision::F32 => self.f32,
+            Precision::F64 => self.f64,
+        }
+    }
+
+    /// Why this kernel cannot run in `precision` on `arch` at all (no instance, or not compiled there), if it cannot.
+    pub fn problem_on(&self, precision: Precision, arch: &str) -> Option<String> {
+        if let Instance::No(why) = self.instance(precision) {
+            return Some(format!("{} has no {} instance: {why}", self.name, precision.label()));
+        }
+        match self.exists {
+            _ if self.exists.on(arch) => None,
+            Exists::NvidiaFrom { why_not, .. } | Exists::Archs { why_not, .. } => {
+                Some(format!("{} does not exist on {arch}: {why_not}", self.name))
+            }
+            Exists::Everywhere => None,
+        }
+    }
+
+    /// The unit its `precision` instance runs on, on `arch`: the matrix units for a matrix rung; the packed path for
+    /// an FP32 kernel whose FMAs clang packs on CDNA2/3 (gfx90a, gfx94x, gfx95x: `v_pk_fma_f32`); else the vector
+    /// units (FP64 has no packed form).
+    pub fn unit(&self, precision: Precision, arch: &str) -> Unit {
+        let cdna_packed = ["gfx90a", "gfx94", "gfx95"].iter().any(|p| arch.starts_with(p));
+        match self.arith {
+            Arith::Matrix => Unit::Matrix,
+            Arith::Fma { packs_fp32_on_cdna: true } if precision == Precision::F32 && cdna_packed => Unit::Packed,
+            Arith::Fma { .. } => Unit::Vector,
+        }
+    }
+
     /// Why this kernel cannot compute `shape`, if it cannot.
     pub fn check(&self, shape: Shape) -> Option<String> {
         let req = self.multiples;
@@ -88,12 +203,17 @@ impl Variant {
         }
     }
 
-    /// The symbol launched at `shape`: `symbol`, or its `_unaligned` twin where rows are not 16-byte aligned.
-    pub fn symbol_for(&self, shape: Shape) -> String {
-        if self.aligned_rows && !shape.rows_aligned() {
-            format!("{}_unaligned", self.symbol)
+    /// The symbol launched at `shape` in `precision`: `symbol` (FP32) or `symbol_f64`, then `_unaligned` where rows
+    /// are not 16-byte aligned and the kernel has that twin.
+    pub fn symbol_for(&self, shape: Shape, precision: Precision) -> String {
+        let base = match precision {
+            Precision::F32 => self.symbol.to_string(),
+            Precision::F64 => format!("{}_f64", self.symbol),
+        };
+        if self.aligned_rows && !shape.rows_aligned_for(precision) {
+            format!("{base}_unaligned")
         } else {
-            self.symbol.to_string()
+            base
         }
     }
 
@@ -102,37 +222,65 @@ impl Variant {
         (shape.n.div_ceil(self.block[0] as usize) as u64, shape.m.div_ceil(self.block[1] as usize) as u64)
     }
 
-    /// How this kernel runs at `shape` on a device with `cus` CUs where `groups_per_cu` of its groups fit at once:
-    /// the split-K count (`split`, or [`split_k_for`] when `None`), the stream-K group count, the grid and the
-    /// workspace. An error says why it cannot be launched so.
-    pub fn plan(&self, shape: Shape, cus: u32, groups_per_cu: u32, split: Option<u32>) -> Result<Plan, String> {
+    /// Why this kernel's grid cannot cover `shape`.
+    fn grid_problem(&self, shape: Shape) -> Option<String> {
+        match self.schedule {
+            Schedule::GroupedTiles => {
+                let (tx, ty) = self.tiles(shape);
+                let groups = tx.saturating_mul(ty);
+                (groups > MAX_GROUPS_X).then(|| {
+                    format!("{} needs a grid of {groups} groups; a grid holds at most {MAX_GROUPS_X}", self.symbol)
+                })
+            }
+            _ => shape.grid_problem(self.symbol, self.block),
+        }
+    }
+
+    /// How this kernel runs at `shape` in `precision` on a device with `cus` CUs where `groups_per_cu` of its
+    /// groups fit at once: the split-K count (`split`, or [`split_k_for`] when `None`), the stream-K group count,
+    /// the grid and the workspace. An error says why it cannot be launched so.
+    pub fn plan(
+        &self,
+        shape: Shape,
+        precision: Precision,
+        cus: u32,
+        groups_per_cu: u32,
+        split: Option<u32>,
+    ) -> Result<Plan, String> {
         let (tx, ty) = self.tiles(shape);
         let tiles = tx * ty;
         let slabs = shape.k.div_ceil(self.slab_k.max(1) as usize) as u64;
         let slots = u64::from(cus) * u64::from(groups_per_cu.max(1));
-        let tile_floats = u64::from(self.block[0]) * u64::from(self.block[1]);
+        let tile_elems = u64::from(self.block[0]) * u64::from(self.block[1]);
         let grid2 = |z: u64| -> Result<[u32; 3], String> {
             match (u32::try_from(tx), u32::try_from(ty), u32::try_from(z)) {
                 (Ok(x), Ok(y), Ok(z)) => Ok([x, y, z]),
                 _ => Err(format!("{} needs a grid of {tx} x {ty} x {z} groups", self.name)),
             }
         };
-        let symbol = self.symbol_for(shape);
-        let make = |grid, split_k, work_floats, counters| Plan {
+        let symbol = self.symbol_for(shape, precision);
+        let element_bytes = precision.bytes() as u64;
+        let make = |grid, split_k, work_elems, counters| Plan {
             symbol: symbol.clone(),
             grid,
             split_k,
-            work_floats,
+            work_elems,
+            element_bytes,
             counters,
+            dynamic_lds_bytes: self.dynamic_lds_bytes,
         };
         match self.schedule {
             Schedule::Tiles => Ok(make(grid2(1)?, 1, 0, 0)),
+            Schedule::GroupedTiles => match u32::try_from(tiles) {
+                Ok(groups) => Ok(make([groups, 1, 1], 1, 0, 0)),
+                Err(_) => Err(format!("{} needs a grid of {tiles} groups", self.name)),
+            },
             Schedule::SplitK | Schedule::SplitKAtomic => {
                 let s = u64::from(split.unwrap_or_else(|| split_k_for(tiles, slabs, slots)));
                 if s == 0 || s > slabs.max(1) {
                     return Err(format!("{}: split K = {s} needs 1 to {slabs} (the slabs of K)", self.name));
                 }
-                let work = if self.schedule == Schedule::SplitK { tiles * s * tile_floats } else { 0 };
+                let work = if self.schedule == Schedule::SplitK { tiles * s * tile_elems } else { 0 };
                 let counters = if self.schedule == Schedule::SplitK { tiles } else { 0 };
                 Ok(make(grid2(s)?, s as u32, work, counters))
             }
@@ -146,20 +294,31 @@ impl Variant {
                 }
                 // No more groups than iterations: each group must own at least one (kernels/matmul.hip, kernel 10).
                 let groups = slots.min(iterations) as u32;
-                Ok(make([groups, 1, 1], 1, 2 * u64::from(groups) * tile_floats, tiles))
+                Ok(make([groups, 1, 1], 1, 2 * u64::from(groups) * tile_elems, tiles))
             }
         }
     }
 }
 
-/// Why a point at `shape` cannot run on a device with `memory` and groups of at most `max_group_size` items: sizes
-/// the kernels cannot index or launch (the reference kernel's grid, and for a kernel, `variant`, its own), byte
-/// counts that overflow, memory that is not there (the point's matrices plus `workspace_bytes` on the device), and
-/// the kernel's own size requirements. `None`: the point is valid. Needs no GPU.
+/// The device's limits on one group, for [`point_problem`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GroupLimits {
+    /// Most items per group.
+    pub items: u32,
+    /// Most LDS per group after opting in, bytes.
+    pub lds_bytes: u64,
+}
+
+/// Why a point at `shape` in `precision` cannot run on a device with `memory` and groups within `limits`: sizes the
+/// kernels cannot index or launch (the reference kernel's grid, and for a kernel, `variant`, its own), byte counts
+/// that overflow, memory that is not there (the point's matrices plus `workspace_bytes` on the device), the kernel's
+/// own size requirements, its group size and its dynamic LDS. `None`: the point is valid. Needs no GPU. (Whether
+/// the kernel has an instance in `precision` on the device's architecture is [`Variant::problem_on`].)
 pub fn point_problem(
     shape: Shape,
+    precision: Precision,
     variant: Option<&Variant>,
-    max_group_size: u32,
+    limits: GroupLimits,
     memory: &Memory,
     workspace_bytes: u64,
 ) -> Option<String> {
@@ -167,31 +326,44 @@ pub fn point_problem(
     shape
         .size_problem()
         .or_else(|| shape.grid_problem(REFERENCE_SYMBOL, [REFERENCE_TILE, REFERENCE_TILE]))
-        .or_else(|| variant.and_then(|v| shape.grid_problem(v.symbol, v.block)))
-        .or_else(|| shape.memory_problem(memory, workspace_bytes))
+        .or_else(|| variant.and_then(|v| v.grid_problem(shape)))
+        .or_else(|| shape.memory_problem(memory, workspace_bytes, precision))
         .or_else(|| {
             let v = variant?;
             let items = v.group[0] * v.group[1];
-            v.check(shape).or_else(|| {
-                (items > max_group_size)
-                    .then(|| format!("{} uses groups of {items} items; the device allows {max_group_size}", v.name))
-            })
+            v.check(shape)
+                .or_else(|| {
+                    (items > limits.items)
+                        .then(|| format!("{} uses groups of {items} items; the device allows {}", v.name, limits.items))
+                })
+                .or_else(|| {
+                    (u64::from(v.dynamic_lds_bytes) > limits.lds_bytes).then(|| {
+                        format!(
+                            "{} uses {} bytes of LDS per group; the device allows {}",
+                            v.name, v.dynamic_lds_bytes, limits.lds_bytes
+                        )
+                    })
+                })
         })
 }
 
 /// How one kernel runs at one shape (see [`Variant::plan`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {
-    /// The symbol launched: the variant's, or its `_unaligned` twin.
+    /// The symbol launched: the variant's in the precision, or its `_unaligned` twin.
     pub symbol: String,
     /// Groups along x, y, z.
     pub grid: [u32; 3],
     /// Ranges K is split into (1 unless split-K).
     pub split_k: u32,
-    /// Floats of workspace for partial tiles (0: none).
-    pub work_floats: u64,
+    /// Elements of workspace for partial tiles (0: none).
+    pub work_elems: u64,
+    /// Bytes per element of the precision.
+    pub element_bytes: u64,
     /// Tile counters of the workspace (0: none).
     pub counters: u64,
+    /// Dynamic LDS per group, bytes.
+    pub dynamic_lds_bytes: u32,
 }
 
 impl Plan {
@@ -200,9 +372,9 @@ impl Plan {
         self.grid.iter().map(|&g| u64::from(g)).product()
     }
 
-    /// Bytes of device memory the workspace takes.
+    /// Bytes of device memory the workspace takes: the partial tiles and the 4-byte tile counters.
     pub fn workspace_bytes(&self) -> u64 {
-        (self.work_floats + self.counters) * 4
+        self.work_elems * self.element_bytes + self.counters * 4
     }
 }
 
@@ -226,158 +398,40 @@ fn req_text(r: Multiples) -> String {
     format!("M % {} = 0, N % {} = 0, K % {} = 0", r.m, r.n, r.k)
 }
 
-/// The ladder, in order.
-pub const VARIANTS: &[Variant] = &[
-    simple("naive", "matmul_naive", true),
-    simple("accumulator", "matmul_accumulator", false),
-    tiled("tiled_m4", "matmul_tiled_m4", 4),
-    tiled("tiled_m8", "matmul_tiled_m8", 8),
-    tiled("tiled_m16", "matmul_tiled_m16", 16),
-    tiled("tiled_m32", "matmul_tiled_m32", 32),
-    regblock("blocktile_1d", "blocktile_1d", "matmul_blocktile_1d", 512, [64, 64, 8], false, Schedule::Tiles),
-    regblock("blocktile_2d", "blocktile_2d", "matmul_blocktile_2d", 256, [128, 128, 8], false, Schedule::Tiles),
-    regblock("vectorized", "vectorized", "matmul_vectorized", 256, [128, 128, 8], true, Schedule::Tiles),
-    regblock("warptile", "warptile", "matmul_warptile", 256, [128, 128, 8], true, Schedule::Tiles),
-    // The double-buffered kernel in the shape that was fastest on the H100 (BM = 256, BN = 128, BK = 8), then the
-    // other shapes of the autotuning sweep: the best shape differs between architectures and sizes.
-    wave("double_buffer", "double_buffer", "matmul_double_buffer", 256, [128, 256, 8], Schedule::Tiles),
-    wave(
-        "double_buffer_128x256x8_t256",
-        "double_buffer",
-        "matmul_double_buffer_128x256x8_t256",
-        256,
-        [256, 128, 8],
-        Schedule::Tiles,
-    ),
-    wave(
-        "double_buffer_128x128x8_t256",
-        "double_buffer",
-        "matmul_double_buffer_128x128x8_t256",
-        256,
-        [128, 128, 8],
-        Schedule::Tiles,
-    ),
-    wave(
-        "double_buffer_128x128x16_t256",
-        "double_buffer",
-        "matmul_double_buffer_128x128x16_t256",
-        256,
-        [128, 128, 16],
-        Schedule::Tiles,
-    ),
-    wave(
-        "double_buffer_64x128x16_t128",
-        "double_buffer",
-        "matmul_double_buffer_64x128x16_t128",
-        128,
-        [128, 64, 16],
-        Schedule::Tiles,
-    ),
-    // Smaller tiles, more groups: for sizes whose grid of large tiles leaves CUs idle.
-    wave(
-        "double_buffer_64x128x8_t128",
-        "double_buffer",
-        "matmul_double_buffer_64x128x8_t128",
-        128,
-        [128, 64, 8],
-        Schedule::Tiles,
-    ),
-    wave(
-        "double_buffer_32x64x16_t64",
-        "double_buffer",
-        "matmul_double_buffer_32x64x16_t64",
-        64,
-        [64, 32, 16],
-        Schedule::Tiles,
-    ),
-    // Wave64 shapes: at most 128 VGPRs+AGPRs and no scratch on gfx90a (4 waves per SIMD), LDS for 16 waves per CU.
-    wave(
-        "double_buffer_256x128x8_t512",
-        "double_buffer",
-        "matmul_double_buffer_256x128x8_t512",
-        512,
-        [128, 256, 8],
-        Schedule::Tiles,
-    ),
-    wave(
-        "double_buffer_128x128x8_t512",
-        "double_buffer",
-        "matmul_double_buffer_128x128x8_t512",
-        512,
-        [128, 128, 8],
-        Schedule::Tiles,
-    ),
-    // Split-K: more groups for sizes too small to fill the device; the last of the wave64 shapes fits gfx90a.
-    wave("splitk_128x64x16_t128", "splitk", "matmul_splitk_128x64x16_t128", 128, [64, 128, 16], Schedule::SplitK),
-    wave("splitk_64x128x16_t128", "splitk", "matmul_splitk_64x128x16_t128", 128, [128, 64, 16], Schedule::SplitK),
-    wave("splitk_64x128x8_t128", "splitk", "matmul_splitk_64x128x8_t128", 128, [128, 64, 8], Schedule::SplitK),
-    wave("splitk_128x128x8_t128", "splitk", "matmul_splitk_128x128x8_t128", 128, [128, 128, 8], Schedule::SplitK),
-    wave("splitk_128x128x8_t512", "splitk", "matmul_splitk_128x128x8_t512", 512, [128, 128, 8], Schedule::SplitK),
-    // Split-K with atomic adds into C: what determinism costs.
-    wave(
-        "splitk_atomic_64x128x16_t128",
-        "splitk_atomic",
-        "matmul_splitk_atomic_64x128x16_t128",
-        128,
-        [128, 64, 16],
-        Schedule::SplitKAtomic,
-    ),
-    // Stream-K: one group per resident slot, equal shares of all slabs; the last shape fits gfx90a.
-    wave("streamk_128x128x8_t128", "streamk", "matmul_streamk_128x128x8_t128", 128, [128, 128, 8], Schedule::StreamK),
-    wave("streamk_64x128x8_t128", "streamk", "matmul_streamk_64x128x8_t128", 128, [128, 64, 8], Schedule::StreamK),
-    wave("streamk_64x64x16_t128", "streamk", "matmul_streamk_64x64x16_t128", 128, [64, 64, 16], Schedule::StreamK),
-    wave("streamk_128x128x8_t512", "streamk", "matmul_streamk_128x128x8_t512", 512, [128, 128, 8], Schedule::StreamK),
-];
-
-/// The default kernel set of the architectures whose names start with one of `arch_prefixes` (first match in
-/// [`ARCH_DEFAULTS`] wins), when `--kernels` is not given.
+/// The default kernel sets of the architectures whose names start with one of `arch_prefixes` (first match in
+/// [`ARCH_DEFAULTS`] wins), when `--kernels` (and for FP64 `--f64-kernels`) is not given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct ArchKernels {
     /// Prefixes of the architecture name, e.g. `gfx90` matches gfx908 and gfx90a.
     pub arch_prefixes: &'static [&'static str],
-    /// Kernel names or families, as `--kernels` takes them.
+    /// FP32 kernel names or families, as `--kernels` takes them.
     pub kernels: &'static [&'static str],
-    /// Why this set, for the README and `run.json`.
+    /// FP64 kernel names or families.
+    pub f64_kernels: &'static [&'static str],
+    /// Why these sets, for the README and `run.json`.
     pub why: &'static str,
 }
 
-/// The seed's ladder and the single-shape register-blocked kernels: every architecture runs them.
-macro_rules! ladder {
-    ($($more:literal),* $(,)?) => {
-        &["naive", "accumulator", "tiled", "blocktile_1d", "blocktile_2d", "vectorized", "warptile", $($more),*]
-    };
+/// The `--kernels` names of `arch`'s default set in `precision` (see [`ARCH_DEFAULTS`]); none (every kernel) where no
+/// row matches.
+pub fn default_names(arch: &str, precision: Precision) -> &'static [&'static str] {
+    ARCH_DEFAULTS.iter().find(|d| d.arch_prefixes.iter().any(|p| arch.starts_with(p))).map_or(
+        &[],
+        |d| match precision {
+            Precision::F32 => d.kernels,
+            Precision::F64 => d.f64_kernels,
+        },
+    )
 }
 
-/// Per-architecture default kernels, as data. Architectures no row matches get the whole table.
-pub const ARCH_DEFAULTS: &[ArchKernels] = &[
-    ArchKernels {
-        arch_prefixes: &["gfx90", "gfx94", "gfx95"],
-        kernels: ladder![
-            "double_buffer_256x128x8_t512",
-            "double_buffer_128x128x8_t512",
-            "splitk_128x128x8_t512",
-            "streamk_128x128x8_t512",
-        ],
-        why: "CDNA (wave64, 512 VGPRs+AGPRs per lane per SIMD): the shapes tuned on NVIDIA take 236-396 registers \
-              there (1-2 waves per SIMD); the wave64 shapes of double_buffer, splitk and streamk stay within 128 \
-              (4+ waves per SIMD)",
-    },
-    ArchKernels {
-        arch_prefixes: &["sm_"],
-        kernels: ladder!["double_buffer", "splitk", "splitk_atomic", "streamk"],
-        why: "NVIDIA (warp32, 255 registers per thread): every shape of double_buffer, splitk, splitk_atomic and \
-              streamk",
-    },
-];
-
-/// The `--kernels` names of `arch`'s default set (see [`ARCH_DEFAULTS`]); none (every kernel) where no row matches.
-pub fn default_names(arch: &str) -> &'static [&'static str] {
-    ARCH_DEFAULTS.iter().find(|d| d.arch_prefixes.iter().any(|p| arch.starts_with(p))).map_or(&[], |d| d.kernels)
-}
-
-/// The default kernels for `arch` (see [`ARCH_DEFAULTS`]), restricted to the tile sizes `tiles` (all if empty).
-pub fn default_kernels(arch: &str, tiles: &[u32]) -> Result<Vec<&'static Variant>, crate::options::Error> {
-    select_kernels(&owned(default_names(arch)), tiles)
+/// The default kernels for `arch` in `precision` (see [`ARCH_DEFAULTS`]), restricted to the tile sizes `tiles` (all
+/// if empty).
+pub fn default_kernels(
+    arch: &str,
+    precision: Precision,
+    tiles: &[u32],
+) -> Result<Vec<&'static Variant>, crate::options::Error> {
+    select_kernels(&owned(default_names(arch, precision)), tiles)
 }
 
 /// Names as `--kernels` holds them.
@@ -385,75 +439,10 @@ pub fn owned(names: &[&str]) -> Vec<String> {
     names.iter().map(|n| n.to_string()).collect()
 }
 
-/// A kernel of the seed's first steps: 16×16 items, one element of C each, any size.
-const fn simple(name: &'static str, symbol: &'static str, zero_c: bool) -> Variant {
-    Variant {
-        name,
-        family: name,
-        symbol,
-        tile_m: None,
-        group: [16, 16],
-        block: [16, 16],
-        slab_k: 1,
-        zero_c,
-        multiples: ANY,
-        aligned_rows: false,
-        schedule: Schedule::Tiles,
-    }
-}
-
-const fn tiled(name: &'static str, symbol: &'static str, m: u32) -> Variant {
-    Variant {
-        name,
-        family: "tiled",
-        symbol,
-        tile_m: Some(m),
-        group: [m, m],
-        block: [m, m],
-        slab_k: m,
-        zero_c: false,
-        multiples: ANY,
-        aligned_rows: false,
-        schedule: Schedule::Tiles,
-    }
-}
-
-/// A register-blocked kernel: a 1-D group of `items` computing a [BN, BM] tile of C, K in slabs of BK
-/// (`tile` = [BN, BM, BK]).
-const fn regblock(
-    name: &'static str,
-    family: &'static str,
-    symbol: &'static str,
-    items: u32,
-    tile: [u32; 3],
-    aligned_rows: bool,
-    schedule: Schedule,
-) -> Variant {
-    Variant {
-        name,
-        family,
-        symbol,
-        tile_m: None,
-        group: [items, 1],
-        block: [tile[0], tile[1]],
-        slab_k: tile[2],
-        zero_c: false,
-        multiples: ANY,
-        aligned_rows,
-        schedule,
-    }
-}
-
-/// A wave-tiled kernel (7 on): 16-byte accesses with an `_unaligned` twin.
-const fn wave(
-    name: &'static str,
-    family: &'static str,
-    symbol: &'static str,
-    items: u32,
-    tile: [u32; 3],
-    schedule: Schedule,
-) -> Variant {
-    regblock(name, family, symbol, items, tile, true, schedule)
+/// Whether no kernel of `family` can run in `precision` on `arch` (the whole rung lacks an instance or is not
+/// compiled there): its rows then say so once per size, not once per shape.
+pub fn family_absent(family: &str, precision: Precision, arch: &str) -> bool {
+    VARIANTS.iter().filter(|v| v.family == family).all(|v| v.problem_on(precision, arch).is_some())
 }
 
 /// Selects kernels by name or family (`tiled` = every tile size in `tiles`), in ladder order.
@@ -498,34 +487,12 @@ pub fn selected(names: &[String], tiles: &[u32]) -> Vec<&'static Variant> {
 mod tests {
     use super::*;
     use crate::experiments::matmul::shape::KERNEL_DIM_MAX;
-    use crate::options::{MAX_GROUPS_X, MAX_GROUPS_YZ};
+    use crate::options::MAX_GROUPS_YZ;
 
-    #[test]
-    fn every_variant_has_a_symbol_named_after_it_and_a_sane_geometry() {
-        for v in VARIANTS {
-            assert_eq!(v.symbol, format!("matmul_{}", v.name));
-            let items = v.group[0] * v.group[1];
-            assert!((1..=1024).contains(&items), "{}", v.name);
-            // A group computes at least one element of C per item.
-            assert!(v.block[0] * v.block[1] >= items, "{}", v.name);
-            assert!(v.slab_k >= 1, "{}", v.name);
-            // Every rung takes any size; the 16-byte kernels through their `_unaligned` twins.
-            assert_eq!(v.multiples, ANY, "{}", v.name);
-            // Only the wave-tiled kernels split K or stream, and they all have twins.
-            assert!(v.schedule == Schedule::Tiles || v.aligned_rows, "{}", v.name);
-            // The shape in the name is the shape in the table: <BM>x<BN>x<BK>_t<items>.
-            if let Some(dims) = v.name.split('_').find(|p| p.matches('x').count() == 2) {
-                let want = format!("{}x{}x{}", v.block[1], v.block[0], v.slab_k);
-                assert_eq!(dims, want, "{}", v.name);
-                assert!(v.name.ends_with(&format!("_t{items}")), "{}", v.name);
-            }
-        }
-        // Names are keys of CSV rows and CLI values: no two kernels may share one (dedup alone would only catch
-        // neighbours).
-        let unique: std::collections::BTreeSet<&str> = VARIANTS.iter().map(|v| v.name).collect();
-        assert_eq!(unique.len(), VARIANTS.len());
-        assert!(!VARIANTS.iter().any(|v| v.symbol == REFERENCE_SYMBOL));
-    }
+    const F32: Precision = Precision::F32;
+    const F64: Precision = Precision::F64;
+    /// An H100's group limits.
+    const H100: GroupLimits = GroupLimits { items: 1024, lds_bytes: 227 << 10 };
 
     fn variant(name: &str) -> &'static Variant {
         VARIANTS.iter().find(|v| v.name == name).unwrap_or_else(|| panic!("no kernel {name}"))
@@ -533,14 +500,26 @@ mod tests {
 
     #[test]
     fn launch_geometry_covers_ragged_edges() {
-        let plan = variant("tiled_m16").plan(Shape { m: 33, n: 100, k: 7 }, 132, 8, None).unwrap();
-        assert_eq!(
-            plan,
-            Plan { symbol: "matmul_tiled_m16".into(), grid: [7, 3, 1], split_k: 1, work_floats: 0, counters: 0 }
-        );
+        let plan = variant("tiled_m16").plan(Shape { m: 33, n: 100, k: 7 }, F32, 132, 8, None).unwrap();
+        let want = Plan {
+            symbol: "matmul_tiled_m16".into(),
+            grid: [7, 3, 1],
+            split_k: 1,
+            work_elems: 0,
+            element_bytes: 4,
+            counters: 0,
+            dynamic_lds_bytes: 0,
+        };
+        assert_eq!(plan, want);
+        let plan = variant("tiled_m16").plan(Shape { m: 33, n: 100, k: 7 }, F64, 132, 8, None).unwrap();
+        assert_eq!(plan, Plan { symbol: "matmul_tiled_m16_f64".into(), element_bytes: 8, ..want });
         // 256×128 tiles of the default shape: ceil(1000/128) x ceil(1000/256).
-        let plan = variant("double_buffer").plan(Shape::square(1000), 132, 1, None).unwrap();
+        let plan = variant("double_buffer").plan(Shape::square(1000), F32, 132, 1, None).unwrap();
         assert_eq!((plan.grid, plan.groups()), ([8, 4, 1], 32));
+        // The DMMA rung: one group per 128×128 tile on a 1-D grid, with its dynamic LDS.
+        let plan = variant("dmma_128x128x16_t256").plan(Shape::square(1000), F64, 132, 1, None).unwrap();
+        assert_eq!((plan.grid, plan.dynamic_lds_bytes), ([64, 1, 1], 112_128));
+        assert_eq!(plan.symbol, "matmul_dmma_128x128x16_t256_f64");
     }
 
     #[test]
@@ -556,10 +535,44 @@ mod tests {
         ] {
             assert_eq!(shape.rows_aligned(), aligned, "{shape}");
             let twin = if aligned { "matmul_double_buffer" } else { "matmul_double_buffer_unaligned" };
-            assert_eq!(variant("double_buffer").symbol_for(shape), twin, "{shape}");
+            assert_eq!(variant("double_buffer").symbol_for(shape, F32), twin, "{shape}");
             // The scalar kernels have no twin.
-            assert_eq!(variant("blocktile_2d").symbol_for(shape), "matmul_blocktile_2d", "{shape}");
+            assert_eq!(variant("blocktile_2d").symbol_for(shape, F32), "matmul_blocktile_2d", "{shape}");
+            assert_eq!(variant("blocktile_2d").symbol_for(shape, F64), "matmul_blocktile_2d_f64", "{shape}");
         }
+        // FP64 rows are aligned at even N and K: 4×6×6 runs the aligned FP64 kernel, the unaligned FP32 one.
+        let shape = Shape { m: 4, n: 6, k: 6 };
+        let v = variant("double_buffer_128x128x8_t256");
+        assert_eq!(v.symbol_for(shape, F32), "matmul_double_buffer_128x128x8_t256_unaligned");
+        assert_eq!(v.symbol_for(shape, F64), "matmul_double_buffer_128x128x8_t256_f64");
+        assert_eq!(v.symbol_for(Shape::square(7), F64), "matmul_double_buffer_128x128x8_t256_f64_unaligned");
+    }
+
+    #[test]
+    fn a_kernel_without_an_instance_or_not_on_the_architecture_says_why() {
+        let why = variant("double_buffer").problem_on(F64, "sm_90").unwrap();
+        assert!(why.starts_with("double_buffer has no FP64 instance: 128 FP64 accumulators"), "{why}");
+        assert_eq!(variant("double_buffer").problem_on(F32, "sm_90"), None);
+        let dmma = variant("dmma_128x128x16_t256");
+        let why = dmma.problem_on(F32, "sm_90").unwrap();
+        assert!(why.contains("no FP32 instance") && why.contains("no FP32 matrix path at FP32 precision"), "{why}");
+        assert_eq!(dmma.problem_on(F64, "sm_90"), None);
+        assert_eq!(dmma.problem_on(F64, "sm_80"), None);
+        assert_eq!(dmma.problem_on(F64, "sm_100"), None);
+        let why = dmma.problem_on(F64, "gfx90a").unwrap();
+        assert!(why.contains("does not exist on gfx90a") && why.contains("on AMD the matrix rung is MFMA"), "{why}");
+        assert!(dmma.problem_on(F64, "sm_75").unwrap().contains("from sm_80 on"));
+        // Units: FMA rungs on the vector units, packed in FP32 on CDNA where clang packs them; the DMMA rung on the
+        // matrix units.
+        assert_eq!(variant("double_buffer").unit(F32, "sm_90"), Unit::Vector);
+        assert_eq!(variant("double_buffer").unit(F32, "gfx90a"), Unit::Packed);
+        assert_eq!(variant("double_buffer_128x128x8_t256").unit(F64, "gfx90a"), Unit::Vector);
+        assert_eq!(variant("naive").unit(F32, "gfx90a"), Unit::Vector);
+        assert_eq!(dmma.unit(F64, "sm_90"), Unit::Matrix);
+        // A whole rung without an instance is absent; a rung with some shapes is not.
+        assert!(family_absent("dmma", F32, "sm_90") && family_absent("dmma", F64, "gfx90a"));
+        assert!(family_absent("splitk_atomic", F64, "sm_90"));
+        assert!(!family_absent("splitk", F64, "sm_90") && !family_absent("dmma", F64, "sm_90"));
     }
 
     #[test]
@@ -583,30 +596,33 @@ mod tests {
     fn split_k_and_stream_k_plans_size_their_grids_and_workspaces() {
         let shape = Shape::square(768);
         // 64×128 tiles: 6 × 12 = 72, 96 slabs of 8; 3 groups per SM on 132 SMs -> S = 5.
-        let sk = variant("splitk_64x128x8_t128").plan(shape, 132, 3, None).unwrap();
+        let sk = variant("splitk_64x128x8_t128").plan(shape, F32, 132, 3, None).unwrap();
         assert_eq!((sk.grid, sk.split_k), ([6, 12, 5], 5));
-        assert_eq!((sk.work_floats, sk.counters), (72 * 5 * 64 * 128, 72));
+        assert_eq!((sk.work_elems, sk.counters), (72 * 5 * 64 * 128, 72));
         assert_eq!(sk.workspace_bytes(), (72 * 5 * 64 * 128 + 72) * 4);
-        let s2 = variant("splitk_64x128x8_t128").plan(shape, 132, 3, Some(2)).unwrap();
+        // FP64 partial tiles take twice the bytes; the counters stay 4-byte words.
+        let sk64 = variant("splitk_64x128x8_t128").plan(shape, F64, 132, 3, None).unwrap();
+        assert_eq!(sk64.workspace_bytes(), 72 * 5 * 64 * 128 * 8 + 72 * 4);
+        let s2 = variant("splitk_64x128x8_t128").plan(shape, F32, 132, 3, Some(2)).unwrap();
         assert_eq!(s2.grid, [6, 12, 2]);
-        let err = variant("splitk_64x128x8_t128").plan(shape, 132, 3, Some(97)).unwrap_err();
+        let err = variant("splitk_64x128x8_t128").plan(shape, F32, 132, 3, Some(97)).unwrap_err();
         assert!(err.contains("split K = 97 needs 1 to 96"), "{err}");
         // The atomic variant splits alike but adds into C: no workspace.
-        let atomic = variant("splitk_atomic_64x128x16_t128").plan(shape, 132, 2, Some(3)).unwrap();
-        assert_eq!((atomic.grid, atomic.work_floats, atomic.counters), ([6, 12, 3], 0, 0));
+        let atomic = variant("splitk_atomic_64x128x16_t128").plan(shape, F32, 132, 2, Some(3)).unwrap();
+        assert_eq!((atomic.grid, atomic.work_elems, atomic.counters), ([6, 12, 3], 0, 0));
         // Stream-K: one group per resident slot, two partial tiles each.
-        let st = variant("streamk_128x128x8_t128").plan(shape, 132, 2, None).unwrap();
+        let st = variant("streamk_128x128x8_t128").plan(shape, F32, 132, 2, None).unwrap();
         assert_eq!((st.grid, st.counters), ([264, 1, 1], 36));
-        assert_eq!(st.work_floats, 2 * 264 * 128 * 128);
+        assert_eq!(st.work_elems, 2 * 264 * 128 * 128);
         // ... but never more groups than iterations (6 tiles x 1 slab here).
-        let tiny = variant("streamk_128x128x8_t128").plan(Shape { m: 77, n: 700, k: 8 }, 132, 2, None).unwrap();
+        let tiny = variant("streamk_128x128x8_t128").plan(Shape { m: 77, n: 700, k: 8 }, F32, 132, 2, None).unwrap();
         assert_eq!(tiny.grid, [6, 1, 1]);
         assert_eq!(tiny.symbol, "matmul_streamk_128x128x8_t128");
-        let odd = variant("streamk_128x128x8_t128").plan(Shape { m: 77, n: 700, k: 9 }, 132, 2, None).unwrap();
+        let odd = variant("streamk_128x128x8_t128").plan(Shape { m: 77, n: 700, k: 9 }, F32, 132, 2, None).unwrap();
         assert_eq!((odd.grid, odd.symbol.as_str()), ([12, 1, 1], "matmul_streamk_128x128x8_t128_unaligned"));
         // Iterations are counted in 31 bits.
         let huge = Shape { m: 1 << 20, n: 1 << 20, k: 1 << 12 };
-        let err = variant("streamk_128x128x8_t128").plan(huge, 132, 2, None).unwrap_err();
+        let err = variant("streamk_128x128x8_t128").plan(huge, F32, 132, 2, None).unwrap_err();
         assert!(err.contains("stream-K counts them in 31 bits"), "{err}");
     }
 
@@ -636,78 +652,6 @@ mod tests {
         assert!(err.to_string().contains("unknown kernel `fast`; available: naive"), "{err}");
         let err = select_kernels(&[], &[12]).unwrap_err();
         assert!(err.to_string().contains("--tiles: no tiled kernel with M = 12"), "{err}");
-    }
-
-    #[test]
-    fn default_kernels_follow_the_architecture() {
-        let names = |arch: &str, tiles: &[u32]| -> Vec<&str> {
-            default_kernels(arch, tiles).unwrap().iter().map(|v| v.name).collect()
-        };
-        // Every name in the table is a kernel or a family.
-        for d in ARCH_DEFAULTS {
-            select_kernels(&d.kernels.iter().map(|k| k.to_string()).collect::<Vec<_>>(), &[]).unwrap();
-        }
-        let wave64 = [
-            "double_buffer_256x128x8_t512",
-            "double_buffer_128x128x8_t512",
-            "splitk_128x128x8_t512",
-            "streamk_128x128x8_t512",
-        ];
-        let cdna = names("gfx90a", &[]);
-        assert!(wave64.iter().all(|k| cdna.contains(k)), "{cdna:?}");
-        // The NVIDIA-tuned shapes (236-396 registers on gfx90a) are not in CDNA's default set.
-        assert!(!cdna.contains(&"double_buffer") && !cdna.contains(&"double_buffer_128x256x8_t256"), "{cdna:?}");
-        assert_eq!(names("gfx942", &[]), cdna);
-        // NVIDIA keeps every shape of the autotuning sweep, the wave64 ones included.
-        let nvidia = names("sm_90", &[]);
-        assert_eq!(nvidia.len(), VARIANTS.len(), "{nvidia:?}");
-        assert_eq!(names("sm_80", &[]), nvidia);
-        // An architecture no row names gets the whole table; --tiles still applies.
-        assert_eq!(names("gfx1100", &[]).len(), VARIANTS.len());
-        let with_tiles = names("gfx90a", &[16]);
-        assert!(with_tiles.contains(&"tiled_m16") && !with_tiles.contains(&"tiled_m8"), "{with_tiles:?}");
-    }
-
-    /// The wave64 shapes fit gfx90a as promised, read from the code object that hipcc writes: at most 128
-    /// VGPRs+AGPRs per lane (`.vgpr_count` counts both on gfx90a), no scratch, and at least 50% occupancy (4 of 8
-    /// waves per SIMD) by the suite's calculator, registers and LDS included, for both twins. Every kernel the
-    /// gfx90a default set holds beyond the seed's ladder must pass, so a shape added there later is checked too;
-    /// each of the rungs double_buffer, splitk and streamk has one. And no kernel of those rungs, in any shape,
-    /// needs scratch there.
-    #[test]
-    fn wave64_shapes_fit_the_gfx90a_register_budget() {
-        use crate::code_objects::{compile, metadata, sources, test_support};
-        use crate::occupancy_calculator::{Profile, Resources};
-        let arch = crate::device::Arch::parse("gfx90a").unwrap();
-        let hipcc = test_support::compiler(crate::device::Platform::Amd);
-        let bytes = compile::compile(&hipcc, sources::source("matmul").unwrap(), &arch).unwrap();
-        let info = metadata::check_arch(&bytes, &arch).unwrap();
-        let profile = Profile::for_arch(&arch, None).unwrap();
-        let rungs = ["double_buffer", "splitk", "streamk"];
-        let wave64: Vec<&Variant> =
-            default_kernels("gfx90a", &[]).unwrap().into_iter().filter(|v| rungs.contains(&v.family)).collect();
-        for rung in rungs {
-            assert!(wave64.iter().any(|v| v.family == rung), "no wave64 shape of {rung}: {wave64:?}");
-        }
-        for v in VARIANTS.iter().filter(|v| v.aligned_rows && v.family != "vectorized" && v.family != "warptile") {
-            for symbol in [v.symbol.to_string(), format!("{}_unaligned", v.symbol)] {
-                let k = info.amd_kernel(&symbol).unwrap_or_else(|| panic!("{symbol} not in the code object"));
-                assert_eq!(k.scratch_bytes, 0, "{symbol}: scratch");
-            }
-        }
-        let twins = wave64.iter().flat_map(|v| [(*v, v.symbol.to_string()), (*v, format!("{}_unaligned", v.symbol))]);
-        for (v, symbol) in twins {
-            let k = info.amd_kernel(&symbol).unwrap_or_else(|| panic!("{symbol} not in the code object"));
-            // On gfx90a `.vgpr_count` is the unified total: ArchVGPRs (rounded up to 4) plus AGPRs, e.g. 358 for
-            // 256 + 102 in matmul_double_buffer.
-            let registers = k.vgpr_count;
-            assert!(k.agpr_count.unwrap_or(0) <= registers, "{symbol}: {k:?}");
-            assert!(registers <= 128, "{symbol}: {} VGPRs+AGPRs per lane (AGPRs {:?})", k.vgpr_count, k.agpr_count);
-            assert_eq!(k.scratch_bytes, 0, "{symbol}: scratch");
-            assert_eq!(k.max_group_size, v.group[0] * v.group[1], "{symbol}: launch bounds vs VARIANTS");
-            let occ = profile.occupancy(&Resources::from_amd_kernel(k)).unwrap();
-            assert!(occ.percent >= 50.0, "{symbol}: {occ:?}");
-        }
     }
 
     fn edge_dims() -> impl proptest::strategy::Strategy<Value = usize> {
@@ -745,25 +689,34 @@ mod tests {
             device in proptest::prop_oneof![proptest::strategy::Just(80u64 << 30), proptest::strategy::Just(u64::MAX), proptest::arbitrary::any::<u64>()],
             host in proptest::option::of(proptest::prop_oneof![proptest::strategy::Just(2u64 << 40), proptest::arbitrary::any::<u64>()]),
             workspace in proptest::prop_oneof![proptest::strategy::Just(0u64), proptest::strategy::Just(1u64 << 30), proptest::arbitrary::any::<u64>()],
+            fp64 in proptest::bool::ANY,
+            lds in proptest::prop_oneof![proptest::strategy::Just(64u64 << 10), proptest::strategy::Just(227u64 << 10)],
         ) {
             let shape = Shape { m, n, k };
             let variant = VARIANTS.get(kernel);
             let memory = Memory { device, host };
-            let problem = point_problem(shape, variant, 1024, &memory, workspace);
+            let precision = if fp64 { F64 } else { F32 };
+            let limits = GroupLimits { items: 1024, lds_bytes: lds };
+            let problem = point_problem(shape, precision, variant, limits, &memory, workspace);
             // The same rules in u128, where nothing overflows.
             let (m1, n1, k1) = (m as u128, n as u128, k as u128);
-            let bytes = [m1 * k1, k1 * n1, m1 * n1, m1 * n1].iter().fold(0u128, |sum, x| sum.saturating_add(x.saturating_mul(4)));
+            let size = precision.bytes() as u128;
+            let bytes = [m1 * k1, k1 * n1, m1 * n1, m1 * n1].iter().fold(0u128, |sum, x| sum.saturating_add(x.saturating_mul(size)));
             let grid_ok = |block: [u32; 2]| {
-                n1.div_ceil(block[0].into()) <= MAX_GROUPS_X.into() && m1.div_ceil(block[1].into()) <= MAX_GROUPS_YZ.into()
+                n1.div_ceil(block[0].into()) <= crate::options::MAX_GROUPS_X.into() && m1.div_ceil(block[1].into()) <= MAX_GROUPS_YZ.into()
+            };
+            let grid_1d_ok = |block: [u32; 2]| {
+                n1.div_ceil(block[0].into()).saturating_mul(m1.div_ceil(block[1].into())) <= crate::options::MAX_GROUPS_X.into()
             };
             let valid = m.min(n).min(k) > 0
                 && m.max(n).max(k) <= KERNEL_DIM_MAX
                 && grid_ok([16, 16])
                 && variant.is_none_or(|v| {
-                    grid_ok(v.block)
+                    (if v.schedule == Schedule::GroupedTiles { grid_1d_ok(v.block) } else { grid_ok(v.block) })
                         && m % v.multiples.m as usize == 0
                         && n % v.multiples.n as usize == 0
                         && k % v.multiples.k as usize == 0
+                        && u64::from(v.dynamic_lds_bytes) <= lds
                 })
                 && bytes.saturating_add(u128::from(workspace)) <= u128::from(device)
                 && host.is_none_or(|h| bytes <= u128::from(h));
@@ -774,6 +727,9 @@ mod tests {
     #[test]
     fn size_problems_name_their_cause() {
         let mem = Memory { device: 80 << 30, host: Some(1 << 40) };
+        let point_problem = |shape, v, items, mem: &Memory, work| {
+            point_problem(shape, F32, v, GroupLimits { items, lds_bytes: H100.lds_bytes }, mem, work)
+        };
         let why = |m, n, k| point_problem(Shape { m, n, k }, None, 1024, &mem, 0).unwrap();
         assert!(why(0, 4, 4).contains("M = 0"));
         assert!(why(4, 1 << 32, 4).contains("exceeds what the kernels index"));
@@ -791,5 +747,15 @@ mod tests {
         let tight = Memory { device: Shape::square(4096).bytes().unwrap() + 100, host: Some(1 << 40) };
         assert_eq!(point_problem(Shape::square(4096), None, 1024, &tight, 100), None);
         assert!(point_problem(Shape::square(4096), None, 1024, &tight, 101).unwrap().contains("GiB of device memory"));
+        // FP64 matrices take twice the bytes.
+        let for_f32 = Memory { device: Shape::square(4096).bytes().unwrap(), host: Some(1 << 40) };
+        assert_eq!(super::point_problem(Shape::square(4096), F32, None, H100, &for_f32, 0), None);
+        assert!(super::point_problem(Shape::square(4096), F64, None, H100, &for_f32, 0).is_some());
+        // The DMMA rung's 109.5 KiB of dynamic LDS fit an H100's 227, not a 64 KiB part.
+        let dmma = variant("dmma_128x128x16_t256");
+        assert_eq!(super::point_problem(Shape::square(256), F64, Some(dmma), H100, &mem, 0), None);
+        let small = GroupLimits { items: 1024, lds_bytes: 64 << 10 };
+        let why = super::point_problem(Shape::square(256), F64, Some(dmma), small, &mem, 0).unwrap();
+        assert!(why.contains("112128 bytes of LDS per group; the device allows 65536"), "{why}");
     }
 }

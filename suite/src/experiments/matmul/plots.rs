@@ -1,17 +1,32 @@
-//! Matmul's plots, drawn from the rows of its CSV: GFLOP/s vs size, GFLOP/s vs tile M, % of the vendor BLAS.
+//! Matmul's plots, drawn from the rows of its CSV, one set per precision: GFLOP/s vs size, GFLOP/s vs tile M, % of
+//! the vendor BLAS and % of each kernel's unit's peak.
 
 use std::collections::BTreeMap;
 
 use super::autotune::AUTOTUNE;
 use super::headlines::vendor_note;
-use super::ladder::VARIANTS;
+use super::rungs::VARIANTS;
+use crate::peaks::Precision;
 use crate::report::plot::{Axis, LinePlot, Series, SeriesKind};
 
-/// The three plots of a matmul CSV: GFLOP/s vs size, GFLOP/s vs tile M, % of the vendor BLAS vs size. Only `ok`
-/// rows of square shapes are drawn (the x axis is N for M = N = K). The size plots draw one line per family of the
-/// ladder (its fastest kernel at each size, e.g. the best of the double_buffer shapes) and one for the autotune
-/// step: some 30 kernels would not fit one legend, and the CSV keeps every row.
+/// The plots of a matmul CSV, per precision it holds (FP32: `matmul-*.png`, as before FP64; FP64:
+/// `matmul-f64-*.png`): GFLOP/s vs size, GFLOP/s vs tile M, % of the vendor BLAS vs size, and % of the peak of each
+/// line's unit in that precision vs size. Only `ok` rows of square shapes are drawn (the x axis is N for M = N = K).
+/// The size plots draw one line per family of the ladder (its fastest kernel at each size, e.g. the best of the
+/// double_buffer shapes) and one for the autotune step: some 30 kernels would not fit one legend, and the CSV keeps
+/// every row. A family on the matrix units says so in its label.
 pub fn plots(rows: &[BTreeMap<String, String>]) -> Vec<(String, LinePlot)> {
+    let mut out = Vec::new();
+    for precision in Precision::ALL {
+        let of: Vec<BTreeMap<String, String>> =
+            rows.iter().filter(|r| Precision::of_row(r) == precision).cloned().collect();
+        out.extend(plots_of(&of, precision));
+    }
+    out
+}
+
+/// The plots of the rows of one precision.
+fn plots_of(rows: &[BTreeMap<String, String>], precision: Precision) -> Vec<(String, LinePlot)> {
     let num = crate::experiments::num;
     let ok: Vec<&BTreeMap<String, String>> =
         crate::experiments::ok_rows(rows).filter(|r| r.get("m") == r.get("n") && r.get("n") == r.get("k")).collect();
@@ -23,7 +38,7 @@ pub fn plots(rows: &[BTreeMap<String, String>]) -> Vec<(String, LinePlot)> {
     let wave = get("wave_size");
     let title_device =
         format!("{} ({}, {})", get("device"), get("arch"), if wave == "64" { "wave64" } else { "warp32" });
-    let note = Some(vendor_note(first));
+    let note = Some(vendor_note(&ok));
     // Families in ladder order, then the autotune step, then anything else the CSV holds (e.g. from a newer suite)
     // as a family of its own.
     let family_of = |kernel: &str| -> String {
@@ -70,12 +85,24 @@ pub fn plots(rows: &[BTreeMap<String, String>]) -> Vec<(String, LinePlot)> {
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
         pts
     };
+    // A family whose rows ran on the matrix units says so (the others are on the vector or packed path).
+    let on_matrix = |family: &str| {
+        ok.iter().any(|r| {
+            r.get("kernel").is_some_and(|k| k != vendor && family_of(k) == family)
+                && r.get("unit").is_some_and(|u| u == "matrix")
+        })
+    };
     let family_label = |family: &str| -> String {
-        match members.get(family).map_or(0, Vec::len) {
+        let label = match members.get(family).map_or(0, Vec::len) {
             0 | 1 => {
                 members.get(family).and_then(|m| m.first()).map_or_else(|| family.to_string(), |k| kernel_label(k))
             }
             n => format!("{family} (best of {n})"),
+        };
+        if on_matrix(family) {
+            format!("{label}, matrix units")
+        } else {
+            label
         }
     };
     let gflops = |r: &BTreeMap<String, String>| num(r, "gflops");
@@ -135,11 +162,27 @@ pub fn plots(rows: &[BTreeMap<String, String>]) -> Vec<(String, LinePlot)> {
         percent.push(Series { label, points: vec![(*lo, 100.0), (*hi, 100.0)], kind: SeriesKind::Reference });
     }
 
+    // % of the peak of each row's unit in this precision (`unit_peak_tflops`), the vendor BLAS's too.
+    let of_peak = |r: &BTreeMap<String, String>| Some(100.0 * num(r, "gflops")? / (num(r, "unit_peak_tflops")? * 1e3));
+    let mut peak_share: Vec<Series> = kernels
+        .iter()
+        .map(|k| Series { label: family_label(k), points: series_of(k, &of_peak), kind: SeriesKind::Line })
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    let vendor_peak = vendor_series(&of_peak);
+    if !vendor_peak.is_empty() {
+        peak_share.push(Series { label: vendor_label.into(), points: vendor_peak, kind: SeriesKind::Reference });
+    }
+
+    let prefix = match precision {
+        Precision::F32 => "matmul-",
+        Precision::F64 => "matmul-f64-",
+    };
     let plot = |file: &str, what: &str, x_label: &str, axes: (Axis, Axis), y_label: &str, series: Vec<Series>| {
         (
-            file.to_string(),
+            format!("{prefix}{}", file.trim_start_matches("matmul-")),
             LinePlot {
-                title: format!("FP32 matmul {what} on {title_device}"),
+                title: format!("{} matmul {what} on {title_device}", precision.label()),
                 subtitle: Some("C = A*B, row-major, M = N = K; median of timed launches; every point verified".into()),
                 x_label: x_label.into(),
                 y_label: y_label.into(),
@@ -194,6 +237,18 @@ pub fn plots(rows: &[BTreeMap<String, String>]) -> Vec<(String, LinePlot)> {
             let line = format!("{clipped} point(s) above {top:.0}% run off the top edge; the CSV has their values");
             p.note = Some(p.note.map_or(line.clone(), |n| format!("{n}\n{line}")));
         }
+        out.push((file, p));
+    }
+    if !peak_share.is_empty() {
+        let (file, mut p) = plot(
+            "matmul-percent-of-peak.png",
+            &format!("as % of each unit's {} peak", precision.label()),
+            size_label,
+            (Axis::Log2, Axis::Linear),
+            &format!("% of the {} peak of the kernel's unit", precision.label()),
+            peak_share,
+        );
+        p.y_max = Some(100.0);
         out.push((file, p));
     }
     out
@@ -335,6 +390,77 @@ mod tests {
         }
         let note = super::plots(&amd)[0].1.note.clone().unwrap();
         assert!(note.contains("MFMA") && note.contains("FP32 peaks: vector 23.9 TFLOP/s, matrix 47.9"), "{note}");
+    }
+
+    #[test]
+    fn each_precision_gets_its_plots_and_each_line_its_units_peak_share() {
+        let row = |kernel: &str, n: u32, gflops: f64, precision: &str, unit: &str, peak: &str| {
+            [
+                ("platform", "nvidia"),
+                ("device", "Test GPU"),
+                ("arch", "sm_90"),
+                ("wave_size", "32"),
+                ("kernel", kernel),
+                ("status", "ok"),
+                ("precision", precision),
+                ("unit", unit),
+                ("unit_peak_tflops", peak),
+            ]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .chain(["m", "n", "k"].iter().map(|c| (c.to_string(), n.to_string())))
+            .chain([("gflops".to_string(), gflops.to_string())])
+            .collect::<BTreeMap<String, String>>()
+        };
+        let rows = vec![
+            row("cublas", 4096, 50000.0, "f32", "vector", "66.9"),
+            row("double_buffer", 4096, 46830.0, "f32", "vector", "66.9"),
+            row("cublas", 4096, 55000.0, "f64", "matrix", "66.9"),
+            row("double_buffer_128x128x8_t256", 4096, 23450.0, "f64", "vector", "33.5"),
+            row("dmma_128x128x16_t256", 4096, 53520.0, "f64", "matrix", "66.9"),
+        ];
+        let plots = plots(&rows);
+        let files: Vec<&str> = plots.iter().map(|(f, _)| f.as_str()).collect();
+        assert_eq!(
+            files,
+            [
+                "matmul-gflops-vs-size.png",
+                "matmul-percent-of-vendor.png",
+                "matmul-percent-of-peak.png",
+                "matmul-f64-gflops-vs-size.png",
+                "matmul-f64-percent-of-vendor.png",
+                "matmul-f64-percent-of-peak.png",
+            ]
+        );
+        let f64_peak = &plots[5].1;
+        assert!(f64_peak.title.starts_with("FP64 matmul"), "{}", f64_peak.title);
+        let line = |label: &str| f64_peak.series.iter().find(|s| s.label == label).map(|s| s.points.clone());
+        // 23.45 of 33.5 TFLOP/s is 70%; the DMMA rung, labelled as on the matrix units, 80% of 66.9.
+        let vector = line("double_buffer_128x128x8_t256").unwrap();
+        assert!((vector[0].1 - 70.0).abs() < 1e-9, "{vector:?}");
+        let matrix = line("dmma_128x128x16_t256, matrix units").unwrap();
+        assert!((matrix[0].1 - 80.0).abs() < 1e-9, "{matrix:?}");
+        // FP32 keeps its files and titles; its lines are FP32 rows only.
+        assert!(plots[0].1.title.starts_with("FP32 matmul"));
+        assert_eq!(plots[0].1.series.len(), 2, "{:?}", plots[0].1.series);
+        let note = f64_peak.note.as_deref().unwrap();
+        assert!(note.contains("cuBLAS DGEMM uses the FP64 tensor cores"), "{note}");
+        // summary.md: per precision, the best kernel on each unit as a share of the vendor and of its unit's peak.
+        assert_eq!(
+            headlines(&rows),
+            [
+                "FP32 cuBLAS SGEMM uses the FP32 vector units (the suite pins CUBLAS_DEFAULT_MATH: no TF32); the hand \
+                 kernels use FMA on the vector units",
+                "FP32 4096: best kernel double_buffer 46830 GFLOP/s = 0.94 of the vendor BLAS (50000 GFLOP/s, 75% of \
+                 its unit's peak); 70% of the vector peak",
+                "FP64 cuBLAS DGEMM uses the FP64 tensor cores (DMMA); the hand kernels use FMA on the vector units, the \
+                 DMMA rung the FP64 tensor cores; FP64 peaks: vector 33.5 TFLOP/s, matrix 66.9 TFLOP/s",
+                "FP64 4096: best vector kernel double_buffer_128x128x8_t256 23450 GFLOP/s = 0.43 of the vendor BLAS \
+                 (55000 GFLOP/s, 82% of its unit's peak); 70% of the vector peak",
+                "FP64 4096: best matrix kernel dmma_128x128x16_t256 53520 GFLOP/s = 0.97 of the vendor BLAS (55000 \
+                 GFLOP/s, 82% of its unit's peak); 80% of the matrix peak",
+            ]
+        );
     }
 
     #[test]

@@ -6,6 +6,7 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::options::{Memory, MAX_GROUPS_X, MAX_GROUPS_YZ};
+use crate::peaks::Precision;
 
 /// A problem size: A is m×k, B is k×n, C is m×n.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -29,10 +30,17 @@ impl Shape {
         self.m == self.n && self.n == self.k
     }
 
-    /// Whether every row of A (K floats), B and C (N floats) starts 16-byte aligned in buffers that do: N and K
-    /// multiples of 4. The 16-byte kernels need it; other sizes run their `_unaligned` twins.
+    /// Whether every row of FP32 A (K floats), B and C (N floats) starts 16-byte aligned in buffers that do: N and
+    /// K multiples of 4. The 16-byte kernels need it; other sizes run their `_unaligned` twins.
     pub fn rows_aligned(&self) -> bool {
-        self.n.is_multiple_of(4) && self.k.is_multiple_of(4)
+        self.rows_aligned_for(Precision::F32)
+    }
+
+    /// Whether every row of A, B and C of `precision` starts 16-byte aligned: N and K multiples of the elements in
+    /// 16 bytes (4 floats, 2 doubles).
+    pub fn rows_aligned_for(&self, precision: Precision) -> bool {
+        let per_16 = 16 / precision.bytes();
+        self.n.is_multiple_of(per_16) && self.k.is_multiple_of(per_16)
     }
 
     /// Parses `1024` (square) or `MxNxK`, e.g. `4096x1024x512`.
@@ -49,13 +57,18 @@ impl Shape {
         }
     }
 
-    /// Bytes a point needs, on the device (A, B, the kernel's C and the reference C) and equally on the host (the
-    /// inputs as generated, the reference and the kernel's result downloaded); `None` if the count overflows.
+    /// Bytes an FP32 point needs ([`Shape::bytes_for`]).
     pub fn bytes(&self) -> Option<u64> {
+        self.bytes_for(Precision::F32)
+    }
+
+    /// Bytes a point of `precision` needs, on the device (A, B, the kernel's C and the reference C) and equally on
+    /// the host (the inputs as generated, the reference and the kernel's result downloaded); `None` if the count
+    /// overflows.
+    pub fn bytes_for(&self, precision: Precision) -> Option<u64> {
         let (m, n, k) = (self.m as u64, self.n as u64, self.k as u64);
-        let size = std::mem::size_of::<f32>() as u64;
         let mn = m.checked_mul(n)?;
-        crate::options::bytes_of(&[m.checked_mul(k)?, k.checked_mul(n)?, mn, mn], size)
+        crate::options::bytes_of(&[m.checked_mul(k)?, k.checked_mul(n)?, mn, mn], precision.bytes() as u64)
     }
 
     /// Why no kernel can take this shape: a size of 0, or one past what the kernels index ([`KERNEL_DIM_MAX`]).
@@ -83,10 +96,11 @@ impl Shape {
         })
     }
 
-    /// Why this shape's matrices, plus `workspace_bytes` on the device, do not fit `memory`.
-    pub fn memory_problem(&self, memory: &Memory, workspace_bytes: u64) -> Option<String> {
-        let device_bytes = self.bytes().and_then(|b| b.checked_add(workspace_bytes));
-        memory.problem(device_bytes, self.bytes()).map(|why| format!("{self}: {why}"))
+    /// Why this shape's matrices of `precision`, plus `workspace_bytes` on the device, do not fit `memory`.
+    pub fn memory_problem(&self, memory: &Memory, workspace_bytes: u64, precision: Precision) -> Option<String> {
+        let bytes = self.bytes_for(precision);
+        let device_bytes = bytes.and_then(|b| b.checked_add(workspace_bytes));
+        memory.problem(device_bytes, bytes).map(|why| format!("{self}: {why}"))
     }
 }
 
@@ -113,5 +127,13 @@ mod tests {
             assert!(Shape::parse(bad).is_err(), "{bad}");
         }
         assert_eq!(Shape::square(2).bytes(), Some(4 * (4 + 4 + 8)));
+        assert_eq!(Shape::square(2).bytes_for(Precision::F64), Some(8 * (4 + 4 + 8)));
+        // FP64 rows are 16-byte aligned at even N and K, FP32 ones at multiples of 4.
+        let (f32, f64) = (Precision::F32, Precision::F64);
+        for (shape, fp32, fp64) in [("8", true, true), ("6", false, true), ("4x6x8", false, true), ("7", false, false)]
+        {
+            let s = Shape::parse(shape).unwrap();
+            assert_eq!((s.rows_aligned_for(f32), s.rows_aligned_for(f64)), (fp32, fp64), "{shape}");
+        }
     }
 }

@@ -125,14 +125,14 @@ fn roofline_section(
     let mut drawn: Vec<(String, crate::report::roofline::Roofline)> = Vec::new();
     let _ = writeln!(
         md,
-        "| run | memory ceiling GB/s | FP32 ceilings TFLOP/s | kernels placed | median share of their roof | \
+        "| run | memory ceiling GB/s | compute ceilings TFLOP/s | kernels placed | median share of their roof | \
          within 80% of it |\n|---|---:|---|---:|---:|---:|"
     );
     for r in runs {
         match crate::report::roofline::of_run(&r.dir, roles) {
             Ok(Some(roof)) => {
                 let mut shares: Vec<f64> =
-                    roof.points.iter().map(|p| p.gflops() / roof.roof.attainable(p.intensity())).collect();
+                    roof.points.iter().map(|p| p.gflops() / roof.roof.attainable(p.intensity(), p.rate)).collect();
                 shares.sort_by(f64::total_cmp);
                 let median = shares.get(shares.len() / 2).copied().unwrap_or(f64::NAN);
                 let near = shares.iter().filter(|s| **s >= 0.8).count();
