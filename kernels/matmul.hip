@@ -953,7 +953,7 @@ GPU_KERNEL __launch_bounds__(REFERENCE_TILE* REFERENCE_TILE) void matmul_referen
 #if defined(GPU_HAS_MFMA)
 
 // ---------------------------------------------------------------------------------------------------------------
-// 11a. matmul_mfma_f32 — FP32 on the matrix units: v_mfma_f32_32x32x2f32.
+// 11a. matmul_mfma_128x128x8_t256 — FP32 on the matrix units: v_mfma_f32_32x32x2f32.
 //
 // Idea: a group of 4 waves (2×2) computes a 128×128 block of C in slabs of BK = 8; each wave owns a 64×64 wave tile,
 // 2×2 MFMA blocks of 32×32, whose 64 accumulators per lane stay in registers for the whole K loop. Per step of
@@ -974,13 +974,13 @@ GPU_KERNEL __launch_bounds__(REFERENCE_TILE* REFERENCE_TILE) void matmul_referen
 // GPU_AMD_MIN_WAVES_PER_SIMD(4); without it clang puts them in 64 AGPRs but then copies all of them to VGPRs for the
 // C stores, 140 in all, 3 waves per SIMD), 45 SGPRs, no scratch: 4 waves per SIMD, 4 groups per CU, 50% occupancy.
 // ---------------------------------------------------------------------------------------------------------------
-GPU_KERNEL __launch_bounds__(4 * GPU_WAVE_SIZE) GPU_AMD_MIN_WAVES_PER_SIMD(4) void matmul_mfma_f32(
+GPU_KERNEL __launch_bounds__(4 * GPU_WAVE_SIZE) GPU_AMD_MIN_WAVES_PER_SIMD(4) void matmul_mfma_128x128x8_t256(
     const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K) {
     mfma_matmul<MfmaF32_32x32x2, 128, 128, 8, 2, 2>(A, B, C, M, N, K);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// 11b. matmul_mfma_f64 — FP64 on the matrix units: v_mfma_f64_16x16x4f64.
+// 11b. matmul_mfma_128x128x8_t512_f64 — FP64 on the matrix units: v_mfma_f64_16x16x4f64.
 //
 // Idea: a group of 8 waves (2×4) computes a 128×128 block of C in slabs of BK = 8; each wave owns a 64×32 wave tile,
 // 4×2 MFMA blocks of 16×16 (32 doubles, 64 VGPRs of accumulators per lane: a 64×64 wave tile would take 128 and
@@ -1000,7 +1000,7 @@ GPU_KERNEL __launch_bounds__(4 * GPU_WAVE_SIZE) GPU_AMD_MIN_WAVES_PER_SIMD(4) vo
 // Launch: group (512, 1, 1), grid (ceil(N/128), ceil(M/128)). Any size. LDS 16,512 B (As 8×130 doubles, Bs 8×128).
 // gfx90a, hipcc 5.2 / clang 15: 113 VGPRs, 0 AGPRs, 28 SGPRs, no scratch: 4 waves per SIMD, 2 groups per CU, 50%.
 // ---------------------------------------------------------------------------------------------------------------
-GPU_KERNEL __launch_bounds__(8 * GPU_WAVE_SIZE) GPU_AMD_MIN_WAVES_PER_SIMD(4) void matmul_mfma_f64(
+GPU_KERNEL __launch_bounds__(8 * GPU_WAVE_SIZE) GPU_AMD_MIN_WAVES_PER_SIMD(4) void matmul_mfma_128x128x8_t512_f64(
     const double* __restrict__ A, const double* __restrict__ B, double* __restrict__ C, int M, int N, int K) {
     mfma_matmul<MfmaF64_16x16x4, 128, 128, 8, 2, 4>(A, B, C, M, N, K);
 }

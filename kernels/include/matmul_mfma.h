@@ -128,7 +128,7 @@ __device__ __forceinline__ void mfma_matmul(const typename I::T* __restrict__ A,
 
     // A do-while, so that the loop runs at least once: with K == 0 its one slab loads only zeros (the K guard) and C
     // comes out zero, as it should. A loop that may run zero times makes clang 15 merge the accumulators of both
-    // paths in VGPRs after it, 64 more VGPRs for matmul_mfma_f32 (156 instead of 92 VGPRs+AGPRs).
+    // paths in VGPRs after it, 64 more VGPRs for matmul_mfma_128x128x8_t256 (156 instead of 92 VGPRs+AGPRs).
     load_slab(0);
     int k0 = 0;
     do {

@@ -573,7 +573,7 @@ mod tests {
         assert!(with_agprs > 0, "no kernel of matmul uses AGPRs on gfx90a: the unified count is not exercised");
         let mfma: Vec<&Row> = rows.iter().filter(|r| r.kernel.starts_with("matmul_mfma_")).collect();
         let names: Vec<&str> = mfma.iter().map(|r| r.kernel.as_str()).collect();
-        assert_eq!(names, ["matmul_mfma_f32", "matmul_mfma_f64"]);
+        assert_eq!(names, ["matmul_mfma_128x128x8_t256", "matmul_mfma_128x128x8_t512_f64"]);
         for (row, group) in mfma.iter().zip([256, 512]) {
             assert_eq!(row.group_size, group, "{row:?}");
             assert_eq!(row.scratch_bytes, 0, "{}: scratch (spills or a stack array): {row:?}", row.kernel);

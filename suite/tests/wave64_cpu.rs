@@ -649,8 +649,7 @@ fn matmul_wave_tiled_kernels_are_right_at_wave64_and_wave32() {
     let variants: Vec<&matmul::Variant> =
         matmul::VARIANTS.iter().filter(|v| families.contains(&v.family) && v.source == "matmul").collect();
     assert!(variants.len() >= 20, "the wave-tiled rungs of matmul::VARIANTS");
-    let in_f64: Vec<&matmul::Variant> =
-        variants.iter().copied().filter(|v| v.f64 == matmul::Instance::Yes).collect();
+    let in_f64: Vec<&matmul::Variant> = variants.iter().copied().filter(|v| v.f64 == matmul::Instance::Yes).collect();
     assert!(in_f64.len() >= 5, "the FP64 instances of the wave-tiled rungs: {}", in_f64.len());
     let mut symbols: Vec<String> =
         variants.iter().flat_map(|v| [v.symbol.to_string(), format!("{}_unaligned", v.symbol)]).collect();
@@ -666,10 +665,7 @@ fn matmul_wave_tiled_kernels_are_right_at_wave64_and_wave32() {
     let mut results: Vec<Vec<(String, Vec<u64>)>> = Vec::new();
     for program in &programs {
         let mut mine = Vec::new();
-        let runs = variants
-            .iter()
-            .map(|v| (*v, Precision::F32))
-            .chain(in_f64.iter().map(|v| (*v, Precision::F64)));
+        let runs = variants.iter().map(|v| (*v, Precision::F32)).chain(in_f64.iter().map(|v| (*v, Precision::F64)));
         for (v, precision) in runs {
             let (bn, bm, bk) = (v.block[0] as usize, v.block[1] as usize, v.slab_k as usize);
             // (N less than BN by, K past 3 slabs by): aligned by 4, aligned only by 2 (FP64), odd.

@@ -1,5 +1,5 @@
 //! The MFMA builtins of the CPU emulation (`tests/gpu_cpu/gpu_cpu.h`, its MFMA section) against AMD's Matrix
-//! Instruction Calculator, and matmul's matrix rungs (`matmul_mfma_f32`, `matmul_mfma_f64`: kernels/matmul.hip,
+//! Instruction Calculator, and matmul's matrix rungs (`matmul_mfma_128x128x8_t256`, `matmul_mfma_128x128x8_t512_f64`: kernels/matmul.hip,
 //! section 11, and kernels/include/matmul_mfma.h) run on them at 64 lanes against a host reference. None of this is
 //! an AMD measurement: no AMD GPU has run these kernels.
 //!
@@ -378,8 +378,8 @@ fn draw(rng: &mut fastrand::Rng, len: usize, how: Draw) -> Vec<f64> {
     }
 }
 
-/// matmul's matrix rungs, `matmul_mfma_f32` (v_mfma_f32_32x32x2f32, 128×128 tiles of 4 waves, slabs of 8) and
-/// `matmul_mfma_f64` (v_mfma_f64_16x16x4f64, 128×128 tiles of 8 waves, slabs of 8), run at 64 lanes on the emulated
+/// matmul's matrix rungs, `matmul_mfma_128x128x8_t256` (v_mfma_f32_32x32x2f32, 128×128 tiles of 4 waves, slabs of 8) and
+/// `matmul_mfma_128x128x8_t512_f64` (v_mfma_f64_16x16x4f64, 128×128 tiles of 8 waves, slabs of 8), run at 64 lanes on the emulated
 /// builtins: their global loads, LDS staging, operand indexing and C stores, at sizes that are whole tiles, that cut
 /// partial tiles in M, N and K, that are smaller than one MFMA block, and with K = 0 (C comes out zero). Each C is
 /// checked against the host's f64 product:
@@ -397,7 +397,7 @@ fn draw(rng: &mut fastrand::Rng, len: usize, how: Draw) -> Vec<f64> {
 #[test]
 fn matmul_mfma_rungs_are_right_at_wave64() {
     let build = tempfile::tempdir().unwrap();
-    let kernels = ["matmul_mfma_f32", "matmul_mfma_f64"];
+    let kernels = ["matmul_mfma_128x128x8_t256", "matmul_mfma_128x128x8_t512_f64"];
     let program = emulation::build(
         build.path(),
         "matmul_mfma",
@@ -407,7 +407,7 @@ fn matmul_mfma_rungs_are_right_at_wave64() {
         build.path(),
     );
     // (symbol, group size, block tile BM = BN) as kernels/matmul.hip documents them.
-    let rungs = [("matmul_mfma_f32", 256u32, 128usize), ("matmul_mfma_f64", 512, 128)];
+    let rungs = [("matmul_mfma_128x128x8_t256", 256u32, 128usize), ("matmul_mfma_128x128x8_t512_f64", 512, 128)];
     let shapes = [(256, 128, 16), (133, 70, 21), (5, 3, 2), (1, 1, 1), (130, 257, 9), (7, 5, 0)];
     let mut rng = fastrand::Rng::with_seed(25);
     for (symbol, group, tile) in rungs {

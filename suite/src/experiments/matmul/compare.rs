@@ -76,11 +76,7 @@ fn vendor_by_shape(run: &Run, experiment: &str, precision: Precision) -> BTreeMa
 }
 
 /// The fastest kernel (not the vendor BLAS) by shape and unit: (kernel, GFLOP/s, % of its unit's peak).
-fn best_by_shape(
-    run: &Run,
-    experiment: &str,
-    precision: Precision,
-) -> BTreeMap<Shape3, BestByUnit> {
+fn best_by_shape(run: &Run, experiment: &str, precision: Precision) -> BTreeMap<Shape3, BestByUnit> {
     let peak = fp32_peak(&run.device);
     let mut best: BTreeMap<Shape3, BestByUnit> = BTreeMap::new();
     for r in rows_in(run, experiment, precision).filter(|r| !is_vendor(r)) {

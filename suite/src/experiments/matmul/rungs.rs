@@ -25,6 +25,19 @@ const DMMA_EXISTS: Exists = Exists::NvidiaFrom {
     why_not: "mma.sync .f64 (NVIDIA's FP64 tensor cores) exists from sm_80 on; on AMD the matrix rung is MFMA",
 };
 
+/// Where the MFMA rung exists.
+const MFMA_EXISTS: Exists = Exists::Archs {
+    prefixes: &["gfx90a", "gfx94"],
+    why_not: "MFMA (v_mfma_f32_32x32x2f32, v_mfma_f64_16x16x4f64) exists on CDNA2/3 only (gfx90a, gfx94x); on NVIDIA \
+              the FP64 matrix rung is dmma, and NVIDIA has no FP32 matrix path at FP32 precision",
+};
+/// Why the 256-item MFMA shape has no FP64 instance.
+const MFMA_F64_SHAPE: &str = "its 64x64 wave tiles would hold 128 FP64 accumulators per lane, half the occupancy: the \
+                              FP64 MFMA rung is mfma_128x128x8_t512 (v_mfma_f64_16x16x4f64, 8 waves of 64x32)";
+/// Why the 512-item MFMA shape has no FP32 instance.
+const MFMA_F32_SHAPE: &str = "the FP32 MFMA rung is mfma_128x128x8_t256 (v_mfma_f32_32x32x2f32, 4 waves of 64x64), \
+                              which issues half the instructions for the same operand traffic";
+
 /// The ladder, in order.
 pub const VARIANTS: &[Variant] = &[
     simple("naive", "matmul_naive", true),
@@ -188,6 +201,11 @@ pub const VARIANTS: &[Variant] = &[
     dmma("dmma_128x128x16_t256", "matmul_dmma_128x128x16_t256", 256, [128, 128, 16], 112_128),
     dmma("dmma_128x64x16_t128", "matmul_dmma_128x64x16_t128", 128, [64, 128, 16], 87_552),
     dmma("dmma_64x64x16_t128", "matmul_dmma_64x64x16_t128", 128, [64, 64, 16], 75_776),
+    // The matrix rung on AMD: MFMA on CDNA2/3 (kernels/matmul.hip, section 11), one shape per precision (FP64's
+    // accumulators take twice the registers, so its waves own half the tile). Compiled and checked statically and on
+    // the CPU emulation; not run on AMD hardware.
+    mfma("mfma_128x128x8_t256", "matmul_mfma_128x128x8_t256", 256, Instance::Yes, Instance::No(MFMA_F64_SHAPE)),
+    mfma("mfma_128x128x8_t512", "matmul_mfma_128x128x8_t512", 512, Instance::No(MFMA_F32_SHAPE), Instance::Yes),
 ];
 
 /// The seed's ladder and the single-shape register-blocked kernels: every architecture runs them.
@@ -206,6 +224,7 @@ pub const ARCH_DEFAULTS: &[ArchKernels] = &[
             "double_buffer_128x128x8_t512",
             "splitk_128x128x8_t512",
             "streamk_128x128x8_t512",
+            "mfma_128x128x8_t256",
         ],
         f64_kernels: ladder![
             "double_buffer_128x128x8_t256",
@@ -214,19 +233,23 @@ pub const ARCH_DEFAULTS: &[ArchKernels] = &[
             "splitk_64x128x8_t128",
             "streamk_64x64x16_t128",
             "dmma",
+            "mfma_128x128x8_t512",
         ],
         why: "CDNA (wave64, 512 VGPRs+AGPRs per lane per SIMD): the shapes tuned on NVIDIA take 236-396 registers \
               there in FP32 (1-2 waves per SIMD); the wave64 shapes of double_buffer, splitk and streamk stay within \
-              128 (4+ waves per SIMD). FP64: the shapes with an FP64 instance (the wave64 ones have none), and the \
-              DMMA rung's row, which says that AMD's matrix rung is MFMA",
+              128 (4+ waves per SIMD); the MFMA rung in each precision's shape. FP64: the shapes with an FP64 \
+              instance (the wave64 ones have none), and the DMMA rung's row, which says that AMD's matrix rung is \
+              MFMA. (On a device, the set is chosen from the code object built: fit.rs; this list is the fallback \
+              where no metadata can be read, e.g. when planning without a device)",
     },
     ArchKernels {
         arch_prefixes: &["sm_"],
-        kernels: ladder!["double_buffer", "splitk", "splitk_atomic", "streamk", "dmma"],
-        f64_kernels: ladder!["double_buffer", "splitk", "splitk_atomic", "streamk", "dmma"],
+        kernels: ladder!["double_buffer", "splitk", "splitk_atomic", "streamk", "dmma", "mfma"],
+        f64_kernels: ladder!["double_buffer", "splitk", "splitk_atomic", "streamk", "dmma", "mfma"],
         why: "NVIDIA (warp32, 255 registers per thread): every shape of double_buffer, splitk, splitk_atomic and \
-              streamk (in FP64 the shapes without an FP64 instance are rows that say why), and the DMMA rung (in FP32 \
-              one row per size saying NVIDIA has no FP32 matrix path)",
+              streamk (in FP64 the shapes without an FP64 instance are rows that say why), the DMMA rung (in FP32 \
+              one row per size saying NVIDIA has no FP32 matrix path) and the MFMA rung's row per size, which \
+              says that MFMA is AMD's",
     },
 ];
 
@@ -316,6 +339,22 @@ const fn dmma(name: &'static str, symbol: &'static str, items: u32, tile: [u32; 
     }
 }
 
+/// A shape of the MFMA rung (AMD CDNA2/3, `kernels/matmul.hip` section 11): a 1-D group of `items` per 128x128 tile
+/// of C in slabs of 8, any size (scalar loads, guarded), with its instance in each precision.
+const fn mfma(name: &'static str, symbol: &'static str, items: u32, f32: Instance, f64: Instance) -> Variant {
+    Variant {
+        family: "mfma",
+        group: [items, 1],
+        block: [128, 128],
+        slab_k: 8,
+        f32,
+        f64,
+        arith: Arith::Matrix,
+        exists: MFMA_EXISTS,
+        ..simple(name, symbol, false)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
@@ -383,12 +422,13 @@ mod tests {
         ];
         let cdna = names("gfx90a", f32, &[]);
         assert!(wave64.iter().all(|k| cdna.contains(k)), "{cdna:?}");
+        assert!(cdna.contains(&"mfma_128x128x8_t256") && !cdna.contains(&"mfma_128x128x8_t512"), "{cdna:?}");
         // The NVIDIA-tuned shapes (236-396 registers on gfx90a) are not in CDNA's default set.
         assert!(!cdna.contains(&"double_buffer") && !cdna.contains(&"double_buffer_128x256x8_t256"), "{cdna:?}");
         assert_eq!(names("gfx942", f32, &[]), cdna);
         // CDNA's FP64 set: its rungs in shapes with an FP64 instance, each rung present.
         let cdna64 = names("gfx90a", f64, &[]);
-        for family in ["double_buffer", "splitk", "streamk", "dmma"] {
+        for family in ["double_buffer", "splitk", "streamk", "dmma", "mfma"] {
             assert!(cdna64.iter().any(|n| n.starts_with(family)), "{family}: {cdna64:?}");
         }
         // NVIDIA keeps every shape of the autotuning sweep, the wave64 ones included, and the DMMA rung, in both.
