@@ -24,6 +24,7 @@ use std::fmt;
 use super::ladder::Variant;
 use crate::code_objects::AmdKernelMeta;
 use crate::occupancy_calculator::{Limiter, Profile, Resources};
+use crate::peaks::Precision;
 
 /// The least theoretical occupancy, in percent of the CU's wave slots, a kernel of the default set must reach: on
 /// gfx90a half the slots, 4 of 8 waves per SIMD (at most 128 VGPRs+AGPRs per item). Below that each SIMD has 1 to 3
@@ -44,11 +45,16 @@ pub struct Candidate {
 }
 
 impl Candidate {
-    /// A kernel of the ladder: its symbol, its `_unaligned` twin where it has one, and its launch group.
-    pub fn of(v: &Variant) -> Candidate {
-        let mut symbols = vec![v.symbol.to_string()];
+    /// A kernel of the ladder in `precision`: its symbol there (`<symbol>_f64` in FP64), its `_unaligned` twin where
+    /// it has one, and its launch group.
+    pub fn of(v: &Variant, precision: Precision) -> Candidate {
+        let base = match precision {
+            Precision::F32 => v.symbol.to_string(),
+            Precision::F64 => format!("{}_f64", v.symbol),
+        };
+        let mut symbols = vec![base.clone()];
         if v.aligned_rows {
-            symbols.push(format!("{}_unaligned", v.symbol));
+            symbols.push(format!("{base}_unaligned"));
         }
         Candidate { name: v.name.to_string(), symbols, group_size: v.group[0] * v.group[1] }
     }
@@ -162,14 +168,12 @@ impl Fit {
 /// matmul kernels declare their tiles statically). Otherwise it is in [`Fit::left_out`] with each failing symbol and
 /// every reason that holds for it. Both lists keep the candidates' order; every candidate is in exactly one.
 ///
-/// Hook-up (the matmul sweep, AMD devices, without `--kernels`): candidates = `VARIANTS` through [`Candidate::of`]
-/// (then `--tiles` applies to the names kept); kernels = the metadata of the candidates' symbols in the `matmul`
-/// code object the run loaded, `gpu.amd_kernel_meta("matmul", symbol)` for each (a symbol it lacks is simply left
-/// out of the slice and reported [`Reason::Missing`]); profile = `Profile::from_props(props)`. Then write
-/// [`Fit::names`] into the options (the fingerprint changes with the set), give the autotune step the same set, and
-/// write each [`LeftOut`] (its `Display`) into summary.md beside the compiler that built the object
-/// (`CompilerRecord`). An empty set is an error to report (nothing would run), not a set to run. On NVIDIA, and
-/// wherever no AMD metadata can be read, keep `ARCH_DEFAULTS`.
+/// Used by the matmul sweep on AMD devices ([`super::DeviceSet::of`], once per run, per precision): candidates = the
+/// kernels of `VARIANTS` that can run in the precision on the architecture, through [`Candidate::of`]; kernels = the
+/// metadata of their symbols in the code objects the run loaded; profile = `Profile::from_props(props)`. The names
+/// go into the run's options (the fingerprint changes with the set), the autotune step takes the same set, and each
+/// [`LeftOut`] is said in summary.md beside the compiler that built the object. An empty set is an error. On NVIDIA,
+/// and wherever no AMD metadata can be read, `ARCH_DEFAULTS` serves.
 pub fn choose(candidates: &[Candidate], kernels: &[AmdKernelMeta], profile: &Profile) -> Fit {
     let mut fit = Fit::default();
     for candidate in candidates {

@@ -84,6 +84,131 @@ pub struct MatmulSweep {
     /// FP64 kernels, as --kernels (default: the --kernels, else the architecture's FP64 set).
     #[arg(long, value_delimiter = ',')]
     pub f64_kernels: Vec<String>,
+    /// The device's default sets, once settled from the code objects built for it ([`Experiment::on_device`]);
+    /// `None` before, when the table ([`ARCH_DEFAULTS`]) serves.
+    #[arg(skip)]
+    pub device_set: Option<DeviceSet>,
+}
+
+/// The default kernel sets of one device, chosen from the code objects built for it (AMD: [`fit::choose`]), or the
+/// table's where no metadata could be read, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct DeviceSet {
+    /// The names of the FP32 set, as `--kernels` takes them.
+    pub f32: Vec<String>,
+    /// The names of the FP64 set.
+    pub f64: Vec<String>,
+    /// Where the sets came from, for run.json and the summary: the rule and the compiler that built the objects,
+    /// or why the table serves.
+    pub origin: String,
+    /// Each kernel left out, with its precision and every reason ([`fit::LeftOut`]'s words).
+    pub left_out: Vec<String>,
+}
+
+impl DeviceSet {
+    /// The set in `precision`.
+    fn names(&self, precision: Precision) -> &[String] {
+        match precision {
+            Precision::F32 => &self.f32,
+            Precision::F64 => &self.f64,
+        }
+    }
+
+    /// The sets of the device `gpu` drives, chosen by [`fit::choose`] from the metadata of the code objects the run
+    /// loads (`None` where the device is not AMD: NVIDIA keeps its table). Where no metadata can be read (the objects
+    /// do not build, or they are not AMD's: the HIP-over-CUDA test runtime), the table serves and `origin` says why.
+    /// An empty set is an error: nothing would run.
+    pub fn of(gpu: &crate::gpu::Gpu) -> Result<Option<DeviceSet>, Error> {
+        let props = gpu.device.props();
+        let arch = props.arch.as_str();
+        if props.arch.platform() != Platform::Amd || !arch.starts_with("gfx") {
+            return Ok(None);
+        }
+        let profile = match crate::occupancy_calculator::Profile::from_props(props) {
+            Ok(p) => p,
+            Err(e) => return Ok(Some(DeviceSet::table(arch, format!("the table (ARCH_DEFAULTS): {e}")))),
+        };
+        let mut set = DeviceSet::default();
+        let mut compilers = Vec::new();
+        for precision in Precision::ALL {
+            let candidates: Vec<&'static Variant> =
+                VARIANTS.iter().filter(|v| v.problem_on(precision, arch).is_none()).collect();
+            let mut metadata = Vec::new();
+            for v in &candidates {
+                for symbol in fit::Candidate::of(v, precision).symbols {
+                    match gpu.amd_kernel_meta(v.source, &symbol) {
+                        Ok(Some(meta)) => metadata.push(meta),
+                        Ok(None) => {}
+                        Err(e) => {
+                            return Ok(Some(DeviceSet::table(
+                                arch,
+                                format!("the table (ARCH_DEFAULTS): the `{}` code object's metadata: {e}", v.source),
+                            )))
+                        }
+                    }
+                }
+            }
+            let fit = fit::choose(
+                &candidates.iter().map(|v| fit::Candidate::of(v, precision)).collect::<Vec<_>>(),
+                &metadata,
+                &profile,
+            );
+            if metadata.is_empty() {
+                return Ok(Some(DeviceSet::table(
+                    arch,
+                    "the table (ARCH_DEFAULTS): the code objects carry no AMD kernel metadata".to_string(),
+                )));
+            }
+            if fit.chosen.is_empty() {
+                return Err(Error::Unsupported(format!(
+                    "matmul: no {} kernel of the code object built for {arch} spills nothing, uses no scratch and \
+                     reaches {}% occupancy, so the default set is empty; name kernels with --kernels / \
+                     --f64-kernels. Left out: {}",
+                    precision.label(),
+                    fit::MIN_OCCUPANCY_PERCENT,
+                    fit.left_out.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+                )));
+            }
+            let mut names: Vec<String> = fit.names().iter().map(|n| n.to_string()).collect();
+            // The table's rungs that cannot run here at all (the DMMA rung on AMD) keep their row that says why.
+            names.extend(
+                default_names(arch, precision)
+                    .iter()
+                    .filter(|n| {
+                        let rung = select_kernels(&[n.to_string()], &[]).unwrap_or_default();
+                        !rung.is_empty() && rung.iter().all(|v| v.problem_on(precision, arch).is_some())
+                    })
+                    .map(|n| n.to_string()),
+            );
+            set.left_out.extend(fit.left_out.iter().map(|l| format!("{}: {l}", precision.label())));
+            match precision {
+                Precision::F32 => set.f32 = names,
+                Precision::F64 => set.f64 = names,
+            }
+        }
+        for record in gpu.compiler_records() {
+            if ["matmul", "matmul_dmma"].contains(&record.source.as_str()) && !compilers.contains(&record.compiler) {
+                compilers.push(record.compiler);
+            }
+        }
+        set.origin = format!(
+            "chosen from the code objects built for {arch} (no spill, no scratch, at least {}% occupancy counting \
+             AGPRs; suite/src/experiments/matmul/fit.rs), compiler: {}",
+            fit::MIN_OCCUPANCY_PERCENT,
+            if compilers.is_empty() { "unknown".to_string() } else { compilers.join(", ") }
+        );
+        Ok(Some(set))
+    }
+
+    /// The table's sets for `arch`, because `why`.
+    fn table(arch: &str, why: String) -> DeviceSet {
+        DeviceSet {
+            f32: ladder::owned(default_names(arch, Precision::F32)),
+            f64: ladder::owned(default_names(arch, Precision::F64)),
+            origin: why,
+            left_out: Vec::new(),
+        }
+    }
 }
 
 /// `--precision`'s values.
@@ -231,7 +356,7 @@ impl MatmulSweep {
             _ => &self.kernels,
         };
         let chosen = if named.is_empty() {
-            selected(&ladder::owned(default_names(arch, precision)), &self.tiles)
+            selected(&self.default_set(arch, precision), &self.tiles)
         } else {
             selected(named, &self.tiles)
         };
@@ -247,6 +372,28 @@ impl MatmulSweep {
                 first
             })
             .collect()
+    }
+
+    /// The device's default set in `precision` (names as `--kernels` takes them): settled from its code objects
+    /// ([`DeviceSet`]) or, before that, the table's for `arch`.
+    fn default_set(&self, arch: &str, precision: Precision) -> Vec<String> {
+        match &self.device_set {
+            Some(set) => set.names(precision).to_vec(),
+            None => ladder::owned(default_names(arch, precision)),
+        }
+    }
+
+    /// The autotune step's candidates at `shape` in `precision` on the device `props` describes, from its default
+    /// set (whatever `--kernels` says).
+    fn autotune_candidates(
+        &self,
+        props: &Props,
+        shape: Shape,
+        precision: Precision,
+    ) -> Vec<(&'static Variant, Option<u32>)> {
+        let arch = props.arch.as_str();
+        let set = select_kernels(&self.default_set(arch, precision), &[]).unwrap_or_else(|_| VARIANTS.iter().collect());
+        autotune_candidates(&set, arch, shape, props.cu_count, precision)
     }
 
     /// Every point of the sweep on `arch`, in order: precisions (FP32 first), then shapes, and at each shape the
@@ -464,6 +611,15 @@ impl Experiment for MatmulSweep {
             "tolerance": "2*sqrt(K)*eps_f32, relative to max(max |C|, sqrt(K)), every element",
             "precisions": self.precisions(),
         });
+        if let Some(set) = &self.device_set {
+            options["default_set"] = serde_json::json!(set.origin);
+            // Said in summary.md under the experiment (Section::notes reads them from run.json).
+            options["notes"] = serde_json::json!(set
+                .left_out
+                .iter()
+                .map(|l| format!("left out of the default set: {l}"))
+                .collect::<Vec<_>>());
+        }
         if self.precisions().contains(&Precision::F64) {
             options["f64"] = serde_json::json!({
                 "shapes": self.sizes_for(Precision::F64),
@@ -500,7 +656,7 @@ impl Experiment for MatmulSweep {
                     Slot::Kernel(v) => point_work(shape, Some(v.name), precision, v.unit(precision, arch)),
                     // Every candidate is verified and timed: as many launches' worth as there are candidates.
                     Slot::Autotune => {
-                        let candidates = autotune_candidates(arch, shape, props.cu_count, precision);
+                        let candidates = self.autotune_candidates(props, shape, precision);
                         let unit = candidates.first().map_or(Unit::Vector, |(v, _)| v.unit(precision, arch));
                         let one = point_work(shape, Some(AUTOTUNE), precision, unit);
                         Work { share_of_peak: one.share_of_peak / candidates.len().max(1) as f64, ..one }
@@ -566,17 +722,34 @@ impl Experiment for MatmulSweep {
         let Some(&(precision, shape, slot)) = slots.get(point.index) else {
             return Err(Error::Unsupported(format!("matmul has no point {}", point.index)));
         };
+        let candidates = match slot {
+            Slot::Autotune => self.autotune_candidates(ctx.props(), shape, precision),
+            _ => Vec::new(),
+        };
         match precision {
-            Precision::F32 => prepare_in::<f32>(ctx, shape, slot),
-            Precision::F64 => prepare_in::<f64>(ctx, shape, slot),
+            Precision::F32 => prepare_in::<f32>(ctx, shape, slot, candidates),
+            Precision::F64 => prepare_in::<f64>(ctx, shape, slot, candidates),
         }
+    }
+
+    /// On AMD, the default sets chosen from the code objects built for the device ([`DeviceSet::of`]).
+    fn on_device(&self, gpu: &crate::gpu::Gpu) -> Result<Option<Box<dyn Experiment>>, Error> {
+        if self.device_set.is_some() {
+            return Ok(None);
+        }
+        Ok(DeviceSet::of(gpu)?.map(|set| Box::new(MatmulSweep { device_set: Some(set), ..self.clone() }) as _))
     }
 }
 
 /// The case of a point in the precision of `T`. The inputs are made once per shape and precision and kept in the
 /// run's shared slot until the sweep moves on (the runner prepares points in order, and a shape's points are
 /// consecutive).
-fn prepare_in<'g, T: Element>(ctx: &RunContext<'g>, shape: Shape, slot: Slot) -> Result<Box<dyn Case + 'g>, Error> {
+fn prepare_in<'g, T: Element>(
+    ctx: &RunContext<'g>,
+    shape: Shape,
+    slot: Slot,
+    candidates: Vec<(&'static Variant, Option<u32>)>,
+) -> Result<Box<dyn Case + 'g>, Error> {
     let gpu = ctx.gpu;
     let inputs = ctx.shared(|i: &Inputs<T>| i.shape == shape, || Inputs::<T>::new(gpu, shape))?;
     match slot {
@@ -585,7 +758,7 @@ fn prepare_in<'g, T: Element>(ctx: &RunContext<'g>, shape: Shape, slot: Slot) ->
             let plan = device_plan(gpu, v, shape, T::PRECISION, None).map_err(Error::Unsupported)?;
             Ok(Box::new(KernelCase::new(gpu, inputs, v, plan)?))
         }
-        Slot::Autotune => Ok(Box::new(autotune::autotune(gpu, inputs)?)),
+        Slot::Autotune => Ok(Box::new(autotune::autotune(gpu, inputs, candidates)?)),
     }
 }
 
