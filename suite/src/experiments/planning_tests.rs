@@ -152,7 +152,7 @@ fn an_nvidia_plan_leaves_its_kernel_dependent_points_to_the_driver() {
 #[test]
 fn matmul_chooses_its_amd_default_set_from_the_code_objects_built() {
     use super::matmul::{fit, DeviceSet, MatmulSweep};
-    use crate::peaks::Precision;
+    use crate::precision::Precision;
     let (gpu, _) = planned("mi250x-gcd");
     let set = DeviceSet::of(&gpu).unwrap().expect("an AMD device settles its set");
     assert!(set.origin.starts_with("chosen from the code objects built for gfx90a"), "{}", set.origin);
@@ -161,7 +161,8 @@ fn matmul_chooses_its_amd_default_set_from_the_code_objects_built() {
     let profile = crate::occupancy_calculator::Profile::from_props(gpu.device.props()).unwrap();
     for (precision, names) in [(Precision::F32, &set.f32), (Precision::F64, &set.f64)] {
         for name in names {
-            let v = super::matmul::VARIANTS.iter().find(|v| v.name == name.as_str() || v.family == name.as_str()).unwrap();
+            let v =
+                super::matmul::VARIANTS.iter().find(|v| v.name == name.as_str() || v.family == name.as_str()).unwrap();
             if v.problem_on(precision, "gfx90a").is_some() {
                 // The table's rungs that cannot run here keep their row (DMMA on AMD).
                 assert_eq!(v.family, "dmma", "{name}");

@@ -133,12 +133,6 @@ pub fn markdown(
         if let Some(line) = s.clocks.line() {
             text.push_str(&format!("\n{line}\n"));
         }
-        if !s.notes.is_empty() {
-            text.push('\n');
-            for note in &s.notes {
-                text.push_str(&format!("- {note}\n"));
-            }
-        }
         if !s.headlines.is_empty() {
             text.push('\n');
             let mut in_table = false;
@@ -149,6 +143,12 @@ pub fn markdown(
                 }
                 in_table = is_table;
                 text.push_str(&if is_table { format!("{line}\n") } else { format!("- {line}\n") });
+            }
+        }
+        if !s.notes.is_empty() {
+            text.push('\n');
+            for note in &s.notes {
+                text.push_str(&format!("- {note}\n"));
             }
         }
         if !s.invalid.is_empty() {
@@ -230,11 +230,9 @@ mod tests {
         ];
         let text =
             markdown(&h100(), "quick preset", &status(&[("smoke", 2, 2), ("matmul", 0, 40)]), &sections, Some(2.75));
-        // What the experiment said about how it ran is said under its points.
+        // What the experiment said about how it ran is said under its headlines.
         assert!(
-            text.contains(
-                "Rows: `smoke.csv`.\n\n- left out of the default set: FP32: warptile: matmul_warptile spills 2"
-            ),
+            text.contains("2755 GB/s\n\n- left out of the default set: FP32: warptile: matmul_warptile spills 2"),
             "{text}"
         );
         assert!(text.starts_with("# suite run: NVIDIA H100 80GB HBM3 (sm_90, warp32, 132 SMs)\n"), "{text}");

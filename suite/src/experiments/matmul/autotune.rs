@@ -9,7 +9,7 @@ use super::shape::Shape;
 use crate::experiments::{Case, Error};
 use crate::gpu::Gpu;
 use crate::options::Memory;
-use crate::peaks::Precision;
+use crate::precision::Precision;
 
 /// The name of the autotune rows in the `kernel` column.
 pub const AUTOTUNE: &str = "autotune";
@@ -164,9 +164,9 @@ mod tests {
         let large = names("sm_90", Shape::square(8192));
         assert!(!large.iter().any(|n| n.starts_with("splitk")), "{large:?}");
         assert!(large.contains(&"double_buffer".to_string()) && large.contains(&"streamk_128x128x8_t128".to_string()));
-        // gfx90a picks among its wave64 shapes only.
+        // gfx90a's table picks among its wave64 shapes and the MFMA rung.
         let cdna = names("gfx90a", Shape::square(512));
-        assert!(cdna.iter().all(|n| n.contains("t512")), "{cdna:?}");
+        assert!(cdna.iter().all(|n| n.contains("t512") || n == "mfma_128x128x8_t256"), "{cdna:?}");
         assert!(cdna.iter().any(|n| n.starts_with("splitk_128x128x8_t512/")), "{cdna:?}");
         // FP32 has no DMMA candidate; FP64 on sm_90 has the three DMMA shapes and only shapes with an FP64
         // instance; on gfx90a no DMMA (it does not exist there).

@@ -37,7 +37,8 @@ use super::{Case, Error, Experiment, Metric, Point, Results, RunContext, Work};
 use crate::device::{Platform, Props};
 use crate::measure::matmul_flops;
 use crate::options::Memory;
-use crate::peaks::{Ceilings, Precision, Unit};
+use crate::peaks::{Ceilings, Unit};
+use crate::precision::Precision;
 use crate::report::plot::LinePlot;
 use cases::{device_plan, Element, Inputs, KernelCase, VendorCase};
 use ladder::{GroupLimits, REFERENCE_DOT2_SYMBOL, REFERENCE_SYMBOL};
@@ -45,6 +46,7 @@ use ladder::{GroupLimits, REFERENCE_DOT2_SYMBOL, REFERENCE_SYMBOL};
 pub use autotune::{autotune_candidates, autotune_pick, AUTOTUNE, AUTOTUNE_SPLITS};
 pub use cases::{draw, draw_inputs, multiply};
 pub use compare::MatmulComparison;
+pub use fit::DeviceSet;
 pub use ladder::{
     default_kernels, default_names, family_absent, point_problem, select_kernels, selected, split_k_for, ArchKernels,
     Arith, Exists, Instance, Multiples, Plan, Schedule, Variant, MAX_SPLIT_K,
@@ -88,127 +90,6 @@ pub struct MatmulSweep {
     /// `None` before, when the table ([`ARCH_DEFAULTS`]) serves.
     #[arg(skip)]
     pub device_set: Option<DeviceSet>,
-}
-
-/// The default kernel sets of one device, chosen from the code objects built for it (AMD: [`fit::choose`]), or the
-/// table's where no metadata could be read, and why.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct DeviceSet {
-    /// The names of the FP32 set, as `--kernels` takes them.
-    pub f32: Vec<String>,
-    /// The names of the FP64 set.
-    pub f64: Vec<String>,
-    /// Where the sets came from, for run.json and the summary: the rule and the compiler that built the objects,
-    /// or why the table serves.
-    pub origin: String,
-    /// Each kernel left out, with its precision and every reason ([`fit::LeftOut`]'s words).
-    pub left_out: Vec<String>,
-}
-
-impl DeviceSet {
-    /// The set in `precision`.
-    fn names(&self, precision: Precision) -> &[String] {
-        match precision {
-            Precision::F32 => &self.f32,
-            Precision::F64 => &self.f64,
-        }
-    }
-
-    /// The sets of the device `gpu` drives, chosen by [`fit::choose`] from the metadata of the code objects the run
-    /// loads (`None` where the device is not AMD: NVIDIA keeps its table). Where no metadata can be read (the objects
-    /// do not build, or they are not AMD's: the HIP-over-CUDA test runtime), the table serves and `origin` says why.
-    /// An empty set is an error: nothing would run.
-    pub fn of(gpu: &crate::gpu::Gpu) -> Result<Option<DeviceSet>, Error> {
-        let props = gpu.device.props();
-        let arch = props.arch.as_str();
-        if props.arch.platform() != Platform::Amd || !arch.starts_with("gfx") {
-            return Ok(None);
-        }
-        let profile = match crate::occupancy_calculator::Profile::from_props(props) {
-            Ok(p) => p,
-            Err(e) => return Ok(Some(DeviceSet::table(arch, format!("the table (ARCH_DEFAULTS): {e}")))),
-        };
-        let mut set = DeviceSet::default();
-        let mut compilers = Vec::new();
-        for precision in Precision::ALL {
-            let candidates: Vec<&'static Variant> =
-                VARIANTS.iter().filter(|v| v.problem_on(precision, arch).is_none()).collect();
-            let mut metadata = Vec::new();
-            for v in &candidates {
-                for symbol in fit::Candidate::of(v, precision).symbols {
-                    match gpu.amd_kernel_meta(v.source, &symbol) {
-                        Ok(Some(meta)) => metadata.push(meta),
-                        Ok(None) => {}
-                        Err(e) => {
-                            return Ok(Some(DeviceSet::table(
-                                arch,
-                                format!("the table (ARCH_DEFAULTS): the `{}` code object's metadata: {e}", v.source),
-                            )))
-                        }
-                    }
-                }
-            }
-            let fit = fit::choose(
-                &candidates.iter().map(|v| fit::Candidate::of(v, precision)).collect::<Vec<_>>(),
-                &metadata,
-                &profile,
-            );
-            if metadata.is_empty() {
-                return Ok(Some(DeviceSet::table(
-                    arch,
-                    "the table (ARCH_DEFAULTS): the code objects carry no AMD kernel metadata".to_string(),
-                )));
-            }
-            if fit.chosen.is_empty() {
-                return Err(Error::Unsupported(format!(
-                    "matmul: no {} kernel of the code object built for {arch} spills nothing, uses no scratch and \
-                     reaches {}% occupancy, so the default set is empty; name kernels with --kernels / \
-                     --f64-kernels. Left out: {}",
-                    precision.label(),
-                    fit::MIN_OCCUPANCY_PERCENT,
-                    fit.left_out.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
-                )));
-            }
-            let mut names: Vec<String> = fit.names().iter().map(|n| n.to_string()).collect();
-            // The table's rungs that cannot run here at all (the DMMA rung on AMD) keep their row that says why.
-            names.extend(
-                default_names(arch, precision)
-                    .iter()
-                    .filter(|n| {
-                        let rung = select_kernels(&[n.to_string()], &[]).unwrap_or_default();
-                        !rung.is_empty() && rung.iter().all(|v| v.problem_on(precision, arch).is_some())
-                    })
-                    .map(|n| n.to_string()),
-            );
-            set.left_out.extend(fit.left_out.iter().map(|l| format!("{}: {l}", precision.label())));
-            match precision {
-                Precision::F32 => set.f32 = names,
-                Precision::F64 => set.f64 = names,
-            }
-        }
-        for record in gpu.compiler_records() {
-            if ["matmul", "matmul_dmma"].contains(&record.source.as_str()) && !compilers.contains(&record.compiler) {
-                compilers.push(record.compiler);
-            }
-        }
-        set.origin = format!(
-            "chosen from the code objects built for {arch} (no spill, no scratch, at least {}% occupancy counting \
-             AGPRs; suite/src/experiments/matmul/fit.rs), compiler: {}",
-            fit::MIN_OCCUPANCY_PERCENT,
-            if compilers.is_empty() { "unknown".to_string() } else { compilers.join(", ") }
-        );
-        Ok(Some(set))
-    }
-
-    /// The table's sets for `arch`, because `why`.
-    fn table(arch: &str, why: String) -> DeviceSet {
-        DeviceSet {
-            f32: ladder::owned(default_names(arch, Precision::F32)),
-            f64: ladder::owned(default_names(arch, Precision::F64)),
-            origin: why,
-            left_out: Vec::new(),
-        }
-    }
 }
 
 /// `--precision`'s values.
@@ -266,6 +147,10 @@ impl Sweep for MatmulSweep {
             "double_buffer",
             "splitk_128x64x16_t128",
             "streamk_128x128x8_t128",
+            // The matrix rungs: on NVIDIA one row per size each, saying that it has no FP32 matrix path and that
+            // MFMA is AMD's; on CDNA the MFMA rung runs.
+            "dmma",
+            "mfma_128x128x8_t256",
         ];
         let f64_kernels = [
             "accumulator",
@@ -277,6 +162,7 @@ impl Sweep for MatmulSweep {
             "splitk_64x128x8_t128",
             "streamk_64x64x16_t128",
             "dmma",
+            "mfma_128x128x8_t512",
         ];
         let sizes = [512, 1000, 2048, 4096].into_iter().map(Shape::square).collect();
         let f64_sizes = [1024, 2048].into_iter().map(Shape::square).collect();
@@ -879,14 +765,24 @@ mod tests {
         let fp32: Vec<_> = slots.iter().filter(|s| s.0 == F32).collect();
         let fp64: Vec<_> = slots.iter().filter(|s| s.0 == F64).collect();
         // FP32: the four sizes with the vendor BLAS, 16 kernels (`double_buffer` names its family: 9 shapes) and the
-        // autotune step, as before FP64.
-        assert_eq!(fp32.len(), 4 * 18);
+        // autotune step, as before FP64, and the two matrix rungs, one row each per size that says why not here.
+        assert_eq!(fp32.len(), 4 * 20);
+        let matrix = |set: &[&(Precision, Shape, Slot)], p: Precision| -> Vec<String> {
+            let rows = set.iter().filter_map(|s| match s.2 {
+                Slot::Kernel(v) if v.family == "dmma" || v.family == "mfma" => v.problem_on(p, "sm_90"),
+                _ => None,
+            });
+            rows.collect()
+        };
+        let why = matrix(&fp32, F32);
+        assert_eq!(why.len(), 4 * 2, "{why:?}");
+        assert!(why.iter().any(|w| w.contains("no FP32 matrix path")) && why.iter().any(|w| w.contains("CDNA2/3")));
         let sizes: std::collections::BTreeSet<usize> = fp64.iter().map(|s| s.1.n).collect();
         assert_eq!(sizes.into_iter().collect::<Vec<_>>(), [1024, 2048]);
-        // FP64: every kernel has an FP64 instance on sm_90 (no invalid row), the DMMA rung in its three shapes.
+        // FP64: every kernel but MFMA's row has an FP64 instance on sm_90, the DMMA rung in its three shapes.
         for (_, _, slot) in &fp64 {
             if let Slot::Kernel(v) = slot {
-                assert_eq!(v.problem_on(F64, "sm_90"), None, "{}", v.name);
+                assert_eq!(v.problem_on(F64, "sm_90").is_some(), v.family == "mfma", "{}", v.name);
             }
         }
         assert_eq!(fp64.iter().filter(|s| matches!(s.2, Slot::Kernel(v) if v.family == "dmma")).count(), 2 * 3);
