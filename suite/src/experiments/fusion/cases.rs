@@ -17,7 +17,7 @@ use crate::verify::{self, Verification};
 
 /// An element type the experiment runs: what the device buffers hold, how inputs are drawn, which vendor routines
 /// reduce it.
-pub(super) trait Scalar: bytemuck::Pod + Into<f64> + 'static {
+pub(super) trait Scalar: bytemuck::Pod + Into<f64> + Sync + 'static {
     /// The patterns' name for it.
     const ELEMENT: Element;
     /// One input value, uniform in [−1, 1) with every significand bit random.
