@@ -24,6 +24,7 @@ pub mod patterns;
 pub mod peaks;
 pub mod phases;
 pub mod planning;
+pub mod precision;
 pub mod report;
 pub mod static_inspection;
 pub mod test_deps;
