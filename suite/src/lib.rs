@@ -23,6 +23,7 @@ pub mod options;
 pub mod patterns;
 pub mod peaks;
 pub mod planning;
+pub mod precision;
 pub mod report;
 pub mod static_inspection;
 pub mod test_deps;

@@ -687,10 +687,11 @@ fn every_fusion_variant_verifies_at_odd_and_non_power_of_two_sizes() {
 #[ignore = "needs a GPU"]
 fn vendor_ddot_and_dasum_match_a_compensated_host_reference() {
     use suite::experiments::fusion::element_sum_tolerance;
-    use suite::patterns::{input, zip, Binary, Element, Reduce, Unary};
+    use suite::patterns::{input, zip, Binary, Reduce, Unary};
+    use suite::precision::Precision;
     let gpu = gpu();
     let dev = gpu.device.as_ref();
-    let u = Element::F64.unit_roundoff();
+    let u = Precision::F64.unit_roundoff();
     for n in [1usize, 257, 65_537, (1 << 20) + 1] {
         let mut rng = fastrand::Rng::with_seed(n as u64);
         let x: Vec<f64> = (0..n).map(|_| rng.f64() * 2.0 - 1.0).collect();
@@ -702,7 +703,7 @@ fn vendor_ddot_and_dasum_match_a_compensated_host_reference() {
             ("ddot", zip(input(0), input(1)).map(Binary::Mul).reduce(Reduce::Add)),
             ("dasum", input(0).map(Unary::Abs).reduce(Reduce::Add)),
         ] {
-            let program = program.with_element(Element::F64);
+            let program = program.with_element(Precision::F64);
             dev.fill_bytes(result.raw(), 0xff).unwrap();
             let (want, scale) = if what == "ddot" {
                 dev.ddot(n, xb.raw(), yb.raw(), result.raw()).unwrap();
@@ -712,7 +713,7 @@ fn vendor_ddot_and_dasum_match_a_compensated_host_reference() {
                 program.reference(&[&x])
             };
             let rounding = if what == "ddot" { u } else { 0.0 };
-            let tolerance = element_sum_tolerance(Element::F64, depth, rounding) + program.reference_error(n as u64);
+            let tolerance = element_sum_tolerance(Precision::F64, depth, rounding) + program.reference_error(n as u64);
             assert!(tolerance < 1e-10, "{what} n = {n}: {tolerance:e} is no FP64 tolerance");
             let got = dev.download(&result).unwrap();
             let check = verify::compare(&got, &[want], scale, tolerance);

@@ -26,7 +26,8 @@ use std::time::{Duration, Instant};
 
 use suite::device::WaveSize;
 use suite::experiments::{fusion as fusion_experiment, matmul, occupancy, pt};
-use suite::patterns::{input, zip, Binary, Element, Geometry, Program, Reduce, Unary, GROUP_SIZE};
+use suite::patterns::{input, zip, Binary, Geometry, Program, Reduce, Unary, GROUP_SIZE};
+use suite::precision::Precision;
 use suite::verify;
 
 /// The wave sizes every kernel runs at: LUMI's, and the NVIDIA GPUs' (where the GPU results are known good).
@@ -217,7 +218,7 @@ fn inputs(seed: u64, len: usize) -> Vec<f32> {
 /// An element type the fusion kernels run in (FP32 or FP64), as the emulated buffers hold it.
 trait Real: bytemuck::Pod + Into<f64> {
     /// The patterns' name for it.
-    const ELEMENT: Element;
+    const ELEMENT: Precision;
     /// All-ones bits: NaN.
     fn poison() -> Self;
     /// Inputs uniform in [−1, 1) with every significand bit random, as the fusion experiment draws them.
@@ -225,7 +226,7 @@ trait Real: bytemuck::Pod + Into<f64> {
 }
 
 impl Real for f32 {
-    const ELEMENT: Element = Element::F32;
+    const ELEMENT: Precision = Precision::F32;
     fn poison() -> f32 {
         f32::from_bits(POISON_F32)
     }
@@ -235,7 +236,7 @@ impl Real for f32 {
 }
 
 impl Real for f64 {
-    const ELEMENT: Element = Element::F64;
+    const ELEMENT: Precision = Precision::F64;
     fn poison() -> f64 {
         f64::from_bits(u64::MAX)
     }
@@ -270,7 +271,7 @@ fn check_reduction<T: Real>(
     let (got, (want, scale)) = (got.into(), program.reference(inputs));
     if terms == Terms::Max {
         // The maximum of values the device holds exactly: the reference, in the element type.
-        let want = if T::ELEMENT == Element::F32 { f64::from(want as f32) } else { want };
+        let want = if T::ELEMENT == Precision::F32 { f64::from(want as f32) } else { want };
         assert_eq!(got, want, "{context}: max is {got}, should be {want}");
         return;
     }
@@ -359,7 +360,7 @@ fn generated_fusion_reductions_are_right_at_wave64_and_wave32() {
     // helpers); a staged program is rendered under a name of its own (so its symbols differ) and included after its
     // -D values.
     let (mut text, mut entries, mut instances) = (String::from("#include \"gpu.h\"\n"), Vec::new(), Vec::new());
-    for element in Element::ALL {
+    for element in Precision::ALL {
         for (index, (name, program, _)) in programs.iter().enumerate() {
             // Staging changes only the element loop, not the reductions: one program is enough for it.
             let stagings: &[Option<usize>] = if index == 0 { &[None, Some(0), Some(1)] } else { &[None] };
@@ -391,8 +392,8 @@ fn generated_fusion_reductions_are_right_at_wave64_and_wave32() {
     for program in &built {
         for instance in &instances {
             match instance.element {
-                Element::F32 => generated_reductions::<f32>(program, instance, &programs, &geometries),
-                Element::F64 => generated_reductions::<f64>(program, instance, &programs, &geometries),
+                Precision::F32 => generated_reductions::<f32>(program, instance, &programs, &geometries),
+                Precision::F64 => generated_reductions::<f64>(program, instance, &programs, &geometries),
             }
         }
     }
@@ -402,7 +403,7 @@ fn generated_fusion_reductions_are_right_at_wave64_and_wave32() {
 /// precision, staged for which geometry (or generic), and its kernels in launch order.
 struct Instance {
     index: usize,
-    element: Element,
+    element: Precision,
     staged: Option<usize>,
     kernels: Vec<String>,
 }
@@ -643,7 +644,7 @@ fn matmul_reference(a: &[f32], b: &[f32], shape: matmul::Shape) -> Vec<f64> {
 /// where an FP64 quad of an aligned row ends halfway (its second half guarded, B's pointers clamped to N − 2).
 #[test]
 fn matmul_wave_tiled_kernels_are_right_at_wave64_and_wave32() {
-    use suite::peaks::Precision;
+    use suite::precision::Precision;
     let build = tempfile::tempdir().unwrap();
     let families = ["warptile", "double_buffer", "splitk", "splitk_atomic", "streamk"];
     let variants: Vec<&matmul::Variant> =

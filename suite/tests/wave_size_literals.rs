@@ -8,7 +8,8 @@
 
 use std::path::Path;
 
-use suite::patterns::{input, Element, Reduce};
+use suite::patterns::{input, Reduce};
+use suite::precision::Precision;
 
 /// The values that are, or are derived from, a wave size.
 const WAVE_VALUES: [u64; 4] = [31, 32, 63, 64];
@@ -200,7 +201,7 @@ fn kernel_sources() -> Vec<(String, String)> {
     }
     assert!(sources.len() >= 6, "kernels/*.hip and kernels/include/*.h: {:?}", sources.iter().map(|s| &s.0));
     // The prelude in both element types: FP64's takes `double` where FP32's has `float`, and nothing else.
-    for element in Element::ALL {
+    for element in Precision::ALL {
         let generated = input(0).reduce(Reduce::Add).with_element(element).render("fusion_probe");
         sources.push(("generated fusion kernel".to_string(), generated.text));
     }

@@ -103,8 +103,13 @@ fn run_options(args: &RunArgs, gpu: &Gpu) -> RunOptions {
     }
 }
 
-/// Every point of each experiment (all shards), estimated on `gpu`: what the run plans.
-fn plan_all(gpu: &Gpu, experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Vec<Vec<Planned>> {
+/// Every point of each experiment (all shards), estimated on `gpu`: what the run plans. An experiment that cannot
+/// run on this device at all (matmul with an empty default set) stops the run here, before anything is measured.
+fn plan_all(
+    gpu: &Gpu,
+    experiments: &[Box<dyn Experiment>],
+    opts: &RunOptions,
+) -> Result<Vec<Vec<Planned>>, experiments::Error> {
     let whole = RunOptions { shard: None, ..opts.clone() };
     experiments.iter().map(|e| experiments::plan(gpu, e.as_ref(), &whole)).collect()
 }
@@ -140,7 +145,7 @@ fn measure(cli: &Cli, selection: Selection, args: &RunArgs) -> Result<ExitCode, 
     let props = gpu.device.props();
     // Every point of every experiment, planned before anything is measured and recorded in run.json, which
     // refuses a folder of another device or layout.
-    let plans = plan_all(&gpu, &selection.experiments, &opts);
+    let plans = plan_all(&gpu, &selection.experiments, &opts)?;
     run_json::record_plan(&out_dir, props, plan_record(&selection, &plans, &opts))?;
     let estimate: f64 = plans.iter().flat_map(|p| of_shard(p, opts.shard)).map(|p| p.estimate_s).sum();
     let ceilings = crate::peaks::ceilings(props);
@@ -337,7 +342,7 @@ fn dry_run(cli: &Cli, selection: Selection, args: &RunArgs) -> Result<ExitCode, 
             }
         }
     }
-    let plans = plan_all(&gpu, &selection.experiments, &opts);
+    let plans = plan_all(&gpu, &selection.experiments, &opts)?;
     let ceilings = crate::peaks::ceilings(&props);
     let tasks = opts.shard.map_or(1, |s| s.count);
     let what = selection.preset.map_or_else(|| selection.experiments[0].name().to_string(), str::to_string);

@@ -285,7 +285,8 @@ mod tests {
             let bytes = crate::code_objects::test_support::compiled(&zig, s.name, "gfx90a");
             let info = check_arch(&bytes, &a).unwrap_or_else(|e| panic!("{}: {e}", s.name));
             assert_eq!(info.format, Format::AmdElf, "{}", s.name);
-            assert!(!info.amd_kernels.is_empty(), "{}", s.name);
+            // matmul_dmma holds NVIDIA's FP64 tensor-core rung only: for AMD its object is empty (its header says so).
+            assert_eq!(info.amd_kernels.is_empty(), s.name == "matmul_dmma", "{}", s.name);
         }
         let smoke = compile(&zig, source("smoke").unwrap(), &a).unwrap_or_else(|e| panic!("{e}"));
         assert!(check_arch(&smoke, &a).unwrap().amd_kernel("smoke_triad").is_some());

@@ -8,7 +8,8 @@
 //! the one of the precision and hardware unit the work runs on (FP32 vector unless the work says otherwise: FP64
 //! work is counted at the FP64 peaks).
 
-use crate::peaks::{Ceilings, Precision, Unit};
+use crate::peaks::{Ceilings, Unit};
+use crate::precision::Precision;
 
 use super::TARGET_BATCH_MS;
 use crate::options::RunOptions;

@@ -251,6 +251,13 @@ pub trait Experiment {
         let _ = device;
         Vec::new()
     }
+    /// The sweep as it runs on `gpu`, where what it runs depends on the code objects built for the device (matmul's
+    /// default kernel set on AMD, chosen from their metadata): the runner plans and runs that one. `None`: the sweep
+    /// runs as it is (most experiments). An error says why it cannot run at all.
+    fn on_device(&self, gpu: &crate::gpu::Gpu) -> Result<Option<Box<dyn Experiment>>, Error> {
+        let _ = gpu;
+        Ok(None)
+    }
 }
 
 /// The `ok` rows of a CSV read by [`read_rows`].

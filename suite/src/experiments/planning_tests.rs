@@ -39,7 +39,7 @@ fn planned(key: &str) -> (Gpu, &'static PlannedPart) {
 
 /// `exp` planned on the plan's device.
 fn plan_of(gpu: &Gpu, exp: Box<dyn Experiment>) -> Vec<Planned> {
-    plan(gpu, exp.as_ref(), &options())
+    plan(gpu, exp.as_ref(), &options()).unwrap()
 }
 
 /// A point's value in the column called `column`.
@@ -147,4 +147,70 @@ fn an_nvidia_plan_leaves_its_kernel_dependent_points_to_the_driver() {
         }
     }
     assert!(driver_bound > 0 && driver_bound < planned.len(), "{driver_bound} of {}", planned.len());
+}
+
+#[test]
+fn matmul_chooses_its_amd_default_set_from_the_code_objects_built() {
+    use super::matmul::{fit, DeviceSet, MatmulSweep};
+    use crate::precision::Precision;
+    let (gpu, _) = planned("mi250x-gcd");
+    let set = DeviceSet::of(&gpu).unwrap().expect("an AMD device settles its set");
+    assert!(set.origin.starts_with("chosen from the code objects built for gfx90a"), "{}", set.origin);
+    assert!(set.origin.contains("compiler: "), "{}", set.origin);
+    // Every kernel of the set fits by the rule, read from the same code object; the rest are left out with reasons.
+    let profile = crate::occupancy_calculator::Profile::from_props(gpu.device.props()).unwrap();
+    for (precision, names) in [(Precision::F32, &set.f32), (Precision::F64, &set.f64)] {
+        for name in names {
+            let v =
+                super::matmul::VARIANTS.iter().find(|v| v.name == name.as_str() || v.family == name.as_str()).unwrap();
+            if v.problem_on(precision, "gfx90a").is_some() {
+                // The table's rungs that cannot run here keep their row (DMMA on AMD).
+                assert_eq!(v.family, "dmma", "{name}");
+                continue;
+            }
+            let c = fit::Candidate::of(v, precision);
+            let meta: Vec<_> =
+                c.symbols.iter().map(|s| gpu.amd_kernel_meta(v.source, s).unwrap().expect("in the object")).collect();
+            let fit = fit::choose(&[c], &meta, &profile);
+            assert_eq!(fit.names(), [name.as_str()], "{precision:?}: {:?}", fit.left_out);
+        }
+    }
+    assert!(set.f32.iter().any(|n| n == "mfma_128x128x8_t256"), "{:?}", set.f32);
+    assert!(set.f64.iter().any(|n| n == "mfma_128x128x8_t512"), "{:?}", set.f64);
+    assert!(set.f64.iter().any(|n| n.starts_with("dmma")), "{:?}", set.f64);
+    // NVIDIA's register-hungry shapes are left out on gfx90a, each with its precision and reason.
+    assert!(
+        set.left_out
+            .iter()
+            .any(|l| l.starts_with("FP32: double_buffer: matmul_double_buffer") && l.contains("occupancy")),
+        "{:?}",
+        set.left_out
+    );
+    // The run takes the settled sweep: its options name the set, where it came from and what was left out.
+    let sweep = MatmulSweep::quick();
+    let settled = sweep.on_device(&gpu).unwrap().expect("settled on AMD");
+    let options = settled.options(gpu.device.props());
+    assert_eq!(options["default_set"], serde_json::json!(set.origin));
+    assert_eq!(options["notes"].as_array().unwrap().len(), set.left_out.len());
+    // The quick preset names its kernels, so only the autotune step takes the set: its FP32 rows in the plan match.
+    // Without --kernels, the sweep's kernels are the set.
+    let full: Box<dyn Experiment> = Box::new(MatmulSweep::default());
+    let points = plan_of(&gpu, MatmulSweep::default().on_device(&gpu).unwrap().unwrap());
+    let variants = &super::matmul::VARIANTS;
+    let kernels: std::collections::BTreeSet<&str> = points
+        .iter()
+        .map(|p| param(full.as_ref(), p, "kernel"))
+        .filter(|k| variants.iter().any(|v| v.name == *k))
+        .collect();
+    let sets: Vec<&str> = set.f32.iter().chain(&set.f64).map(String::as_str).collect();
+    for k in &kernels {
+        let family = variants.iter().find(|v| v.name == *k).unwrap().family;
+        assert!(sets.contains(k) || sets.contains(&family), "{k} is not in the set {sets:?}");
+    }
+    for n in sets.iter().filter(|n| variants.iter().any(|v| v.name == **n)) {
+        assert!(kernels.contains(n), "{n} of the set is not planned: {kernels:?}");
+    }
+    // NVIDIA keeps its table.
+    let (nvidia, _) = planned("h100-sxm");
+    assert!(DeviceSet::of(&nvidia).unwrap().is_none());
 }

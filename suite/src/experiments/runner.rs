@@ -95,6 +95,8 @@ pub fn default_out_dir(gpu: &Gpu) -> PathBuf {
 /// Runs an experiment's sweep on `gpu`, writing rows to `<out_dir>/<name>.csv` and the context to `run.json`, and
 /// (unsharded) its derived tables and plots.
 pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary, Error> {
+    let settled = exp.on_device(gpu)?;
+    let exp = settled.as_deref().unwrap_or(exp);
     let ctx = RunContext::new(gpu, Some(&opts.out_dir));
     let results = exp.results();
     let props = gpu.device.props();
@@ -287,9 +289,12 @@ pub struct Planned {
 
 /// The points this process runs (its shard of the sweep), each estimated on `gpu` under `opts`; a point estimated
 /// past `opts.max_point_s` becomes `invalid` with the estimate and the flag to raise in its reason.
-pub fn plan(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Vec<Planned> {
+/// The sweep is the one that runs on `gpu` ([`Experiment::on_device`]); an experiment that cannot run there at all
+/// is an error.
+pub fn plan(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Vec<Planned>, Error> {
+    let settled = exp.on_device(gpu)?;
     // A plan writes nothing: no results folder.
-    plan_in(&RunContext::new(gpu, None), exp, opts)
+    Ok(plan_in(&RunContext::new(gpu, None), settled.as_deref().unwrap_or(exp), opts))
 }
 
 /// [`plan`] in the context `ctx`.

@@ -26,7 +26,7 @@
 //! loop over each item's elements has a constant trip count and the bounds test folds away when `n` divides evenly,
 //! which is what the seed's PACXX `stage(size / glbSize)` does.
 //!
-//! A program's vectors are FP32 unless [`Program::with_element`] says FP64 ([`Element`]): the same views, actions
+//! A program's vectors are FP32 unless [`Program::with_element`] says FP64 ([`Precision`]): the same views, actions
 //! and staging, rendered with `double` for `float` (and `fabs`, `fmax`, `0.0` for `fabsf`, `fmaxf`, `0.0f`). An FP64
 //! source is named `<name>_f64_<hash>`, so its kernels, cache files and loaded modules never mix with FP32's; an
 //! FP32 source is the same text, name and hash as before FP64 existed.
@@ -35,67 +35,25 @@ use std::fmt::Write as _;
 
 use sha2::{Digest, Sha256};
 
+use crate::precision::Precision;
+
 /// Items per group of every generated kernel: a multiple of both wave sizes (32 and 64), large enough for a
 /// reduction tree to amortise its barriers, small enough for eight groups per CU/SM.
 pub const GROUP_SIZE: u32 = 256;
 
-/// The element type of a program's vectors (inputs, temporaries, partials and result alike).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
-pub enum Element {
-    /// IEEE binary32, `float`: unit roundoff 2⁻²⁴.
-    #[default]
-    F32,
-    /// IEEE binary64, `double`: unit roundoff 2⁻⁵³.
-    F64,
+/// The C type of elements of `precision`.
+fn c_type(precision: Precision) -> &'static str {
+    match precision {
+        Precision::F32 => "float",
+        Precision::F64 => "double",
+    }
 }
 
-impl Element {
-    /// Both, FP32 first.
-    pub const ALL: [Element; 2] = [Element::F32, Element::F64];
-
-    /// `f32` or `f64`, as the CLI and CSVs write it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Element::F32 => "f32",
-            Element::F64 => "f64",
-        }
-    }
-
-    /// The element type named `f32` or `f64`.
-    pub fn parse(s: &str) -> Option<Element> {
-        Element::ALL.into_iter().find(|e| e.name() == s)
-    }
-
-    /// Bytes per element.
-    pub fn bytes(self) -> u64 {
-        match self {
-            Element::F32 => 4,
-            Element::F64 => 8,
-        }
-    }
-
-    /// Unit roundoff u = 2⁻ᵖ for p significand bits: the largest relative error of one rounding to nearest.
-    pub fn unit_roundoff(self) -> f64 {
-        match self {
-            Element::F32 => f64::from(f32::EPSILON) / 2.0,
-            Element::F64 => f64::EPSILON / 2.0,
-        }
-    }
-
-    /// The C type.
-    fn c_type(self) -> &'static str {
-        match self {
-            Element::F32 => "float",
-            Element::F64 => "double",
-        }
-    }
-
-    /// A C math function of this type: `fabsf`/`fabs`, `fmaxf`/`fmax` from the float name.
-    fn math(self, float_name: &'static str) -> &'static str {
-        match self {
-            Element::F32 => float_name,
-            Element::F64 => float_name.strip_suffix('f').unwrap_or(float_name),
-        }
+/// A C math function for elements of `precision`: `fabsf`/`fabs`, `fmaxf`/`fmax` from the float name.
+fn math(precision: Precision, float_name: &'static str) -> &'static str {
+    match precision {
+        Precision::F32 => float_name,
+        Precision::F64 => float_name.strip_suffix('f').unwrap_or(float_name),
     }
 }
 
@@ -149,10 +107,10 @@ impl Unary {
     }
 
     /// The C expression applied to `x`, for elements of type `e`.
-    fn render(self, x: &str, e: Element) -> String {
+    fn render(self, x: &str, e: Precision) -> String {
         match self {
             Unary::Identity => x.to_string(),
-            Unary::Abs => format!("{}({x})", e.math("fabsf")),
+            Unary::Abs => format!("{}({x})", math(e, "fabsf")),
             Unary::Negate => format!("(-{x})"),
             Unary::Square => format!("({x} * {x})"),
         }
@@ -183,12 +141,12 @@ impl Binary {
         }
     }
 
-    fn render(self, x: &str, y: &str, e: Element) -> String {
+    fn render(self, x: &str, y: &str, e: Precision) -> String {
         match self {
             Binary::Mul => format!("({x} * {y})"),
             Binary::Add => format!("({x} + {y})"),
             Binary::Sub => format!("({x} - {y})"),
-            Binary::Max => format!("{}({x}, {y})", e.math("fmaxf")),
+            Binary::Max => format!("{}({x}, {y})", math(e, "fmaxf")),
         }
     }
 
@@ -212,18 +170,18 @@ impl Reduce {
         }
     }
 
-    fn identity(self, e: Element) -> &'static str {
+    fn identity(self, e: Precision) -> &'static str {
         match (self, e) {
-            (Reduce::Add, Element::F32) => "0.0f",
-            (Reduce::Add, Element::F64) => "0.0",
+            (Reduce::Add, Precision::F32) => "0.0f",
+            (Reduce::Add, Precision::F64) => "0.0",
             (Reduce::Max, _) => "-INFINITY",
         }
     }
 
-    fn render(self, a: &str, b: &str, e: Element) -> String {
+    fn render(self, a: &str, b: &str, e: Precision) -> String {
         match self {
             Reduce::Add => format!("{a} + {b}"),
-            Reduce::Max => format!("{}({a}, {b})", e.math("fmaxf")),
+            Reduce::Max => format!("{}({a}, {b})", math(e, "fmaxf")),
         }
     }
 }
@@ -243,7 +201,7 @@ enum Expr {
 
 impl Expr {
     /// The C expression of the element at index `i` (a C expression itself), for elements of type `e`.
-    fn render(&self, i: &str, e: Element) -> String {
+    fn render(&self, i: &str, e: Precision) -> String {
         match self {
             Expr::Input(k) => format!("in{k}[{i}]"),
             Expr::Temp(k) => format!("tmp{k}[{i}]"),
@@ -386,16 +344,16 @@ impl View {
     pub fn reduce(self, op: Reduce) -> Program {
         let mut stages = self.stages;
         stages.push(Stage::Reduce(op, self.expr));
-        Program { stages, element: Element::F32 }
+        Program { stages, element: Precision::F32 }
     }
 }
 
-/// A finished program: its actions' kernels, then one reduction kernel, over vectors of one [`Element`] type (FP32
+/// A finished program: its actions' kernels, then one reduction kernel, over vectors of one [`Precision`] type (FP32
 /// unless [`Program::with_element`] says otherwise).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Program {
     stages: Vec<Stage>,
-    element: Element,
+    element: Precision,
 }
 
 /// A program's HIP source and its kernels' symbols, in launch order.
@@ -459,12 +417,12 @@ impl Geometry {
 
 impl Program {
     /// The same program over vectors of `element`.
-    pub fn with_element(self, element: Element) -> Program {
+    pub fn with_element(self, element: Precision) -> Program {
         Program { element, ..self }
     }
 
     /// The element type of the program's vectors.
-    pub fn element(&self) -> Element {
+    pub fn element(&self) -> Precision {
         self.element
     }
 
@@ -533,7 +491,7 @@ impl Program {
                 if let Stage::Transform(e) = s {
                     let value = e.eval(&ins, &temps);
                     // The device stores each temporary in the program's element type.
-                    temps[k] = if self.element == Element::F32 { f64::from(value as f32) } else { value };
+                    temps[k] = if self.element == Precision::F32 { f64::from(value as f32) } else { value };
                     k += 1;
                 }
             }
@@ -543,12 +501,12 @@ impl Program {
                     abs += t.abs();
                     acc = acc.max(t);
                 }
-                (Reduce::Add, Element::F32) => {
+                (Reduce::Add, Precision::F32) => {
                     let t = last.eval(&ins, &temps);
                     abs += t.abs();
                     acc += t;
                 }
-                (Reduce::Add, Element::F64) => {
+                (Reduce::Add, Precision::F64) => {
                     let (t, t_error) = last.eval_split(&ins, &temps);
                     abs += t.abs();
                     let (sum, sum_error) = two_sum(acc, t);
@@ -567,9 +525,9 @@ impl Program {
     /// values it sums (n terms and their n exact errors) and with |S| ≤ Σ|tᵢ|: 1.7·10⁻¹⁶ at n = 2^25.
     pub fn reference_error(&self, n: u64) -> f64 {
         match self.element {
-            Element::F32 => 0.0,
-            Element::F64 => {
-                let u = Element::F64.unit_roundoff();
+            Precision::F32 => 0.0,
+            Precision::F64 => {
+                let u = Precision::F64.unit_roundoff();
                 let k = 2.0 * n as f64 * u;
                 let gamma = k / (1.0 - k);
                 u + gamma * gamma
@@ -591,7 +549,7 @@ impl Program {
     pub fn render(&self, name: &str) -> Rendered {
         let inputs = self.inputs();
         let temps = self.temporaries();
-        let (element, ty) = (self.element, self.element.c_type());
+        let (element, ty) = (self.element, c_type(self.element));
         let mut params: Vec<String> = (0..inputs).map(|k| format!("const {ty}* __restrict__ in{k}")).collect();
         params.extend((0..temps).map(|k| format!("{ty}* __restrict__ tmp{k}")));
         params.extend([
@@ -661,7 +619,7 @@ impl Program {
         }
         // FP32 writes exactly the text it wrote before FP64 existed (same hash, same cache entries); FP64 says
         // what it is on the first line and takes `double` wherever FP32 has `float`.
-        let over = if element == Element::F32 { String::new() } else { format!(", over FP64 ({ty}) vectors") };
+        let over = if element == Precision::F32 { String::new() } else { format!(", over FP64 ({ty}) vectors") };
         let text = format!(
             "// Generated by suite::patterns from: {}{over}\n// One kernel per action and one for the reduction; views fuse \
              into the kernel that consumes them.\n#include \"gpu.h\"\n{}{body}",
@@ -670,7 +628,7 @@ impl Program {
         );
         let hash: String = Sha256::digest(text.as_bytes()).iter().take(4).map(|b| format!("{b:02x}")).collect();
         let unique = match element {
-            Element::F32 => format!("{name}_{hash}"),
+            Precision::F32 => format!("{name}_{hash}"),
             other => format!("{name}_{}_{hash}", other.name()),
         };
         // The symbols carry the hash too, so two programs never export the same name.
@@ -808,8 +766,8 @@ mod tests {
         );
         for (name, program) in programs() {
             let f32 = program.render(&format!("fusion_{name}"));
-            let f64 = program.clone().with_element(Element::F64).render(&format!("fusion_{name}"));
-            assert_eq!(program.element(), Element::F32);
+            let f64 = program.clone().with_element(Precision::F64).render(&format!("fusion_{name}"));
+            assert_eq!(program.element(), Precision::F32);
             assert!(f64.name.starts_with(&format!("fusion_{name}_f64_")), "{}", f64.name);
             assert_ne!(f64.name, f32.name);
             assert!(f64.kernels.iter().all(|k| k.starts_with(&f64.name)), "{:?}", f64.kernels);
@@ -834,7 +792,7 @@ mod tests {
     #[test]
     fn the_fp64_reference_is_compensated() {
         let p = programs();
-        let f64_of = |i: usize| p[i].1.clone().with_element(Element::F64);
+        let f64_of = |i: usize| p[i].1.clone().with_element(Precision::F64);
         // 1e16 + 1 − 1e16: naive f64 gives 0.
         let x = [1e16, 1.0, -1e16];
         assert_eq!(p[0].1.reference(&[&x]).0, 0.0);
@@ -879,7 +837,7 @@ mod tests {
         let arch = crate::device::Arch::parse(arch_name).unwrap();
         let geometry = Geometry::for_elements((1 << 20) + 1, 1056).unwrap();
         let chosen = [&programs()[1], &programs()[3], &programs()[5]];
-        let both = chosen.iter().flat_map(|(name, p)| Element::ALL.map(|e| (name, p.clone().with_element(e))));
+        let both = chosen.iter().flat_map(|(name, p)| Precision::ALL.map(|e| (name, p.clone().with_element(e))));
         for (name, program) in both {
             let rendered = program.render(&format!("fusion_{name}"));
             for defines in [Vec::new(), Program::stage_defines(&geometry)] {

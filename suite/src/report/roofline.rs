@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 use super::csv::read_rows;
 use super::plot::{render_png, Axis, LinePlot, Series, DEFAULT_SIZE};
 use super::{Error, Result};
-use crate::peaks::{Ceilings, Precision, Unit};
+use crate::peaks::{Ceilings, Unit};
+use crate::precision::Precision;
 
 /// The file names a roofline is written to.
 pub const CSV: &str = "roofline.csv";

@@ -25,6 +25,9 @@ pub struct Section {
     pub plots: Vec<String>,
     /// What its rows say about the clocks they ran at.
     pub clocks: super::throttling::Flags,
+    /// What the experiment said about how it ran on this device (its options' `notes` in run.json, e.g. matmul's
+    /// kernels left out of the default set and why).
+    pub notes: Vec<String>,
 }
 
 impl Section {
@@ -58,8 +61,18 @@ impl Section {
             .collect();
         plots.sort();
         let clocks = super::throttling::Flags::of(rows);
-        Section { name, seconds, outcome, headlines, invalid, plots, clocks }
+        let notes = notes_of(name, dir);
+        Section { name, seconds, outcome, headlines, invalid, plots, clocks, notes }
     }
+}
+
+/// The `notes` of experiment `name`'s options in the latest invocation of `dir`'s run.json that ran it (none where
+/// there is no run.json or no such invocation).
+fn notes_of(name: &str, dir: &Path) -> Vec<String> {
+    let Ok(Some(run)) = super::run_json::read(dir) else { return Vec::new() };
+    let Some(invocation) = run.invocations.iter().rev().find(|i| i.experiment == name) else { return Vec::new() };
+    let notes = invocation.experiments.get(name).and_then(|o| o.get("notes")).and_then(|n| n.as_array());
+    notes.into_iter().flatten().filter_map(|n| n.as_str().map(str::to_string)).collect()
 }
 
 /// Most distinct invalid reasons listed per experiment; the CSV's `message` column holds every one.
@@ -132,6 +145,12 @@ pub fn markdown(
                 text.push_str(&if is_table { format!("{line}\n") } else { format!("- {line}\n") });
             }
         }
+        if !s.notes.is_empty() {
+            text.push('\n');
+            for note in &s.notes {
+                text.push_str(&format!("- {note}\n"));
+            }
+        }
         if !s.invalid.is_empty() {
             let total: usize = s.invalid.iter().map(|(_, n)| n).sum();
             text.push_str(&format!(
@@ -196,6 +215,7 @@ mod tests {
                 invalid: vec![],
                 plots: vec![],
                 clocks: Default::default(),
+                notes: vec!["left out of the default set: FP32: warptile: matmul_warptile spills 2 registers".into()],
             },
             Section {
                 name: "matmul",
@@ -205,10 +225,16 @@ mod tests {
                 invalid: vec![],
                 plots: vec![],
                 clocks: Default::default(),
+                notes: vec![],
             },
         ];
         let text =
             markdown(&h100(), "quick preset", &status(&[("smoke", 2, 2), ("matmul", 0, 40)]), &sections, Some(2.75));
+        // What the experiment said about how it ran is said under its headlines.
+        assert!(
+            text.contains("2755 GB/s\n\n- left out of the default set: FP32: warptile: matmul_warptile spills 2"),
+            "{text}"
+        );
         assert!(text.starts_with("# suite run: NVIDIA H100 80GB HBM3 (sm_90, warp32, 132 SMs)\n"), "{text}");
         // What the folder holds against its plan comes first.
         assert!(

@@ -11,27 +11,28 @@ use crate::code_objects::DeviceShape;
 use crate::device::{Arg, Buffer, Kernel, LaunchConfig};
 use crate::experiments::{Case, Clock, Error, Point, RunContext};
 use crate::gpu::Gpu;
-use crate::patterns::{Element, Geometry, GROUP_SIZE};
+use crate::patterns::{Geometry, GROUP_SIZE};
+use crate::precision::Precision;
 use crate::verify::{self, Verification};
 
 /// An element type the experiment runs: what the device buffers hold, how inputs are drawn, which vendor routines
 /// reduce it.
 pub(super) trait Scalar: bytemuck::Pod + Into<f64> + 'static {
     /// The patterns' name for it.
-    const ELEMENT: Element;
+    const ELEMENT: Precision;
     /// One input value, uniform in [−1, 1) with every significand bit random.
     fn draw(rng: &mut fastrand::Rng) -> Self;
 }
 
 impl Scalar for f32 {
-    const ELEMENT: Element = Element::F32;
+    const ELEMENT: Precision = Precision::F32;
     fn draw(rng: &mut fastrand::Rng) -> f32 {
         rng.f32() * 2.0 - 1.0
     }
 }
 
 impl Scalar for f64 {
-    const ELEMENT: Element = Element::F64;
+    const ELEMENT: Precision = Precision::F64;
     fn draw(rng: &mut fastrand::Rng) -> f64 {
         rng.f64() * 2.0 - 1.0
     }
@@ -44,8 +45,8 @@ pub(super) fn prepare<'g>(
     point: &Point,
 ) -> Result<Box<dyn Case + 'g>, Error> {
     match sweep.coords(point.index).1 {
-        Element::F32 => prepare_of::<f32>(sweep, ctx, point),
-        Element::F64 => prepare_of::<f64>(sweep, ctx, point),
+        Precision::F32 => prepare_of::<f32>(sweep, ctx, point),
+        Precision::F64 => prepare_of::<f64>(sweep, ctx, point),
     }
 }
 
@@ -227,10 +228,10 @@ impl<T: Scalar> Reduction<'_, T> {
         let (x, y, result) = (self.inputs.x.raw(), self.inputs.y.raw(), self.result.raw());
         match (&self.work, T::ELEMENT) {
             (Work::Kernels(kernels), _) => kernels.iter().try_for_each(|(k, config, args)| dev.launch(k, config, args)),
-            (Work::Vendor(Op::Dot), Element::F32) => dev.sdot(n, x, y, result),
-            (Work::Vendor(_), Element::F32) => dev.sasum(n, x, result),
-            (Work::Vendor(Op::Dot), Element::F64) => dev.ddot(n, x, y, result),
-            (Work::Vendor(_), Element::F64) => dev.dasum(n, x, result),
+            (Work::Vendor(Op::Dot), Precision::F32) => dev.sdot(n, x, y, result),
+            (Work::Vendor(_), Precision::F32) => dev.sasum(n, x, result),
+            (Work::Vendor(Op::Dot), Precision::F64) => dev.ddot(n, x, y, result),
+            (Work::Vendor(_), Precision::F64) => dev.dasum(n, x, result),
         }
     }
 }

@@ -59,7 +59,8 @@ use super::{Case, Error, Experiment, Metric, Point, Results, RunContext};
 use crate::code_objects::{DeviceShape, Specialisation};
 use crate::device::Props;
 use crate::options::{bytes_of, Memory};
-use crate::patterns::{input, zip, Binary, Element, Geometry, Program, Reduce, Rendered, Unary, GROUP_SIZE};
+use crate::patterns::{input, zip, Binary, Geometry, Program, Reduce, Rendered, Unary, GROUP_SIZE};
+use crate::precision::Precision;
 use crate::report::plot::LinePlot;
 use cases::Inputs;
 pub use compare::FusionComparison;
@@ -89,7 +90,7 @@ pub struct FusionSweep {
     /// Variants, comma-separated (default: all): hand, unfused, fused, fused_staged, vendor.
     #[arg(long, value_delimiter = ',', hide_default_value = true, default_values = VARIANTS)]
     pub variants: Vec<String>,
-    /// Element types, comma-separated (default: both): f32, f64.
+    /// Precision types, comma-separated (default: both): f32, f64.
     #[arg(long, value_delimiter = ',', hide_default_value = true, default_values = PRECISIONS)]
     pub precision: Vec<String>,
     /// Elements per vector of the FP64 points, comma-separated (integers, or 2^N; default: the same as --sizes).
@@ -199,24 +200,24 @@ impl Op {
     }
 
     /// The hand-written stage-1 kernel for elements of `element`.
-    fn hand_symbol(self, element: Element) -> String {
+    fn hand_symbol(self, element: Precision) -> String {
         format!("fusion_hand_{}{}", self.name(), symbol_suffix(element))
     }
 }
 
 /// What kernels/fusion.hip appends to an FP64 kernel's name: `_f64` (FP32 names have nothing appended).
-fn symbol_suffix(element: Element) -> &'static str {
+fn symbol_suffix(element: Precision) -> &'static str {
     match element {
-        Element::F32 => "",
-        Element::F64 => "_f64",
+        Precision::F32 => "",
+        Precision::F64 => "_f64",
     }
 }
 
 /// What an FP64 point's key ends in: `/f64` (FP32 keys are as they were before FP64: nothing appended).
-fn key_suffix(element: Element) -> &'static str {
+fn key_suffix(element: Precision) -> &'static str {
     match element {
-        Element::F32 => "",
-        Element::F64 => "/f64",
+        Precision::F32 => "",
+        Precision::F64 => "/f64",
     }
 }
 
@@ -227,7 +228,12 @@ fn resident_groups(device: DeviceShape) -> u32 {
 
 /// The generated source of `variant` (`unfused`, `fused` or `fused_staged`) of `op` over `element` and its `-D`
 /// values for `geometry`: what a point compiles at run time, and what `suite kernels build` makes ahead of time.
-fn generated(op: Op, variant: &str, element: Element, geometry: &Geometry) -> Option<(Program, Rendered, Vec<String>)> {
+fn generated(
+    op: Op,
+    variant: &str,
+    element: Precision,
+    geometry: &Geometry,
+) -> Option<(Program, Rendered, Vec<String>)> {
     let program = match variant {
         "unfused" | "fused" | "fused_staged" => op.program(variant != "unfused")?.with_element(element),
         _ => return None,
@@ -243,7 +249,7 @@ impl FusionSweep {
     /// temporary, the partials and the result (4 or 8 bytes each); host: the two input vectors. Needs no GPU.
     pub fn problem(
         n: usize,
-        element: Element,
+        element: Precision,
         op: &str,
         variant: &str,
         resident: u32,
@@ -276,21 +282,21 @@ impl FusionSweep {
     }
 
     /// The precisions asked for, in the order asked (names checked by [`Sweep::check`]).
-    fn elements(&self) -> Vec<Element> {
-        self.precision.iter().filter_map(|p| Element::parse(p)).collect()
+    fn elements(&self) -> Vec<Precision> {
+        self.precision.iter().filter_map(|p| Precision::parse(p).ok()).collect()
     }
 
     /// The sizes of `element`'s points: `--f64-sizes` for FP64 where given, else `--sizes`.
-    fn sizes_of(&self, element: Element) -> &[usize] {
+    fn sizes_of(&self, element: Precision) -> &[usize] {
         match (element, &self.f64_sizes) {
-            (Element::F64, Some(sizes)) => sizes,
+            (Precision::F64, Some(sizes)) => sizes,
             _ => &self.sizes,
         }
     }
 
     /// The sweep's blocks of points, (elements, precision), in order: every size of the first precision, then of
     /// the next.
-    fn blocks(&self) -> Vec<(usize, Element)> {
+    fn blocks(&self) -> Vec<(usize, Precision)> {
         self.elements().into_iter().flat_map(|e| self.sizes_of(e).iter().map(move |&n| (n, e))).collect()
     }
 }
@@ -343,7 +349,7 @@ pub const RATIOS_CSV: &str = "fusion_ratios.csv";
 /// A point's coordinates, decoded from its index.
 struct Coords {
     n: usize,
-    element: Element,
+    element: Precision,
     op: String,
     variant: String,
     measure: &'static str,
@@ -356,7 +362,7 @@ impl FusionSweep {
     }
 
     /// The block's size and precision, and the point's coordinates (`None` for the block's copy row).
-    fn coords(&self, index: usize) -> (usize, Element, Option<Coords>) {
+    fn coords(&self, index: usize) -> (usize, Precision, Option<Coords>) {
         let per = self.per_size();
         let (n, element) = self.blocks()[index / per];
         let slot = index % per;
@@ -521,13 +527,13 @@ impl Experiment for FusionSweep {
 /// Error allowed for an FP32 sum whose additions form a tree of depth `depth`, relative to Σ|tᵢ|: γ_depth =
 /// depth·u / (1 − depth·u), plus `term_rounding` for terms that were rounded themselves (see the module doc).
 pub fn sum_tolerance(depth: u64, term_rounding: f64) -> f64 {
-    element_sum_tolerance(Element::F32, depth, term_rounding)
+    element_sum_tolerance(Precision::F32, depth, term_rounding)
 }
 
 /// [`sum_tolerance`] for a sum in `element`'s precision: γ_depth with that precision's unit roundoff u (2⁻²⁴ or
 /// 2⁻⁵³), plus `term_rounding`. The host reference's own error ([`Program::reference_error`]) is the caller's to
 /// add.
-pub fn element_sum_tolerance(element: Element, depth: u64, term_rounding: f64) -> f64 {
+pub fn element_sum_tolerance(element: Precision, depth: u64, term_rounding: f64) -> f64 {
     let d = depth as f64 * element.unit_roundoff();
     d / (1.0 - d) + term_rounding
 }
@@ -586,30 +592,30 @@ mod tests {
         assert_eq!(
             sweep.blocks(),
             [
-                (1 << 15, Element::F32),
-                ((1 << 20) + 1, Element::F32),
-                (1 << 15, Element::F64),
-                ((1 << 20) + 1, Element::F64)
+                (1 << 15, Precision::F32),
+                ((1 << 20) + 1, Precision::F32),
+                (1 << 15, Precision::F64),
+                ((1 << 20) + 1, Precision::F64)
             ]
         );
         let (n, e, c) = sweep.coords(0);
-        assert!(n == 1 << 15 && e == Element::F32 && c.is_none());
+        assert!(n == 1 << 15 && e == Precision::F32 && c.is_none());
         let c = sweep.coords(1).2.unwrap();
         assert_eq!((c.op.as_str(), c.variant.as_str(), c.measure), ("sum", "hand", "device"));
         let c = sweep.coords(sweep.per_size() + 2 * 5 + 3 * 2 + 2).2.unwrap();
         assert_eq!(
             (c.n, c.element, c.op.as_str(), c.variant.as_str(), c.measure),
-            ((1 << 20) + 1, Element::F32, "dot", "fused_staged", "end_to_end")
+            ((1 << 20) + 1, Precision::F32, "dot", "fused_staged", "end_to_end")
         );
         let c = sweep.coords(2 * sweep.per_size() - 1).2.unwrap();
         assert_eq!((c.op.as_str(), c.variant.as_str(), c.measure), ("asum", "vendor", "end_to_end"));
         let c = sweep.coords(4 * sweep.per_size() - 1).2.unwrap();
-        assert_eq!((c.n, c.element, c.op.as_str(), c.measure), ((1 << 20) + 1, Element::F64, "asum", "end_to_end"));
+        assert_eq!((c.n, c.element, c.op.as_str(), c.measure), ((1 << 20) + 1, Precision::F64, "asum", "end_to_end"));
         // FP64 at its own sizes; FP32 alone is the sweep of before FP64.
         let own = FusionSweep { f64_sizes: Some(vec![1000]), ..sweep.clone() };
-        assert_eq!(own.blocks()[2..], [(1000, Element::F64)]);
+        assert_eq!(own.blocks()[2..], [(1000, Precision::F64)]);
         let f32_only = FusionSweep { precision: vec!["f32".into()], ..sweep.clone() };
-        assert_eq!(f32_only.blocks(), [(1 << 15, Element::F32), ((1 << 20) + 1, Element::F32)]);
+        assert_eq!(f32_only.blocks(), [(1 << 15, Precision::F32), ((1 << 20) + 1, Precision::F32)]);
     }
 
     /// The planned points: FP32 keys and their order exactly as before FP64 (so earlier runs resume and compare
@@ -647,7 +653,7 @@ mod tests {
     #[test]
     fn bad_sizes_and_names_are_refused_with_a_reason() {
         let memory = Memory { device: 80 << 30, host: Some(64 << 30) };
-        let p = |n: usize, op: &str, v: &str| FusionSweep::problem(n, Element::F32, op, v, 1056, &memory);
+        let p = |n: usize, op: &str, v: &str| FusionSweep::problem(n, Precision::F32, op, v, 1056, &memory);
         assert_eq!(p(1 << 25, "dot", "fused"), None);
         assert_eq!(p((1 << 20) + 1, "asum", "fused_staged"), None);
         assert!(p(0, "dot", "fused").unwrap().contains("at least 1"));
@@ -658,13 +664,13 @@ mod tests {
         assert_eq!(p(1 << 31, "dot", "fused"), None);
         let small = Memory { device: 16 << 30, host: Some(64 << 30) };
         // Two inputs and a temporary of 8 GiB each.
-        let f32 = Element::F32;
+        let f32 = Precision::F32;
         assert!(FusionSweep::problem(1 << 31, f32, "dot", "fused", 1056, &small).unwrap().contains("device memory"));
         let tiny = Memory { device: 1 << 20, host: None };
         assert!(FusionSweep::problem(1 << 20, f32, "dot", "hand", 1056, &tiny).unwrap().contains("device memory"));
         // FP64 needs twice the memory: 2^30 elements fit 16 GiB in FP32 (12 GiB), not in FP64 (24 GiB).
         assert_eq!(FusionSweep::problem(1 << 30, f32, "dot", "fused", 1056, &small), None);
-        let f64 = Element::F64;
+        let f64 = Precision::F64;
         assert!(FusionSweep::problem(1 << 30, f64, "dot", "fused", 1056, &small).unwrap().contains("device memory"));
         let bad = FusionSweep { operations: vec!["dot".into(), "nrm2".into()], ..FusionSweep::default() };
         assert!(bad.check().unwrap_err().to_string().contains("--operations: unknown `nrm2`"));
@@ -738,11 +744,11 @@ mod tests {
             partial[0]
         };
         for op in [Op::Sum, Op::Dot, Op::Asum] {
-            let program = op.program(true).unwrap().with_element(Element::F64);
+            let program = op.program(true).unwrap().with_element(Precision::F64);
             let inputs: Vec<&[f64]> = if op == Op::Dot { vec![&x, &y] } else { vec![&x] };
             let (want, scale) = program.reference(&inputs);
-            let rounding = if op == Op::Dot { Element::F64.unit_roundoff() } else { 0.0 };
-            let tolerance = element_sum_tolerance(Element::F64, geometry.addition_depth(), rounding)
+            let rounding = if op == Op::Dot { Precision::F64.unit_roundoff() } else { 0.0 };
+            let tolerance = element_sum_tolerance(Precision::F64, geometry.addition_depth(), rounding)
                 + program.reference_error(n as u64);
             let check = |got: f64| verify::compare(&[got], &[want], scale, tolerance);
             let plain = |i: usize, a: f64| match op {
@@ -808,7 +814,7 @@ mod tests {
         assert_eq!(quick["f64_sizes"], serde_json::json!([1 << 20]));
         // The precision flags: names checked, FP64 sizes only with FP64.
         let sweep = parse(&["--precision", "f64", "--f64-sizes", "1048577,3"]).unwrap().check().unwrap();
-        assert_eq!(sweep.blocks(), [(1048577, Element::F64), (3, Element::F64)]);
+        assert_eq!(sweep.blocks(), [(1048577, Precision::F64), (3, Precision::F64)]);
         let err = parse(&["--precision", "f32,f16"]).unwrap().check().unwrap_err().to_string();
         assert!(err.contains("--precision: unknown `f16`; available: f32, f64"), "{err}");
         let err = parse(&["--precision", "f32", "--f64-sizes", "1000"]).unwrap().check().unwrap_err().to_string();

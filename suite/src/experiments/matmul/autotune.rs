@@ -4,34 +4,34 @@
 use std::rc::Rc;
 
 use super::cases::{device_plan, AutotuneCase, Element, Inputs, KernelCase};
-use super::ladder::{default_kernels, point_problem, GroupLimits, Schedule, Variant, MIN_SLABS_PER_SPLIT};
-use super::rungs::VARIANTS;
+use super::ladder::{point_problem, GroupLimits, Schedule, Variant, MIN_SLABS_PER_SPLIT};
 use super::shape::Shape;
 use crate::experiments::{Case, Error};
 use crate::gpu::Gpu;
 use crate::options::Memory;
-use crate::peaks::Precision;
+use crate::precision::Precision;
 
 /// The name of the autotune rows in the `kernel` column.
 pub const AUTOTUNE: &str = "autotune";
 
-/// The autotune step's candidates on `arch` in `precision`: the kernels of its default set ([`ARCH_DEFAULTS`]) that
-/// have an instance in `precision` there, whose schedule is deterministic and whose family goes beyond the seed's
-/// ladder (double_buffer, splitk, streamk, and in FP64 on NVIDIA the DMMA rung), each split-K kernel once per split
+/// The autotune step's candidates on `arch` in `precision` among `kernels`, the device's default set (chosen from its
+/// code objects on AMD, else its row of `ARCH_DEFAULTS`): those that have an instance in `precision` there, whose
+/// schedule is deterministic and whose family goes beyond the seed's ladder (double_buffer, splitk, streamk, and the
+/// matrix rungs: DMMA in FP64 on NVIDIA, MFMA on CDNA), each split-K kernel once per split
 /// count of [`AUTOTUNE_SPLITS`] that fits `shape` (a split count that gives more than [`AUTOTUNE_MAX_GROUPS_PER_CU`]
 /// groups per CU, or ranges under 4 slabs, is left out). Whatever `--kernels` says: the step answers "how fast can a
 /// hand kernel of this suite be here", not "which of the kernels asked for". (The pick's row says its unit: a DMMA
-/// pick is the matrix units, the others the vector units.)
+/// or MFMA pick is the matrix units, the others the vector units.)
 pub fn autotune_candidates(
+    kernels: &[&'static Variant],
     arch: &str,
     shape: Shape,
     cus: u32,
     precision: Precision,
 ) -> Vec<(&'static Variant, Option<u32>)> {
-    let kernels = default_kernels(arch, precision, &[]).unwrap_or_else(|_| VARIANTS.iter().collect());
     let mut out = Vec::new();
     let usable = |v: &&Variant| AUTOTUNE_FAMILIES.contains(&v.family) && v.problem_on(precision, arch).is_none();
-    for v in kernels.into_iter().filter(usable) {
+    for &v in kernels.iter().filter(|v| usable(v)) {
         match v.schedule {
             Schedule::SplitK => {
                 let (tx, ty) = v.tiles(shape);
@@ -53,7 +53,7 @@ pub fn autotune_candidates(
 }
 
 /// Families the autotune step picks from.
-const AUTOTUNE_FAMILIES: &[&str] = &["double_buffer", "splitk", "streamk", "dmma"];
+const AUTOTUNE_FAMILIES: &[&str] = &["double_buffer", "splitk", "streamk", "dmma", "mfma"];
 
 /// Split counts the autotune step tries for each split-K kernel (1 is the double_buffer kernel of the same shape).
 pub const AUTOTUNE_SPLITS: &[u32] = &[2, 3, 4, 5, 6, 8];
@@ -83,12 +83,15 @@ const AUTOTUNE_BUDGET_S: f64 = 0.05;
 /// every element, and those that verify are timed the way rows are (batches of launches, median of 3), briefly;
 /// the fastest ([`autotune_pick`]) is prepared again and becomes the row, which the runner verifies and times like
 /// any other. A candidate that cannot be planned, allocated or launched counts as not verified.
-pub(super) fn autotune<'g, T: Element>(gpu: &'g Gpu, inputs: Rc<Inputs<T>>) -> Result<AutotuneCase<'g, T>, Error> {
+pub(super) fn autotune<'g, T: Element>(
+    gpu: &'g Gpu,
+    inputs: Rc<Inputs<T>>,
+    candidates: Vec<(&'static Variant, Option<u32>)>,
+) -> Result<AutotuneCase<'g, T>, Error> {
     let props = gpu.device.props();
     let dev = gpu.device.as_ref();
     let shape = inputs.shape;
     let precision = T::PRECISION;
-    let candidates = autotune_candidates(props.arch.as_str(), shape, props.cu_count, precision);
     let limits = GroupLimits { items: props.max_group_size, lds_bytes: props.lds_bytes_per_group_optin };
     let memory = Memory::of(props.memory_bytes);
     let opts = crate::experiments::RunOptions {
@@ -132,11 +135,18 @@ pub(super) fn autotune<'g, T: Element>(gpu: &'g Gpu, inputs: Rc<Inputs<T>>) -> R
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::experiments::matmul::ladder::default_kernels;
+    use crate::experiments::matmul::rungs::VARIANTS;
+
+    /// The table's default set for `arch` in `precision` (what a device without AMD metadata uses).
+    fn table(arch: &str, precision: Precision) -> Vec<&'static Variant> {
+        default_kernels(arch, precision, &[]).unwrap()
+    }
 
     #[test]
     fn autotune_candidates_split_only_where_the_grid_is_small() {
         let names = |arch: &str, shape: Shape| -> Vec<String> {
-            autotune_candidates(arch, shape, 132, Precision::F32)
+            autotune_candidates(&table(arch, Precision::F32), arch, shape, 132, Precision::F32)
                 .iter()
                 .map(|(v, s)| s.map_or_else(|| v.name.to_string(), |s| format!("{}/{s}", v.name)))
                 .collect()
@@ -154,22 +164,24 @@ mod tests {
         let large = names("sm_90", Shape::square(8192));
         assert!(!large.iter().any(|n| n.starts_with("splitk")), "{large:?}");
         assert!(large.contains(&"double_buffer".to_string()) && large.contains(&"streamk_128x128x8_t128".to_string()));
-        // gfx90a picks among its wave64 shapes only.
+        // gfx90a's table picks among its wave64 shapes and the MFMA rung.
         let cdna = names("gfx90a", Shape::square(512));
-        assert!(cdna.iter().all(|n| n.contains("t512")), "{cdna:?}");
+        assert!(cdna.iter().all(|n| n.contains("t512") || n == "mfma_128x128x8_t256"), "{cdna:?}");
         assert!(cdna.iter().any(|n| n.starts_with("splitk_128x128x8_t512/")), "{cdna:?}");
         // FP32 has no DMMA candidate; FP64 on sm_90 has the three DMMA shapes and only shapes with an FP64
         // instance; on gfx90a no DMMA (it does not exist there).
         assert!(!small.iter().any(|n| n.starts_with("dmma")), "{small:?}");
         let f64_names = |arch: &str, shape: Shape| -> Vec<String> {
-            autotune_candidates(arch, shape, 132, Precision::F64)
+            autotune_candidates(&table(arch, Precision::F64), arch, shape, 132, Precision::F64)
                 .iter()
                 .map(|(v, s)| s.map_or_else(|| v.name.to_string(), |s| format!("{}/{s}", v.name)))
                 .collect()
         };
         let hopper = f64_names("sm_90", Shape::square(4096));
         assert_eq!(hopper.iter().filter(|n| n.starts_with("dmma_")).count(), 3, "{hopper:?}");
-        for (v, _) in autotune_candidates("sm_90", Shape::square(512), 132, Precision::F64) {
+        for (v, _) in
+            autotune_candidates(&table("sm_90", Precision::F64), "sm_90", Shape::square(512), 132, Precision::F64)
+        {
             assert_eq!(v.problem_on(Precision::F64, "sm_90"), None, "{}", v.name);
         }
         assert!(!hopper.contains(&"double_buffer".to_string()), "ACC 128 has no FP64 instance: {hopper:?}");

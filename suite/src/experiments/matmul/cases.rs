@@ -11,7 +11,7 @@ use crate::device::{Arg, Buffer, Device, Kernel, LaunchConfig, RawAlloc};
 use crate::experiments::{Case, Error};
 use crate::gpu::Gpu;
 use crate::measure::matmul_flops;
-use crate::peaks::Precision;
+use crate::precision::Precision;
 use crate::verify::{self, Verification};
 
 /// Elements of the GPU reference checked against the host's own sums.

@@ -5,7 +5,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::peaks::{Precision, Unit};
+use crate::peaks::Unit;
+use crate::precision::Precision;
 use crate::report::compare::{
     devices_in_title, fmt_num, fp32_peak, is_ok, key, level, num, per_run_plot, runs_subtitle, sorted_points, table,
     text, Comparison, Headline, Peak, Rec, Run, Values,

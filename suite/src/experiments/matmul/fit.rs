@@ -21,9 +21,13 @@
 
 use std::fmt;
 
-use super::ladder::Variant;
+use super::ladder::{default_names, owned, select_kernels, Variant};
+use super::rungs::VARIANTS;
 use crate::code_objects::AmdKernelMeta;
+use crate::device::Platform;
+use crate::experiments::Error;
 use crate::occupancy_calculator::{Limiter, Profile, Resources};
+use crate::precision::Precision;
 
 /// The least theoretical occupancy, in percent of the CU's wave slots, a kernel of the default set must reach: on
 /// gfx90a half the slots, 4 of 8 waves per SIMD (at most 128 VGPRs+AGPRs per item). Below that each SIMD has 1 to 3
@@ -44,11 +48,16 @@ pub struct Candidate {
 }
 
 impl Candidate {
-    /// A kernel of the ladder: its symbol, its `_unaligned` twin where it has one, and its launch group.
-    pub fn of(v: &Variant) -> Candidate {
-        let mut symbols = vec![v.symbol.to_string()];
+    /// A kernel of the ladder in `precision`: its symbol there (`<symbol>_f64` in FP64), its `_unaligned` twin where
+    /// it has one, and its launch group.
+    pub fn of(v: &Variant, precision: Precision) -> Candidate {
+        let base = match precision {
+            Precision::F32 => v.symbol.to_string(),
+            Precision::F64 => format!("{}_f64", v.symbol),
+        };
+        let mut symbols = vec![base.clone()];
         if v.aligned_rows {
-            symbols.push(format!("{}_unaligned", v.symbol));
+            symbols.push(format!("{base}_unaligned"));
         }
         Candidate { name: v.name.to_string(), symbols, group_size: v.group[0] * v.group[1] }
     }
@@ -162,14 +171,12 @@ impl Fit {
 /// matmul kernels declare their tiles statically). Otherwise it is in [`Fit::left_out`] with each failing symbol and
 /// every reason that holds for it. Both lists keep the candidates' order; every candidate is in exactly one.
 ///
-/// Hook-up (the matmul sweep, AMD devices, without `--kernels`): candidates = `VARIANTS` through [`Candidate::of`]
-/// (then `--tiles` applies to the names kept); kernels = the metadata of the candidates' symbols in the `matmul`
-/// code object the run loaded, `gpu.amd_kernel_meta("matmul", symbol)` for each (a symbol it lacks is simply left
-/// out of the slice and reported [`Reason::Missing`]); profile = `Profile::from_props(props)`. Then write
-/// [`Fit::names`] into the options (the fingerprint changes with the set), give the autotune step the same set, and
-/// write each [`LeftOut`] (its `Display`) into summary.md beside the compiler that built the object
-/// (`CompilerRecord`). An empty set is an error to report (nothing would run), not a set to run. On NVIDIA, and
-/// wherever no AMD metadata can be read, keep `ARCH_DEFAULTS`.
+/// Used by the matmul sweep on AMD devices ([`DeviceSet::of`], once per run, per precision): candidates = the
+/// kernels of `VARIANTS` that can run in the precision on the architecture, through [`Candidate::of`]; kernels = the
+/// metadata of their symbols in the code objects the run loaded; profile = `Profile::from_props(props)`. The names
+/// go into the run's options (the fingerprint changes with the set), the autotune step takes the same set, and each
+/// [`LeftOut`] is said in summary.md beside the compiler that built the object. An empty set is an error. On NVIDIA,
+/// and wherever no AMD metadata can be read, `ARCH_DEFAULTS` serves.
 pub fn choose(candidates: &[Candidate], kernels: &[AmdKernelMeta], profile: &Profile) -> Fit {
     let mut fit = Fit::default();
     for candidate in candidates {
@@ -215,6 +222,127 @@ pub fn choose(candidates: &[Candidate], kernels: &[AmdKernelMeta], profile: &Pro
         }
     }
     fit
+}
+
+/// The default kernel sets of one device, chosen from the code objects built for it (AMD: [`choose`]), or the
+/// table's where no metadata could be read, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct DeviceSet {
+    /// The names of the FP32 set, as `--kernels` takes them.
+    pub f32: Vec<String>,
+    /// The names of the FP64 set.
+    pub f64: Vec<String>,
+    /// Where the sets came from, for run.json and the summary: the rule and the compiler that built the objects,
+    /// or why the table serves.
+    pub origin: String,
+    /// Each kernel left out, with its precision and every reason ([`fit::LeftOut`]'s words).
+    pub left_out: Vec<String>,
+}
+
+impl DeviceSet {
+    /// The set in `precision`.
+    pub(super) fn names(&self, precision: Precision) -> &[String] {
+        match precision {
+            Precision::F32 => &self.f32,
+            Precision::F64 => &self.f64,
+        }
+    }
+
+    /// The sets of the device `gpu` drives, chosen by [`fit::choose`] from the metadata of the code objects the run
+    /// loads (`None` where the device is not AMD: NVIDIA keeps its table). Where no metadata can be read (the objects
+    /// do not build, or they are not AMD's: the HIP-over-CUDA test runtime), the table serves and `origin` says why.
+    /// An empty set is an error: nothing would run.
+    pub fn of(gpu: &crate::gpu::Gpu) -> Result<Option<DeviceSet>, Error> {
+        let props = gpu.device.props();
+        let arch = props.arch.as_str();
+        if props.arch.platform() != Platform::Amd || !arch.starts_with("gfx") {
+            return Ok(None);
+        }
+        let profile = match crate::occupancy_calculator::Profile::from_props(props) {
+            Ok(p) => p,
+            Err(e) => return Ok(Some(DeviceSet::table(arch, format!("the table (ARCH_DEFAULTS): {e}")))),
+        };
+        let mut set = DeviceSet::default();
+        let mut compilers = Vec::new();
+        for precision in Precision::ALL {
+            let candidates: Vec<&'static Variant> =
+                VARIANTS.iter().filter(|v| v.problem_on(precision, arch).is_none()).collect();
+            let mut metadata = Vec::new();
+            for v in &candidates {
+                for symbol in Candidate::of(v, precision).symbols {
+                    match gpu.amd_kernel_meta(v.source, &symbol) {
+                        Ok(Some(meta)) => metadata.push(meta),
+                        Ok(None) => {}
+                        Err(e) => {
+                            return Ok(Some(DeviceSet::table(
+                                arch,
+                                format!("the table (ARCH_DEFAULTS): the `{}` code object's metadata: {e}", v.source),
+                            )))
+                        }
+                    }
+                }
+            }
+            let fit = choose(
+                &candidates.iter().map(|v| Candidate::of(v, precision)).collect::<Vec<_>>(),
+                &metadata,
+                &profile,
+            );
+            if metadata.is_empty() {
+                return Ok(Some(DeviceSet::table(
+                    arch,
+                    "the table (ARCH_DEFAULTS): the code objects carry no AMD kernel metadata".to_string(),
+                )));
+            }
+            if fit.chosen.is_empty() {
+                return Err(Error::Unsupported(format!(
+                    "matmul: no {} kernel of the code object built for {arch} spills nothing, uses no scratch and \
+                     reaches {}% occupancy, so the default set is empty; name kernels with --kernels / \
+                     --f64-kernels. Left out: {}",
+                    precision.label(),
+                    MIN_OCCUPANCY_PERCENT,
+                    fit.left_out.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+                )));
+            }
+            let mut names: Vec<String> = fit.names().iter().map(|n| n.to_string()).collect();
+            // The table's rungs that cannot run here at all (the DMMA rung on AMD) keep their row that says why.
+            names.extend(
+                default_names(arch, precision)
+                    .iter()
+                    .filter(|n| {
+                        let rung = select_kernels(&[n.to_string()], &[]).unwrap_or_default();
+                        !rung.is_empty() && rung.iter().all(|v| v.problem_on(precision, arch).is_some())
+                    })
+                    .map(|n| n.to_string()),
+            );
+            set.left_out.extend(fit.left_out.iter().map(|l| format!("{}: {l}", precision.label())));
+            match precision {
+                Precision::F32 => set.f32 = names,
+                Precision::F64 => set.f64 = names,
+            }
+        }
+        for record in gpu.compiler_records() {
+            if ["matmul", "matmul_dmma"].contains(&record.source.as_str()) && !compilers.contains(&record.compiler) {
+                compilers.push(record.compiler);
+            }
+        }
+        set.origin = format!(
+            "chosen from the code objects built for {arch} (no spill, no scratch, at least {}% occupancy counting \
+             AGPRs; suite/src/experiments/matmul/fit.rs), compiler: {}",
+            MIN_OCCUPANCY_PERCENT,
+            if compilers.is_empty() { "unknown".to_string() } else { compilers.join(", ") }
+        );
+        Ok(Some(set))
+    }
+
+    /// The table's sets for `arch`, because `why`.
+    fn table(arch: &str, why: String) -> DeviceSet {
+        DeviceSet {
+            f32: owned(default_names(arch, Precision::F32)),
+            f64: owned(default_names(arch, Precision::F64)),
+            origin: why,
+            left_out: Vec::new(),
+        }
+    }
 }
 
 #[cfg(test)]

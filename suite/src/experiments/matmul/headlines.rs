@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use super::autotune::AUTOTUNE;
 use super::vendor_name;
 use crate::device::Platform;
-use crate::peaks::{Precision, Unit};
+use crate::peaks::Unit;
+use crate::precision::Precision;
 
 type Row = BTreeMap<String, String>;
 

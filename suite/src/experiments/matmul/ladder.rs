@@ -8,7 +8,8 @@ use serde::Serialize;
 use super::rungs::{ARCH_DEFAULTS, VARIANTS};
 use super::shape::Shape;
 use crate::options::{Memory, MAX_GROUPS_X};
-use crate::peaks::{Precision, Unit};
+use crate::peaks::Unit;
+use crate::precision::Precision;
 
 /// The reference kernel of FP32 points (`kernels/matmul.hip`): FP64 accumulation in 16×16 tiles. It runs at every
 /// shape, so its grid bounds every point ([`point_problem`]), and every FP32 point is checked against its result.
@@ -259,7 +260,7 @@ impl Variant {
             }
         };
         let symbol = self.symbol_for(shape, precision);
-        let element_bytes = precision.bytes() as u64;
+        let element_bytes = precision.bytes();
         let make = |grid, split_k, work_elems, counters| Plan {
             symbol: symbol.clone(),
             grid,

@@ -37,7 +37,8 @@ use super::{Case, Error, Experiment, Metric, Point, Results, RunContext, Work};
 use crate::device::{Platform, Props};
 use crate::measure::matmul_flops;
 use crate::options::Memory;
-use crate::peaks::{Ceilings, Precision, Unit};
+use crate::peaks::{Ceilings, Unit};
+use crate::precision::Precision;
 use crate::report::plot::LinePlot;
 use cases::{device_plan, Element, Inputs, KernelCase, VendorCase};
 use ladder::{GroupLimits, REFERENCE_DOT2_SYMBOL, REFERENCE_SYMBOL};
@@ -45,6 +46,7 @@ use ladder::{GroupLimits, REFERENCE_DOT2_SYMBOL, REFERENCE_SYMBOL};
 pub use autotune::{autotune_candidates, autotune_pick, AUTOTUNE, AUTOTUNE_SPLITS};
 pub use cases::{draw, draw_inputs, multiply};
 pub use compare::MatmulComparison;
+pub use fit::DeviceSet;
 pub use ladder::{
     default_kernels, default_names, family_absent, point_problem, select_kernels, selected, split_k_for, ArchKernels,
     Arith, Exists, Instance, Multiples, Plan, Schedule, Variant, MAX_SPLIT_K,
@@ -84,6 +86,10 @@ pub struct MatmulSweep {
     /// FP64 kernels, as --kernels (default: the --kernels, else the architecture's FP64 set).
     #[arg(long, value_delimiter = ',')]
     pub f64_kernels: Vec<String>,
+    /// The device's default sets, once settled from the code objects built for it ([`Experiment::on_device`]);
+    /// `None` before, when the table ([`ARCH_DEFAULTS`]) serves.
+    #[arg(skip)]
+    pub device_set: Option<DeviceSet>,
 }
 
 /// `--precision`'s values.
@@ -141,6 +147,10 @@ impl Sweep for MatmulSweep {
             "double_buffer",
             "splitk_128x64x16_t128",
             "streamk_128x128x8_t128",
+            // The matrix rungs: on NVIDIA one row per size each, saying that it has no FP32 matrix path and that
+            // MFMA is AMD's; on CDNA the MFMA rung runs.
+            "dmma",
+            "mfma_128x128x8_t256",
         ];
         let f64_kernels = [
             "accumulator",
@@ -152,6 +162,7 @@ impl Sweep for MatmulSweep {
             "splitk_64x128x8_t128",
             "streamk_64x64x16_t128",
             "dmma",
+            "mfma_128x128x8_t512",
         ];
         let sizes = [512, 1000, 2048, 4096].into_iter().map(Shape::square).collect();
         let f64_sizes = [1024, 2048].into_iter().map(Shape::square).collect();
@@ -231,7 +242,7 @@ impl MatmulSweep {
             _ => &self.kernels,
         };
         let chosen = if named.is_empty() {
-            selected(&ladder::owned(default_names(arch, precision)), &self.tiles)
+            selected(&self.default_set(arch, precision), &self.tiles)
         } else {
             selected(named, &self.tiles)
         };
@@ -247,6 +258,28 @@ impl MatmulSweep {
                 first
             })
             .collect()
+    }
+
+    /// The device's default set in `precision` (names as `--kernels` takes them): settled from its code objects
+    /// ([`DeviceSet`]) or, before that, the table's for `arch`.
+    fn default_set(&self, arch: &str, precision: Precision) -> Vec<String> {
+        match &self.device_set {
+            Some(set) => set.names(precision).to_vec(),
+            None => ladder::owned(default_names(arch, precision)),
+        }
+    }
+
+    /// The autotune step's candidates at `shape` in `precision` on the device `props` describes, from its default
+    /// set (whatever `--kernels` says).
+    fn autotune_candidates(
+        &self,
+        props: &Props,
+        shape: Shape,
+        precision: Precision,
+    ) -> Vec<(&'static Variant, Option<u32>)> {
+        let arch = props.arch.as_str();
+        let set = select_kernels(&self.default_set(arch, precision), &[]).unwrap_or_else(|_| VARIANTS.iter().collect());
+        autotune_candidates(&set, arch, shape, props.cu_count, precision)
     }
 
     /// Every point of the sweep on `arch`, in order: precisions (FP32 first), then shapes, and at each shape the
@@ -464,6 +497,15 @@ impl Experiment for MatmulSweep {
             "tolerance": "2*sqrt(K)*eps_f32, relative to max(max |C|, sqrt(K)), every element",
             "precisions": self.precisions(),
         });
+        if let Some(set) = &self.device_set {
+            options["default_set"] = serde_json::json!(set.origin);
+            // Said in summary.md under the experiment (Section::notes reads them from run.json).
+            options["notes"] = serde_json::json!(set
+                .left_out
+                .iter()
+                .map(|l| format!("left out of the default set: {l}"))
+                .collect::<Vec<_>>());
+        }
         if self.precisions().contains(&Precision::F64) {
             options["f64"] = serde_json::json!({
                 "shapes": self.sizes_for(Precision::F64),
@@ -500,7 +542,7 @@ impl Experiment for MatmulSweep {
                     Slot::Kernel(v) => point_work(shape, Some(v.name), precision, v.unit(precision, arch)),
                     // Every candidate is verified and timed: as many launches' worth as there are candidates.
                     Slot::Autotune => {
-                        let candidates = autotune_candidates(arch, shape, props.cu_count, precision);
+                        let candidates = self.autotune_candidates(props, shape, precision);
                         let unit = candidates.first().map_or(Unit::Vector, |(v, _)| v.unit(precision, arch));
                         let one = point_work(shape, Some(AUTOTUNE), precision, unit);
                         Work { share_of_peak: one.share_of_peak / candidates.len().max(1) as f64, ..one }
@@ -566,17 +608,34 @@ impl Experiment for MatmulSweep {
         let Some(&(precision, shape, slot)) = slots.get(point.index) else {
             return Err(Error::Unsupported(format!("matmul has no point {}", point.index)));
         };
+        let candidates = match slot {
+            Slot::Autotune => self.autotune_candidates(ctx.props(), shape, precision),
+            _ => Vec::new(),
+        };
         match precision {
-            Precision::F32 => prepare_in::<f32>(ctx, shape, slot),
-            Precision::F64 => prepare_in::<f64>(ctx, shape, slot),
+            Precision::F32 => prepare_in::<f32>(ctx, shape, slot, candidates),
+            Precision::F64 => prepare_in::<f64>(ctx, shape, slot, candidates),
         }
+    }
+
+    /// On AMD, the default sets chosen from the code objects built for the device ([`DeviceSet::of`]).
+    fn on_device(&self, gpu: &crate::gpu::Gpu) -> Result<Option<Box<dyn Experiment>>, Error> {
+        if self.device_set.is_some() {
+            return Ok(None);
+        }
+        Ok(DeviceSet::of(gpu)?.map(|set| Box::new(MatmulSweep { device_set: Some(set), ..self.clone() }) as _))
     }
 }
 
 /// The case of a point in the precision of `T`. The inputs are made once per shape and precision and kept in the
 /// run's shared slot until the sweep moves on (the runner prepares points in order, and a shape's points are
 /// consecutive).
-fn prepare_in<'g, T: Element>(ctx: &RunContext<'g>, shape: Shape, slot: Slot) -> Result<Box<dyn Case + 'g>, Error> {
+fn prepare_in<'g, T: Element>(
+    ctx: &RunContext<'g>,
+    shape: Shape,
+    slot: Slot,
+    candidates: Vec<(&'static Variant, Option<u32>)>,
+) -> Result<Box<dyn Case + 'g>, Error> {
     let gpu = ctx.gpu;
     let inputs = ctx.shared(|i: &Inputs<T>| i.shape == shape, || Inputs::<T>::new(gpu, shape))?;
     match slot {
@@ -585,7 +644,7 @@ fn prepare_in<'g, T: Element>(ctx: &RunContext<'g>, shape: Shape, slot: Slot) ->
             let plan = device_plan(gpu, v, shape, T::PRECISION, None).map_err(Error::Unsupported)?;
             Ok(Box::new(KernelCase::new(gpu, inputs, v, plan)?))
         }
-        Slot::Autotune => Ok(Box::new(autotune::autotune(gpu, inputs)?)),
+        Slot::Autotune => Ok(Box::new(autotune::autotune(gpu, inputs, candidates)?)),
     }
 }
 
@@ -706,14 +765,24 @@ mod tests {
         let fp32: Vec<_> = slots.iter().filter(|s| s.0 == F32).collect();
         let fp64: Vec<_> = slots.iter().filter(|s| s.0 == F64).collect();
         // FP32: the four sizes with the vendor BLAS, 16 kernels (`double_buffer` names its family: 9 shapes) and the
-        // autotune step, as before FP64.
-        assert_eq!(fp32.len(), 4 * 18);
+        // autotune step, as before FP64, and the two matrix rungs, one row each per size that says why not here.
+        assert_eq!(fp32.len(), 4 * 20);
+        let matrix = |set: &[&(Precision, Shape, Slot)], p: Precision| -> Vec<String> {
+            let rows = set.iter().filter_map(|s| match s.2 {
+                Slot::Kernel(v) if v.family == "dmma" || v.family == "mfma" => v.problem_on(p, "sm_90"),
+                _ => None,
+            });
+            rows.collect()
+        };
+        let why = matrix(&fp32, F32);
+        assert_eq!(why.len(), 4 * 2, "{why:?}");
+        assert!(why.iter().any(|w| w.contains("no FP32 matrix path")) && why.iter().any(|w| w.contains("CDNA2/3")));
         let sizes: std::collections::BTreeSet<usize> = fp64.iter().map(|s| s.1.n).collect();
         assert_eq!(sizes.into_iter().collect::<Vec<_>>(), [1024, 2048]);
-        // FP64: every kernel has an FP64 instance on sm_90 (no invalid row), the DMMA rung in its three shapes.
+        // FP64: every kernel but MFMA's row has an FP64 instance on sm_90, the DMMA rung in its three shapes.
         for (_, _, slot) in &fp64 {
             if let Slot::Kernel(v) = slot {
-                assert_eq!(v.problem_on(F64, "sm_90"), None, "{}", v.name);
+                assert_eq!(v.problem_on(F64, "sm_90").is_some(), v.family == "mfma", "{}", v.name);
             }
         }
         assert_eq!(fp64.iter().filter(|s| matches!(s.2, Slot::Kernel(v) if v.family == "dmma")).count(), 2 * 3);

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use super::autotune::AUTOTUNE;
 use super::headlines::vendor_note;
 use super::rungs::VARIANTS;
-use crate::peaks::Precision;
+use crate::precision::Precision;
 use crate::report::plot::{Axis, LinePlot, Series, SeriesKind};
 
 /// The plots of a matmul CSV, per precision it holds (FP32: `matmul-*.png`, as before FP64; FP64:

@@ -364,7 +364,7 @@ mod tests {
     use crate::code_objects::{self, test_support, KernelStore};
     use crate::device::{Arch, Platform};
     use crate::experiments::matmul::ladder::{default_kernels, select_kernels};
-    use crate::peaks::Precision;
+    use crate::precision::Precision;
     use crate::static_inspection::{self, Row, Target};
 
     #[test]

@@ -6,7 +6,7 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::options::{Memory, MAX_GROUPS_X, MAX_GROUPS_YZ};
-use crate::peaks::Precision;
+use crate::precision::Precision;
 
 /// A problem size: A is m×k, B is k×n, C is m×n.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -39,7 +39,7 @@ impl Shape {
     /// Whether every row of A, B and C of `precision` starts 16-byte aligned: N and K multiples of the elements in
     /// 16 bytes (4 floats, 2 doubles).
     pub fn rows_aligned_for(&self, precision: Precision) -> bool {
-        let per_16 = 16 / precision.bytes();
+        let per_16 = 16 / precision.bytes() as usize;
         self.n.is_multiple_of(per_16) && self.k.is_multiple_of(per_16)
     }
 
@@ -68,7 +68,7 @@ impl Shape {
     pub fn bytes_for(&self, precision: Precision) -> Option<u64> {
         let (m, n, k) = (self.m as u64, self.n as u64, self.k as u64);
         let mn = m.checked_mul(n)?;
-        crate::options::bytes_of(&[m.checked_mul(k)?, k.checked_mul(n)?, mn, mn], precision.bytes() as u64)
+        crate::options::bytes_of(&[m.checked_mul(k)?, k.checked_mul(n)?, mn, mn], precision.bytes())
     }
 
     /// Why no kernel can take this shape: a size of 0, or one past what the kernels index ([`KERNEL_DIM_MAX`]).

@@ -110,7 +110,7 @@ fn each_rule_leaves_a_kernel_out_with_its_reason() {
 /// The ladder's candidates: every kernel, its `_unaligned` twin where it has one, at its launch group.
 #[test]
 fn candidates_of_the_ladder_name_every_symbol_launched() {
-    let by_name = |n: &str| Candidate::of(VARIANTS.iter().find(|v| v.name == n).unwrap());
+    let by_name = |n: &str| Candidate::of(VARIANTS.iter().find(|v| v.name == n).unwrap(), Precision::F32);
     assert_eq!(by_name("naive"), candidate("naive", &["matmul_naive"], 256));
     assert_eq!(
         by_name("double_buffer_256x128x8_t512"),
@@ -273,7 +273,7 @@ fn spread_between_two_compilers_and_the_default_set_each_chooses() {
         let b = s.spawn(|| Build::of(zig));
         (a.join().expect("the hipcc build panicked"), b.join().expect("the zig build panicked"))
     });
-    let candidates: Vec<Candidate> = VARIANTS.iter().map(Candidate::of).collect();
+    let candidates: Vec<Candidate> = VARIANTS.iter().map(|v| Candidate::of(v, Precision::F32)).collect();
     let group_of = |k: &AmdKernelMeta| {
         candidates.iter().find(|c| c.symbols.contains(&k.name)).map_or(k.max_group_size, |c| c.group_size)
     };
