@@ -79,18 +79,52 @@ impl Gpu {
 
     /// Makes sure kernel source `source` is compiled (or found) for this device and loaded.
     pub fn module(&self, source: &str) -> Result<(), Error> {
-        let mut modules = self.modules.lock().map_err(|_| Error::Poisoned { source_name: source.to_string() })?;
-        if modules.contains_key(source) {
+        self.load_all(&[source])
+    }
+
+    /// Makes sure every kernel source in `sources` is compiled (or found) for this device and loaded, as
+    /// [`Gpu::module`] does for one: the code objects are got in parallel ([`KernelStore::code_objects_for_device`]:
+    /// on a cold cache the compiles run at once), then loaded in order on this thread, whose device context the
+    /// launches use. The first source that fails, in `sources`' order, is the error; the others are loaded.
+    pub fn load_all(&self, sources: &[&str]) -> Result<(), Error> {
+        let mut missing: Vec<&'static code_objects::Source<'static>> = Vec::new();
+        {
+            let modules = self.modules.lock().map_err(|_| Error::Poisoned { source_name: sources.join(", ") })?;
+            for name in sources.iter().filter(|s| !modules.contains_key(**s)) {
+                let src = code_objects::source(name)?;
+                if !missing.iter().any(|m| m.name == src.name) {
+                    missing.push(src);
+                }
+            }
+        }
+        if missing.is_empty() {
             return Ok(());
         }
-        let src = code_objects::source(source)?;
+        let _compile = crate::phases::enter(crate::phases::Phase::Compile);
         let props = self.device.props();
-        let object = self.store.code_object_for_device(src, &props.arch, &props.arch_full)?;
+        let objects = self.store.code_objects_for_device(&missing, &props.arch, &props.arch_full);
+        let mut first_error = None;
+        for (src, object) in missing.iter().zip(objects) {
+            let loaded = object.map_err(Error::from).and_then(|object| self.insert_module(src.name, object));
+            if let (Err(e), None) = (loaded, &first_error) {
+                first_error = Some(e);
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    /// Loads `object`, the code object of source `name`, into the device and keeps it (unless the source was loaded
+    /// meanwhile).
+    fn insert_module(&self, name: &str, object: code_objects::CodeObject) -> Result<(), Error> {
+        let mut modules = self.modules.lock().map_err(|_| Error::Poisoned { source_name: name.to_string() })?;
+        if modules.contains_key(name) {
+            return Ok(());
+        }
         let mut module = self.device.load_module(&object.bytes)?;
         if module.kernel_names.is_empty() {
             module.kernel_names = object.info.amd_kernels.iter().map(|k| k.name.clone()).collect();
         }
-        modules.insert(source.to_string(), Loaded { module, object });
+        modules.insert(name.to_string(), Loaded { module, object });
         Ok(())
     }
 
@@ -123,6 +157,7 @@ impl Gpu {
         let mut modules = self.modules.lock().map_err(|_| Error::Poisoned { source_name: key.clone() })?;
         let mut cost = None;
         if !modules.contains_key(&key) {
+            let _compile = crate::phases::enter(crate::phases::Phase::Compile);
             let start = std::time::Instant::now();
             let object = self.store.specialised(source, &self.device.props().arch, defines).map_err(|e| match e {
                 // Specialisations depend on the device's CUs: the command that makes them must say how many.

@@ -22,6 +22,7 @@ pub mod occupancy_calculator;
 pub mod options;
 pub mod patterns;
 pub mod peaks;
+pub mod phases;
 pub mod planning;
 pub mod precision;
 pub mod report;

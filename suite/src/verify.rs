@@ -51,11 +51,13 @@ impl Verification {
     }
 }
 
-/// Compares `got` with `want` element by element, relative to `max(|want|, scale)`.
+/// Compares `got` with `want` element by element, relative to `max(|want|, scale)`. Long inputs are compared in
+/// chunks on the host's cores ([`PARALLEL_CHUNK`]); the outcome is the same as one pass in order: the largest error
+/// and the counts are exact, and the first failures are still the first by index.
 pub fn compare<G, W>(got: &[G], want: &[W], scale: f64, tolerance: f64) -> Verification
 where
-    G: Copy + Into<f64>,
-    W: Copy + Into<f64>,
+    G: Copy + Into<f64> + Sync,
+    W: Copy + Into<f64> + Sync,
 {
     let mut v = Verification { max_rel_err: 0.0, tolerance, checked: 0, failures: 0, first_failures: Vec::new() };
     if got.len() != want.len() {
@@ -63,6 +65,53 @@ where
         v.max_rel_err = f64::INFINITY;
         return v;
     }
+    let parts = in_chunks(got.len(), |range| {
+        let mut part = compare_from(&got[range.clone()], &want[range.clone()], scale, tolerance);
+        part.first_failures.iter_mut().for_each(|f| f.0 += range.start);
+        part
+    });
+    for part in parts {
+        v.checked += part.checked;
+        v.failures += part.failures;
+        v.max_rel_err = v.max_rel_err.max(part.max_rel_err);
+        v.first_failures.extend(part.first_failures.into_iter().take(5 - v.first_failures.len().min(5)));
+    }
+    v
+}
+
+/// Elements per chunk of [`compare`] and [`max_abs`] when they run on several cores: small inputs (most points) run
+/// in one pass on the calling thread; large ones (a 4096² matrix, a 2^25-element vector: tens of milliseconds a pass)
+/// are split so each thread has at least this many.
+pub const PARALLEL_CHUNK: usize = 1 << 20;
+
+/// `f` over `0..len` cut into ranges of at least [`PARALLEL_CHUNK`], one per core at most, each on a thread of its
+/// own; results in the ranges' order. One range (a short input, or one core) runs on the calling thread.
+fn in_chunks<T: Send>(len: usize, f: impl Fn(std::ops::Range<usize>) -> T + Sync) -> Vec<T> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let chunks = (len / PARALLEL_CHUNK).clamp(1, cores);
+    if chunks == 1 {
+        return vec![f(0..len)];
+    }
+    let size = len.div_ceil(chunks);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..len)
+            .step_by(size)
+            .map(|start| {
+                let f = &f;
+                scope.spawn(move || f(start..(start + size).min(len)))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
+    })
+}
+
+/// [`compare`] in one pass on this thread, indices from 0.
+fn compare_from<G, W>(got: &[G], want: &[W], scale: f64, tolerance: f64) -> Verification
+where
+    G: Copy + Into<f64>,
+    W: Copy + Into<f64>,
+{
+    let mut v = Verification { max_rel_err: 0.0, tolerance, checked: 0, failures: 0, first_failures: Vec::new() };
     for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
         let (g, w): (f64, f64) = (g.into(), w.into());
         let err = if g.is_finite() && w.is_finite() {
@@ -113,8 +162,8 @@ pub fn matmul_tolerance(k: usize) -> f64 {
 /// element, with [`matmul_tolerance`] relative to max(max |want|, √K).
 pub fn check_matmul<G, W>(got: &[G], want: &[W], k: usize) -> Verification
 where
-    G: Copy + Into<f64>,
-    W: Copy + Into<f64>,
+    G: Copy + Into<f64> + Sync,
+    W: Copy + Into<f64> + Sync,
 {
     let scale = max_abs(want).max((k as f64).sqrt());
     compare(got, want, scale, matmul_tolerance(k))
@@ -169,9 +218,10 @@ pub fn dot2(pairs: impl IntoIterator<Item = (f64, f64)>) -> f64 {
     sum + err
 }
 
-/// Largest absolute value in a slice (the natural `scale` for [`compare`]).
-pub fn max_abs<T: Copy + Into<f64>>(values: &[T]) -> f64 {
-    values.iter().map(|&x| x.into().abs()).fold(0.0, f64::max)
+/// Largest absolute value in a slice (the natural `scale` for [`compare`]); long slices in chunks on the host's cores.
+pub fn max_abs<T: Copy + Into<f64> + Sync>(values: &[T]) -> f64 {
+    let parts = in_chunks(values.len(), |range| values[range].iter().map(|&x| x.into().abs()).fold(0.0, f64::max));
+    parts.into_iter().fold(0.0, f64::max)
 }
 
 #[cfg(test)]
@@ -221,6 +271,44 @@ mod tests {
         // (1 + 2⁻³⁰)² − 1 − 2⁻²⁹ = 2⁻⁶⁰: only the exact product's low part survives.
         let x = 1.0 + 2f64.powi(-30);
         assert_eq!(dot2([(x, x), (-1.0, 1.0), (-(2f64.powi(-29)), 1.0)]), 2f64.powi(-60));
+    }
+
+    /// The host's share of verifying the quick preset's largest points on this machine, in one pass on one thread
+    /// (as before) and in chunks on its cores ([`compare`]): prints each, asserts only that they agree.
+    /// `cargo test --release -p suite --lib -- --ignored host_verification_costs --nocapture`.
+    #[test]
+    #[ignore = "a benchmark: prints timings"]
+    fn host_verification_costs_at_the_quick_presets_sizes() {
+        fn time<T>(what: &str, f: impl FnOnce() -> T) -> T {
+            let start = std::time::Instant::now();
+            let out = f();
+            eprintln!("{what}: {:.1} ms", start.elapsed().as_secs_f64() * 1e3);
+            out
+        }
+        fn both<G: Copy + Into<f64> + Sync, W: Copy + Into<f64> + Sync>(what: &str, got: &[G], want: &[W], k: usize) {
+            let one = time(&format!("{what}: one pass"), || {
+                let scale = want.iter().map(|&x| x.into().abs()).fold(0.0, f64::max).max((k as f64).sqrt());
+                compare_from(got, want, scale, 1e-6)
+            });
+            let chunked =
+                time(&format!("{what}: in chunks"), || compare(got, want, max_abs(want).max((k as f64).sqrt()), 1e-6));
+            assert_eq!(one, chunked);
+        }
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        eprintln!("{cores} cores");
+        let mut rng = fastrand::Rng::with_seed(7);
+        // matmul FP32 at 4096²: C against the reference at every element, with the scale max |C|.
+        let want: Vec<f32> = (0..4096 * 4096).map(|_| rng.f32() * 2.0 - 1.0).collect();
+        let got: Vec<f32> = want.iter().map(|w| w * (1.0 + f32::EPSILON)).collect();
+        both("matmul f32 4096²", &got, &want, 4096);
+        // matmul FP64 at 2048².
+        let want: Vec<f64> = (0..2048 * 2048).map(|_| rng.f64() * 2.0 - 1.0).collect();
+        let got: Vec<f64> = want.iter().map(|w| w * (1.0 + f64::EPSILON)).collect();
+        both("matmul f64 2048²", &got, &want, 2048);
+        // fusion's copy at 2^25 FP32 elements.
+        let want: Vec<f32> = (0..1 << 25).map(|_| rng.f32() * 2.0 - 1.0).collect();
+        let got = want.clone();
+        both("fusion copy f32 2^25", &got, &want, 1);
     }
 
     #[test]

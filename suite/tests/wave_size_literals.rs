@@ -50,16 +50,20 @@ const ALLOWED: &[Allowed] = &[
     },
     Allowed {
         file: "matmul.hip",
-        code: "__launch_bounds__(32 * 32) void matmul_tiled_m32",
-        why: "the 32 x 32 item tile of the tiled rung (one item per C element of the tile)",
+        code: "KERNEL_PAIR(matmul_tiled_m32, 32 * 32, tiled, 32)",
+        why: "the 32 x 32 item tile of the tiled rung (one item per C element of the tile) and its tile edge",
     },
-    Allowed { file: "matmul.hip", code: "tiled<32>(", why: "the same tiled rung's tile edge" },
     Allowed { file: "matmul.hip", code: "#define BT1_BM 64", why: "the 1-D block tile's rows of C" },
     Allowed { file: "matmul.hip", code: "#define BT1_BN 64", why: "the 1-D block tile's columns of C" },
     Allowed {
         file: "matmul.hip",
         code: "DOUBLE_BUFFER_KERNEL(",
         why: "tile shapes (BM, BN, BK, items) of the autotuning ladder; items are whole waves by static_assert",
+    },
+    Allowed {
+        file: "matmul.hip",
+        code: "DOUBLE_BUFFER_KERNEL_F64(",
+        why: "the FP64 instances' tile shapes (BM, BN, BK, items); items are whole waves by static_assert",
     },
     Allowed { file: "matmul.hip", code: "SPLITK_KERNEL(", why: "split-K tile shapes (BM, BN, BK, items, slab)" },
     Allowed { file: "matmul.hip", code: "SPLITK_ATOMIC_KERNEL(", why: "split-K (atomic) tile shapes" },
@@ -73,6 +77,16 @@ const ALLOWED: &[Allowed] = &[
         file: "include/matmul_mfma.h",
         code: "#define MFMA_LDS_BANKS 32",
         why: "the LDS bank count (32 on gfx90a), as LDS_BANKS in matmul_wave_tile.h",
+    },
+    Allowed {
+        file: "matmul_dmma.hip",
+        code: "DMMA_KERNELS(",
+        why: "the DMMA rung's tile shapes (BM, BN, BK, warps, stages): NVIDIA only, whose warp is 32 by definition",
+    },
+    Allowed {
+        file: "matmul_dmma.hip",
+        code: "static_assert(dmma_smem_bytes<",
+        why: "the DMMA shapes' dynamic shared memory checked against the table's figure: tile edges, not wave sizes",
     },
     Allowed {
         file: "occupancy.hip",

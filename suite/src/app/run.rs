@@ -143,9 +143,23 @@ fn measure(cli: &Cli, selection: Selection, args: &RunArgs) -> Result<ExitCode, 
     // Before anything else touches the folder: one writer at a time, refused at once (or waited for).
     let _lock = FolderLock::take(&out_dir, opts.shard, "suite run", wait)?;
     let props = gpu.device.props();
+    let compiled = Instant::now();
+    // Every experiment's kernel sources (and the empty kernel of the launch gap), compiled in parallel where the cache
+    // lacks them, so a cold cache costs about its longest compile rather than the sum. A source that fails is left
+    // out here: its experiment tries it again and reports the error when it runs.
+    let mut sources: Vec<&str> = vec![crate::code_objects::LAUNCH_SOURCE];
+    sources.extend(selection.experiments.iter().flat_map(|e| e.sources().iter().copied()));
+    let _ = gpu.load_all(&sources);
+    let compile_s = compiled.elapsed().as_secs_f64();
+    let planned = Instant::now();
     // Every point of every experiment, planned before anything is measured and recorded in run.json, which
     // refuses a folder of another device or layout.
     let plans = plan_all(&gpu, &selection.experiments, &opts)?;
+    eprintln!(
+        "phases: kernels compiled or loaded in {compile_s:.2} s, {} experiments planned in {:.2} s",
+        selection.experiments.len(),
+        planned.elapsed().as_secs_f64()
+    );
     run_json::record_plan(&out_dir, props, plan_record(&selection, &plans, &opts))?;
     let estimate: f64 = plans.iter().flat_map(|p| of_shard(p, opts.shard)).map(|p| p.estimate_s).sum();
     let ceilings = crate::peaks::ceilings(props);
@@ -218,6 +232,8 @@ fn measure(cli: &Cli, selection: Selection, args: &RunArgs) -> Result<ExitCode, 
             }
         };
         write_summary(&out_dir, &summary_path, props, preset, &sections, None)?;
+        // What follows the experiment's own time (its runner and the roofline): its headlines and summary.md.
+        eprintln!("{name}: phases: headlines and summary.md {:.2} s", exp_started.elapsed().as_secs_f64() - seconds);
     }
     let total = started.elapsed().as_secs_f64();
     write_summary(&out_dir, &summary_path, props, preset, &sections, Some(total))?;
@@ -273,9 +289,11 @@ fn counters_after(
 fn run_one(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<experiments::Summary, experiments::Error> {
     let outcome = experiments::run(gpu, exp, opts)?;
     if opts.shard.is_none() {
+        let started = Instant::now();
         for path in crate::report::roofline::write(&opts.out_dir, &registry::roofline_roles())? {
             eprintln!("roofline: {}", path.display());
         }
+        eprintln!("{}: phases: roofline redrawn in {:.2} s", exp.name(), started.elapsed().as_secs_f64());
     }
     Ok(outcome)
 }

@@ -304,6 +304,20 @@ impl KernelStore {
         Ok(written)
     }
 
+    /// [`KernelStore::code_object_for_device`] of every source in `sources`, in parallel: each source's compile (a
+    /// compiler process of its own where the cache lacks it) runs on a thread of its own, up to the host's cores, the
+    /// longest sources first, so a cold cache costs about its longest compile rather than the sum. The cache is safe
+    /// to fill from several threads and processes at once: each entry is written to a temporary file and renamed
+    /// into place, and two compiles of one key write the same bytes. Results are in `sources`' order.
+    pub fn code_objects_for_device(
+        &self,
+        sources: &[&Source],
+        arch: &Arch,
+        device_target: &str,
+    ) -> Vec<Result<CodeObject>> {
+        in_parallel(sources.iter().map(|s| (s.text.len(), move || self.code_object_for_device(s, arch, device_target))))
+    }
+
     fn cache_file(&self, source: &Source, arch: &Arch, compiler: &Compiler, flags: &[String]) -> PathBuf {
         let key = cache_key(source, headers(), arch, compiler, flags);
         self.cache_dir.join(format!("{}.{arch}.{key}.{}", source.name, extension(arch)))
@@ -326,6 +340,35 @@ impl KernelStore {
         write_atomically(&path, &bytes, ": set SUITE_CACHE_DIR to a writable folder")?;
         Ok(CodeObject { bytes, origin: Origin::Compiled(path), info })
     }
+}
+
+/// Runs `jobs`, each given with its expected cost, on up to as many threads as the host has cores, the costliest
+/// first; returns their results in the order given.
+fn in_parallel<T: Send>(jobs: impl IntoIterator<Item = (usize, impl FnOnce() -> T + Send)>) -> Vec<T> {
+    let mut jobs: Vec<(usize, usize, _)> =
+        jobs.into_iter().enumerate().map(|(i, (cost, job))| (cost, i, job)).collect();
+    let count = jobs.len();
+    jobs.sort_by_key(|job| std::cmp::Reverse(job.0));
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(count).max(1);
+    let queue = Mutex::new(jobs.into_iter().map(|(_, i, job)| (i, job)));
+    let done: Mutex<Vec<Option<T>>> = Mutex::new((0..count).map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                // A poisoned lock means another job panicked; the scope re-raises that panic when it ends.
+                let Some((i, job)) = queue.lock().ok().and_then(|mut q| q.next()) else { break };
+                let result = job();
+                if let Ok(mut done) = done.lock() {
+                    done[i] = Some(result);
+                }
+            });
+        }
+    });
+    done.into_inner()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .into_iter()
+        .map(|r| r.expect("every job ran: a job that panicked ends the scope with its panic"))
+        .collect()
 }
 
 /// Reads and checks `<dir>/<source>.<arch>.<ext>`; the errors name the file.
@@ -587,6 +630,51 @@ mod tests {
         let from_dir = prebuilt.code_object(smoke, &a).unwrap();
         assert_eq!(from_dir.origin, Origin::Prebuilt(out.join(prebuilt_file_name("smoke", &a))));
         assert_eq!(from_dir.bytes, first.bytes);
+
+        // Every source compiled at once into another empty cache (threads of one process; the cache is also shared
+        // by processes, through the same temporary files and renames): the same entries, byte for byte, as the
+        // compiles one after the other above, but for nvcc's module id (below).
+        let parallel_cache = dir.path().join("parallel");
+        let parallel = KernelStore::with_cache_dir(None, parallel_cache.clone()).with_compiler(compiler(platform));
+        let target = if platform == Platform::Amd { "gfx90a:sramecc+:xnack-" } else { arch_name };
+        let objects = parallel.code_objects_for_device(&sources, &a, target);
+        assert_eq!(objects.len(), sources.len());
+        for (source, object) in sources.iter().zip(objects) {
+            let object = object.unwrap_or_else(|e| panic!("{}: {e}", source.name));
+            let Origin::Compiled(path) = &object.origin else { panic!("{}: {:?}", source.name, object.origin) };
+            let sequential = std::fs::read(cache.join(path.file_name().unwrap())).unwrap();
+            let same = without_module_ids(&sequential) == without_module_ids(&object.bytes);
+            assert!(same, "{}: the parallel compile differs from the sequential one", source.name);
+            assert!(
+                std::fs::read(path).unwrap() == object.bytes,
+                "{}: the entry is not what was compiled",
+                source.name
+            );
+        }
+        let names = |dir: &Path| {
+            let mut names: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+            names.sort();
+            names
+        };
+        assert_eq!(names(&parallel_cache), names(&cache), "the same entries, and no temporary file left");
+    }
+
+    /// `bytes` with nvcc's module ids zeroed: the 8 hex digits after `_INTERNAL_` in the names of internal-linkage
+    /// symbols (libcu++'s, in pt.hip's cubin), which nvcc derives from the path it compiled, a temporary folder of
+    /// its own for every compile, sequential or not (two compiles of pt.hip from two folders differ there alone).
+    fn without_module_ids(bytes: &[u8]) -> Vec<u8> {
+        const MARK: &[u8] = b"_INTERNAL_";
+        let mut out = bytes.to_vec();
+        let mut i = 0;
+        while let Some(at) = out[i..].windows(MARK.len()).position(|w| w == MARK) {
+            let start = i + at + MARK.len();
+            let end = (start + 8).min(out.len());
+            if out[start..end].iter().all(u8::is_ascii_hexdigit) {
+                out[start..end].fill(b'0');
+            }
+            i = end;
+        }
+        out
     }
 
     #[test]

@@ -273,6 +273,8 @@ pub fn num(row: &BTreeMap<String, String>, column: &str) -> Option<f64> {
 #[cfg(test)]
 pub(crate) mod compare_tests;
 #[cfg(test)]
+mod phases_tests;
+#[cfg(test)]
 mod planning_tests;
 #[cfg(test)]
 mod tests;

@@ -4,15 +4,17 @@
 //! summary) is the caller's.
 
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::estimate;
 use super::point_telemetry::{PointClocks, PointTelemetry};
-use super::timing::{time_case_within, timing_record};
+use super::timing::{time_case_within, timing_record, TimedSection};
 use super::{Error, Experiment, Point, Results, RunContext, Shard};
 use crate::gpu::Gpu;
 use crate::options::RunOptions;
+use crate::phases::{self, Phase, PhaseRecord};
 use crate::report::csv::{header, read_rows, Context, CsvLog, Row, Status};
 use crate::report::plot::render_png;
 use crate::report::run_json::{self, Fingerprint, Invocation};
@@ -95,14 +97,18 @@ pub fn default_out_dir(gpu: &Gpu) -> PathBuf {
 /// Runs an experiment's sweep on `gpu`, writing rows to `<out_dir>/<name>.csv` and the context to `run.json`, and
 /// (unsharded) its derived tables and plots.
 pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary, Error> {
-    let settled = exp.on_device(gpu)?;
+    let started = Instant::now();
+    // A fresh table of phases: what an earlier experiment (or one that stopped with an error) left is not ours.
+    phases::take();
+    // The sweep as it runs on this device (its code objects read where they decide it: compile and plan phases).
+    let settled = phases::scope(Phase::Plan, || exp.on_device(gpu))?;
     let exp = settled.as_deref().unwrap_or(exp);
     let ctx = RunContext::new(gpu, Some(&opts.out_dir));
     let results = exp.results();
     let props = gpu.device.props();
-    for source in exp.sources() {
-        gpu.module(source)?;
-    }
+    // Compiled in parallel where the cache lacks them; loaded in order (the compile phase).
+    gpu.load_all(exp.sources())?;
+    let setup = phases::enter(Phase::Setup);
     // Everything that makes rows comparable goes into the fingerprint; the shard does not (shards share it).
     let options = serde_json::json!({
         exp.name(): exp.options(props),
@@ -140,8 +146,9 @@ pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary
     run_json::check(&opts.out_dir, props, &invocation, csv_path.exists())?;
     let mut log = CsvLog::open(&csv_path, context, &columns, opts.resume)?;
     let invocation_index = run_json::record(&opts.out_dir, props, invocation)?;
+    drop(setup);
 
-    let points = plan_in(&ctx, exp, opts);
+    let points = phases::scope(Phase::Plan, || plan_in(&ctx, exp, opts));
     let to_run: Vec<&Planned> = points.iter().filter(|p| log.recorded(&p.point.key).is_none()).collect();
     let seconds: f64 = to_run.iter().map(|p| p.estimate_s).sum();
     let skipped = points.len() - to_run.len();
@@ -163,6 +170,9 @@ pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary
     );
     bar.set_prefix(exp.name());
     let mut summary = Summary::default();
+    let mut record = PhaseRecord::default();
+    record.outside_points_s.add_all(&phases::take());
+    let phases_csv = phases::PointLog::new(&opts.out_dir, invocation_index, exp.name(), opts.shard);
     for point in &points {
         if let Some(status) = log.recorded(&point.key) {
             summary.skipped += 1;
@@ -174,6 +184,7 @@ pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary
             bar.inc(1);
             continue;
         }
+        let point_started = Instant::now();
         bar.set_message(point.key.clone());
         let row = measure_point(&ctx, exp, point, opts, &mut telemetry);
         match row.status {
@@ -182,26 +193,46 @@ pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary
             Status::Error => summary.error += 1,
             Status::Invalid => summary.invalid += 1,
         }
-        log.append(&row)?;
-        let line = describe(results, &row);
-        if bar.is_hidden() {
-            eprintln!("{line}");
-        } else {
-            bar.println(line);
-        }
-        bar.inc(1);
+        phases::scope(Phase::Record, || -> Result<(), Error> {
+            log.append(&row)?;
+            let line = describe(results, &row);
+            if bar.is_hidden() {
+                eprintln!("{line}");
+            } else {
+                bar.println(line);
+            }
+            bar.inc(1);
+            Ok(())
+        })?;
+        let mut times = phases::take();
+        let wall_s = point_started.elapsed().as_secs_f64();
+        // The phases row itself is written after its times were taken: its cost goes to the totals' record phase
+        // (and the wall time of the points), not to its own row.
+        let written = Instant::now();
+        phases_csv.append(&point.key, row.status.as_str(), wall_s, &times)?;
+        let write_s = written.elapsed().as_secs_f64();
+        times.add(Phase::Record, write_s);
+        record.add_point(&times, wall_s + write_s);
     }
     bar.finish_and_clear();
-    if let Some(end) = telemetry.reading() {
-        run_json::record_telemetry_end(&opts.out_dir, props, invocation_index, exp.name(), end)?;
-    }
+    phases::scope(Phase::Setup, || -> Result<(), Error> {
+        if let Some(end) = telemetry.reading() {
+            run_json::record_telemetry_end(&opts.out_dir, props, invocation_index, exp.name(), end)?;
+        }
+        Ok(())
+    })?;
     // Plots are drawn from the whole CSV, so a resumed run plots the earlier rows too; a shard's CSV holds only its
     // points, so shards are plotted after `suite merge`.
     if opts.shard.is_none() {
+        let _plots = phases::enter(Phase::Plots);
         for path in render_plots(results, &csv_path, &opts.out_dir)? {
             eprintln!("plot: {}", path.display());
         }
     }
+    record.outside_points_s.add_all(&phases::take());
+    record.wall_s = started.elapsed().as_secs_f64();
+    eprintln!("{}", record.line(exp.name()));
+    run_json::record_phases(&opts.out_dir, props, invocation_index, exp.name(), record)?;
     Ok(summary)
 }
 
@@ -380,15 +411,18 @@ fn time_point(
     row: &mut Row,
 ) -> Result<(), Error> {
     let gpu = ctx.gpu;
-    let mut case = exp.prepare(ctx, point)?;
+    let mut case = phases::scope(Phase::Prepare, || exp.prepare(ctx, point))?;
     for (column, value) in case.resolved_params() {
         if let Some(i) = exp.results().param_columns().iter().position(|c| *c == column) {
             row.params[i] = value;
         }
     }
-    case.launch()?;
-    gpu.device.synchronize()?;
-    let check = case.verify()?;
+    phases::scope(Phase::FirstLaunch, || -> Result<(), Error> {
+        case.launch()?;
+        gpu.device.synchronize()?;
+        Ok(())
+    })?;
+    let check = phases::scope(Phase::Verify, || case.verify())?;
     row.max_rel_err = Some(check.max_rel_err);
     row.tolerance = Some(check.tolerance);
     if !check.passed() {
@@ -415,10 +449,34 @@ pub(super) fn time_sampled(
     opts: &RunOptions,
     telemetry: &mut PointTelemetry,
 ) -> Result<(super::Timed, PointClocks), Error> {
-    let timed = time_case_within(dev, case, opts, telemetry);
+    let mut section = PhasedSection { telemetry, open: Some(phases::enter(Phase::Calibrate)) };
+    let timed = time_case_within(dev, case, opts, &mut section);
+    drop(section.open.take());
     // Before `?`: a repetition that failed leaves the sampler running.
-    let clocks = telemetry.finish_point();
+    let clocks = phases::scope(Phase::Telemetry, || telemetry.finish_point());
     Ok((timed?, clocks))
+}
+
+/// The telemetry's section around the timed repetitions, which also moves the point's phase on: calibration (the
+/// sizing launches, the capture, the warm-up) until it begins, the timed repetitions until it ends, and the
+/// sampler's own start and stop as telemetry.
+struct PhasedSection<'t> {
+    telemetry: &'t mut PointTelemetry,
+    /// The phase open now.
+    open: Option<phases::Guard>,
+}
+
+impl TimedSection for PhasedSection<'_> {
+    fn begin(&mut self) {
+        self.open = None;
+        phases::scope(Phase::Telemetry, || self.telemetry.begin());
+        self.open = Some(phases::enter(Phase::Timed));
+    }
+
+    fn end(&mut self) {
+        self.open = None;
+        phases::scope(Phase::Telemetry, || self.telemetry.end());
+    }
 }
 
 /// Writes a timed point's figures into its row: repetitions, batch, clock, times, `rate` (at the median), the clock

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 /// What the fake device's `capture` does.
 #[derive(Clone, Copy, PartialEq)]
-enum Capture {
+pub(super) enum Capture {
     Works,
     Unsupported,
     Fails,
@@ -19,9 +19,9 @@ enum Capture {
 
 /// A device whose events report, exactly, `latency` per timed region plus `kernel` per launch enqueued in it
 /// (`gap` more per launch on the stream than in a graph), so the runner's arithmetic can be checked on a CPU.
-struct FakeDevice {
+pub(super) struct FakeDevice {
     props: Props,
-    enqueued: AtomicU32,
+    pub(super) enqueued: AtomicU32,
     capture: Capture,
     latency_ms: f64,
     kernel_ms: f64,
@@ -110,7 +110,7 @@ impl Device for FakeDevice {
         unreachable!("not used by the timer")
     }
     fn blas(&self) -> device::Result<String> {
-        unreachable!("not used by the timer")
+        Err(device::Error::BlasNotFound { library: "fake BLAS", hint: "the test double has none", tried: vec![] })
     }
     fn sgemm(
         &self,
@@ -163,7 +163,7 @@ impl Case for FakeCase<'_> {
     }
 }
 
-fn fake(capture: Capture, latency_ms: f64, kernel_ms: f64, stream_gap_ms: f64) -> FakeDevice {
+pub(super) fn fake(capture: Capture, latency_ms: f64, kernel_ms: f64, stream_gap_ms: f64) -> FakeDevice {
     let props = Props {
         platform: Platform::Nvidia,
         ordinal: 0,
@@ -262,7 +262,7 @@ fn host_clock_cases_are_timed_one_whole_sequence_per_repetition() {
     }
 }
 
-fn options(timing: Timing) -> RunOptions {
+pub(super) fn options(timing: Timing) -> RunOptions {
     RunOptions {
         out_dir: PathBuf::new(),
         resume: false,

@@ -14,6 +14,7 @@ use sha2::{Digest, Sha256};
 use super::lock::{Wait, WriterLock};
 use super::{Error, FieldDifference, Result};
 use crate::device::Props;
+use crate::phases::PhaseRecord;
 
 /// Version of the suite that wrote the results.
 pub const SUITE_VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -164,6 +165,9 @@ pub struct Invocation {
     /// start and at the end of the invocation (absent in files from before it was recorded).
     #[serde(default)]
     pub telemetry: Option<TelemetryRecord>,
+    /// Where the invocation's host time went, phase by phase, written when it ends ([`crate::phases`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phases: Option<crate::phases::PhaseRecord>,
 }
 
 /// What an invocation knew of the GPU's clocks and power: the CSV rows hold each point's medians; this says where
@@ -396,6 +400,7 @@ impl Invocation {
             timing: None,
             placement: crate::host::Placement::read(),
             telemetry: None,
+            phases: None,
         }
     }
 }
@@ -460,6 +465,16 @@ pub fn record_telemetry_end(dir: &Path, device: &Props, index: usize, experiment
         let invocation = run.invocations.get_mut(index).filter(|i| i.experiment == experiment);
         if let Some(telemetry) = invocation.and_then(|i| i.telemetry.as_mut()) {
             telemetry.end = Some(end);
+        }
+        Ok(())
+    })
+}
+
+/// Adds `phases` to the invocation at `index` (as [`record`] returned it) of `experiment`, when it ends.
+pub fn record_phases(dir: &Path, device: &Props, index: usize, experiment: &str, phases: PhaseRecord) -> Result<()> {
+    update(dir, device, |run, _| {
+        if let Some(invocation) = run.invocations.get_mut(index).filter(|i| i.experiment == experiment) {
+            invocation.phases = Some(phases);
         }
         Ok(())
     })

@@ -12,12 +12,13 @@ use crate::device::{Arg, Buffer, Kernel, LaunchConfig};
 use crate::experiments::{Case, Clock, Error, Point, RunContext};
 use crate::gpu::Gpu;
 use crate::patterns::{Geometry, GROUP_SIZE};
+use crate::phases::{self, Phase};
 use crate::precision::Precision;
 use crate::verify::{self, Verification};
 
 /// An element type the experiment runs: what the device buffers hold, how inputs are drawn, which vendor routines
 /// reduce it.
-pub(super) trait Scalar: bytemuck::Pod + Into<f64> + 'static {
+pub(super) trait Scalar: bytemuck::Pod + Into<f64> + Sync + 'static {
     /// The patterns' name for it.
     const ELEMENT: Precision;
     /// One input value, uniform in [−1, 1) with every significand bit random.
@@ -174,6 +175,7 @@ pub(super) struct Inputs<T: Scalar> {
 
 impl<T: Scalar> Inputs<T> {
     pub(super) fn new(gpu: &Gpu, n: usize) -> Result<Inputs<T>, Error> {
+        let _inputs = phases::enter(Phase::Inputs);
         let mut rng = fastrand::Rng::new();
         let host_x: Vec<T> = (0..n).map(|_| T::draw(&mut rng)).collect();
         let host_y: Vec<T> = (0..n).map(|_| T::draw(&mut rng)).collect();
@@ -187,6 +189,7 @@ impl<T: Scalar> Inputs<T> {
         if let Some(&r) = self.references.borrow().get(op.name()) {
             return r;
         }
+        let _reference = phases::enter(Phase::Reference);
         let program = op.program(true).expect("every operation has a fused program").with_element(T::ELEMENT);
         let host: Vec<&[T]> = if op == Op::Dot { vec![&self.host_x, &self.host_y] } else { vec![&self.host_x] };
         let r = program.reference(&host);

@@ -11,6 +11,7 @@ use crate::device::{Arg, Buffer, Device, Kernel, LaunchConfig, RawAlloc};
 use crate::experiments::{Case, Error};
 use crate::gpu::Gpu;
 use crate::measure::matmul_flops;
+use crate::phases::{self, Phase};
 use crate::precision::Precision;
 use crate::verify::{self, Verification};
 
@@ -146,11 +147,14 @@ impl<T: Element> Inputs<T> {
         if bytes > free {
             return Err(Error::Device(crate::device::Error::OutOfMemory { requested: bytes, free, total }));
         }
+        let inputs = phases::enter(Phase::Inputs);
         let mut rng = fastrand::Rng::new();
         let host_a: Vec<T> = draw(&mut rng, shape.m * shape.k)?;
         let host_b: Vec<T> = draw(&mut rng, shape.k * shape.n)?;
         let a = dev.upload(&host_a)?;
         let b = dev.upload(&host_b)?;
+        drop(inputs);
+        let _reference = phases::enter(Phase::Reference);
         let c = dev.alloc_buffer::<T>(shape.m * shape.n)?;
         dev.fill_bytes(c.raw(), 0xff)?;
         let kernel = gpu.kernel("matmul", T::REFERENCE_SYMBOL)?;
