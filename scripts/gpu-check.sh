@@ -23,7 +23,7 @@ step "$bin/suite" run smoke --out "$out/smoke"
 step "$bin/test-gpu" --include-ignored --test-threads=1 --nocapture
 # The counter pass over the quick preset (docs/counters.md): needs the vendor profiler too (ncu that may read the
 # counters, or rocprofv3), and fails saying so where it is missing; prints every point's counters.
-SUITE_BIN="$bin/suite" step "$bin/test-gpu_counters" --include-ignored --test-threads=1 --nocapture
+SUITE_BIN="$bin/suite" step "$bin/test-gpu_counters" --include-ignored --test-threads=1 --nocapture every_quick_point
 # The AMD device test needs an AMD GPU: skipped by name where HIP sees none (an NVIDIA node).
 amd_only=()
 "$bin/suite" --platform amd info >/dev/null 2>&1 || amd_only=(--skip device::amd::)

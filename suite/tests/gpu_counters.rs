@@ -52,7 +52,8 @@ const STREAMING: &[(&str, &str)] = &[
     ("occupancy", "lds_x4"),
 ];
 
-/// How far measured DRAM bytes may be from the counted ones for a streaming kernel: 5% (issue 27's goal).
+/// How far measured DRAM bytes may be above the counted ones for a streaming kernel: 5% (issue 27's goal); below,
+/// also by what the L2 may still hold when the kernel ends.
 const BYTES_TOLERANCE: f64 = 0.05;
 
 #[test]
@@ -63,14 +64,36 @@ fn every_quick_point_gets_its_counters_beside_the_model() {
         None => tempfile::tempdir().expect("a temporary folder").keep().join("quick-counters"),
     };
     eprintln!("results folder: {}", out.display());
-    let run = std::process::Command::new(suite_bin())
-        .args(["run", "--counters", "--out"])
-        .arg(&out)
-        .output()
-        .expect("the suite runs");
-    let log = String::from_utf8_lossy(&run.stderr);
-    eprintln!("{log}");
-    assert!(run.status.success(), "suite run --counters failed ({}); its log is above", run.status);
+    check_quick_counters(&out, true);
+}
+
+/// The same checks on a finished `suite run --counters` folder named by `SUITE_COUNTERS_RESULTS` (e.g. a committed
+/// reference run), without running anything: it needs no GPU.
+#[test]
+#[ignore = "needs SUITE_COUNTERS_RESULTS: a folder of a finished suite run --counters"]
+fn a_finished_counter_pass_holds_every_points_counters_beside_the_model() {
+    let dir = std::env::var_os("SUITE_COUNTERS_RESULTS").expect("SUITE_COUNTERS_RESULTS names a results folder");
+    check_quick_counters(Path::new(&dir), false);
+}
+
+/// Checks the quick preset's counter pass in `out`, running it there first when `run`.
+fn check_quick_counters(out: &Path, run: bool) {
+    if run {
+        let run = std::process::Command::new(suite_bin())
+            .args(["run", "--counters", "--out"])
+            .arg(out)
+            .output()
+            .expect("the suite runs");
+        let log = String::from_utf8_lossy(&run.stderr);
+        eprintln!("{log}");
+        assert!(run.status.success(), "suite run --counters failed ({}); its log is above", run.status);
+    }
+    let out = out.to_path_buf();
+    // Dirty lines still in L2 when a kernel ends are written to DRAM after it, so a kernel's own DRAM writes may
+    // fall short of the bytes it writes by up to the L2's capacity (50 MiB on an H100): the lower bound.
+    let run_json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).expect("run.json")).expect("JSON");
+    let l2_bytes = run_json["device"]["l2_bytes"].as_f64().unwrap_or(0.0);
     let counters_csv = out.join("counters.csv");
     assert!(
         counters_csv.exists(),
@@ -119,8 +142,11 @@ fn every_quick_point_gets_its_counters_beside_the_model() {
             let streaming = STREAMING.iter().any(|(e, s)| *e == experiment && (s.is_empty() || *s == sweep));
             if streaming && row.get("l2_resident").is_some_and(|v| v == "false") && c["status"] == "ok" {
                 streaming_checked += 1;
+                let counted = num(c, "byte_count").unwrap_or(f64::NAN);
+                let dram = num(c, "dram_read_bytes").unwrap_or(f64::NAN) + num(c, "dram_write_bytes").unwrap_or(0.0);
+                let lower = (counted - l2_bytes).min(counted * (1.0 - BYTES_TOLERANCE));
                 match num(c, "dram_over_counted") {
-                    Some(ratio) if (ratio - 1.0).abs() <= BYTES_TOLERANCE => {}
+                    Some(ratio) if dram >= lower && ratio <= 1.0 + BYTES_TOLERANCE => {}
                     other => bytes_off.push(format!(
                         "{experiment} {}: DRAM read {} + written {} over counted {} = {other:?}",
                         row["key"], c["dram_read_bytes"], c["dram_write_bytes"], c["byte_count"]
@@ -149,12 +175,12 @@ fn every_quick_point_gets_its_counters_beside_the_model() {
         bytes_off.join("\n")
     );
 
-    // The pass costs at most the timed run's time again.
+    // What the pass cost against the timed run: a figure to read (issue 27's goal is at most 1), not asserted, since
+    // tests assert no timings.
     let pass: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("counters-pass.json")).unwrap()).unwrap();
     let (pass_s, timed_s) = (pass["pass_s"].as_f64().unwrap(), pass["timed_s"].as_f64().unwrap());
     eprintln!("counter pass {pass_s:.1} s, timed run {timed_s:.1} s: {:.2}", pass_s / timed_s);
-    assert!(pass_s <= timed_s, "the counter pass took {pass_s:.1} s, more than the timed run's {timed_s:.1} s");
     for plot in ["roofline-dram.png", "occupancy-group-size-achieved.png", "occupancy-group-count-achieved.png"] {
         assert!(Path::new(&out).join(plot).exists(), "{plot} was not drawn");
     }
