@@ -325,7 +325,8 @@ fn roof_series(prefix: &str, roof: &Roof, x_lo: f64, x_hi: f64) -> Vec<Series> {
 }
 
 /// The roofline plot of one or more runs (labelled `run N` when several): one point series per experiment and
-/// family (per run when several), the memory roof and the FP32 ceilings as reference lines.
+/// family (per run when several), the memory roof and the compute ceilings (one per distinct peak of a precision and
+/// unit) as reference lines.
 pub fn plot(runs: &[(String, &Roofline)]) -> LinePlot {
     let several = runs.len() > 1;
     let all = runs.iter().flat_map(|(_, r)| r.points.iter());

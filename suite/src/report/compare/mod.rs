@@ -8,8 +8,8 @@
 //!
 //! Raw rates mislead across GPUs (a kernel at 20 TFLOP/s is excellent on one GPU and poor on another), so each
 //! experiment says how it is compared through `Results::comparison` (gathered by the app from the experiment registry into [`Known`]):
-//! matmul as % of that run's vendor BLAS (and the vendor BLAS as % of the device's FP32 peak where [`crate::peaks::KNOWN_PARTS`]
-//! knows the device), memory kernels as % of that run's copy bandwidth, occupancy against group size. The default,
+//! matmul as % of that run's vendor BLAS in the row's precision (and the vendor BLAS as % of its unit's peak in that
+//! precision where [`crate::peaks::KNOWN_PARTS`] knows the device), memory kernels as % of that run's copy bandwidth, occupancy against group size. The default,
 //! [`MetricComparison`], joins the experiment's rate column as it is.
 
 use std::collections::BTreeMap;
