@@ -718,3 +718,44 @@ fn compare_writes_a_report_and_plots_and_refuses_a_folder_that_is_not_a_run() {
     // One run is not a comparison.
     suite_without_gpu(cache.path()).arg("compare").arg(&run).assert().code(2);
 }
+
+/// `suite plot` into the run's own folder draws the folder's rooflines again from its rows, with the ceilings of
+/// today's code: here the H100 quick run with counters (results/), whose roofline took an L2-resident copy as its
+/// memory ceiling (4832 GB/s) when it ran; drawn again, the ceiling is a copy of data the L2 cannot hold.
+#[test]
+fn plot_into_a_runs_folder_redraws_its_rooflines() {
+    let cache = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let run = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../results/2026-11-25-h100-sm_90-quick-counters-issues25-27");
+    for file in ["run.json", "fusion.csv", "matmul.csv", "occupancy.csv", "smoke.csv", "pt.csv", "counters.csv"] {
+        std::fs::copy(run.join(file), dir.path().join(file)).unwrap();
+    }
+    let printed = suite_without_gpu(cache.path())
+        .args(["plot", "fusion"])
+        .arg(dir.path().join("fusion.csv"))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let printed = String::from_utf8(printed).unwrap();
+    for file in ["roofline.png", "roofline.csv", "roofline-dram.png"] {
+        assert!(printed.contains(&dir.path().join(file).display().to_string()), "{file} not drawn:\n{printed}");
+    }
+    // Every point's memory ceiling is now under HBM3's 3350 GB/s (it was 4831.7 when the run drew it).
+    for row in suite::report::csv::read_rows(&dir.path().join("roofline.csv")).unwrap() {
+        let ceiling: f64 = row["memory_ceiling_gbps"].parse().unwrap();
+        assert!(ceiling < 3350.0, "{row:?}");
+    }
+    // Into another folder only the experiment's own plots are drawn.
+    let elsewhere = tempfile::tempdir().unwrap();
+    suite_without_gpu(cache.path())
+        .args(["plot", "fusion"])
+        .arg(dir.path().join("fusion.csv"))
+        .arg("--out")
+        .arg(elsewhere.path())
+        .assert()
+        .success();
+    assert!(!elsewhere.path().join("roofline.png").exists());
+}

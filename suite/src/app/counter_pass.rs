@@ -168,20 +168,29 @@ pub fn draw(input: &PassInput, roles: &crate::report::roofline::Roles) -> Vec<Pa
             }
         }
     }
-    let measured: BTreeMap<(String, String), f64> = table::by_point(input.out_dir)
+    match draw_dram_roofline(input.out_dir, input.props.platform, roles) {
+        Ok(Some(path)) => written.push(path),
+        Ok(None) => {}
+        Err(e) => eprintln!("counters: cannot draw the roofline with measured bytes: {e}"),
+    }
+    written
+}
+
+/// The roofline with measured DRAM bytes (`roofline-dram.png`) from the `counters.csv` in `dir`, which a profiler
+/// of `platform` wrote; `None` where no point has its bytes.
+pub fn draw_dram_roofline(
+    dir: &Path,
+    platform: crate::device::Platform,
+    roles: &crate::report::roofline::Roles,
+) -> Result<Option<PathBuf>, crate::report::Error> {
+    let measured: BTreeMap<(String, String), f64> = table::by_point(dir)
         .into_iter()
         .filter_map(|(point, row)| {
             let num = |c: &str| row.get(c).and_then(|v| v.parse::<f64>().ok());
             Some((point, num("dram_read_bytes")? + num("dram_write_bytes")?))
         })
         .collect();
-    let note = cache_note(Profiler::of(input.props.platform));
-    match crate::report::roofline::write_dram(input.out_dir, roles, &measured, note) {
-        Ok(Some(path)) => written.push(path),
-        Ok(None) => {}
-        Err(e) => eprintln!("counters: cannot draw the roofline with measured bytes: {e}"),
-    }
-    written
+    crate::report::roofline::write_dram(dir, roles, &measured, cache_note(Profiler::of(platform)))
 }
 
 /// What the cache state of `profiler`'s launches means for the bytes it measures.

@@ -105,9 +105,19 @@ pub fn run(cli: &Cli) -> Result<ExitCode, Error> {
         Command::Plot { experiment, csv, out } => {
             let results = registry::results(experiment)?;
             let out_dir = out.clone().unwrap_or_else(|| csv.parent().map(Path::to_path_buf).unwrap_or_default());
-            let written = experiments::render_plots(results, csv, &out_dir)?;
+            let mut written = experiments::render_plots(results, csv, &out_dir)?;
             if written.is_empty() {
                 return Err(Error::NothingToPlot { csv: csv.clone() });
+            }
+            // Into the run's own folder, the folder-wide plots the experiment's rows are part of are drawn again too:
+            // the roofline, and the one with measured DRAM bytes where the folder holds counters.
+            let run = crate::report::run_json::read(&out_dir).ok().flatten();
+            if let (Some(run), true) = (run, csv.parent() == Some(out_dir.as_path())) {
+                let roles = registry::roofline_roles();
+                written.extend(crate::report::roofline::write(&out_dir, &roles)?);
+                if out_dir.join("counters.csv").exists() {
+                    written.extend(counter_pass::draw_dram_roofline(&out_dir, run.device.platform, &roles)?);
+                }
             }
             let mut text = String::new();
             for path in written {
