@@ -25,11 +25,12 @@ pub(super) fn vendor_note(rows: &[&Row]) -> String {
         .find(|p| p.name() == platform)
         .map(|p| crate::peaks::vendor_gemm_units(p, &arch, precision).to_string())
         .unwrap_or_else(|| format!("the vendor BLAS of platform `{platform}`"));
+    // On AMD (a gfx architecture; the HIP-over-CUDA test runtime reports an sm_ one) the matrix rung is MFMA.
+    let amd = platform == "amd" && !arch.starts_with("sm_");
     let hand = match precision {
-        Precision::F32 if platform == "amd" && !arch.starts_with("sm_") => {
-            "the hand kernels use plain (packed) FMA on the vector units"
-        }
+        Precision::F32 if amd => "the hand kernels use plain (packed) FMA on the vector units, the MFMA rung the matrix units",
         Precision::F32 => "the hand kernels use FMA on the vector units",
+        Precision::F64 if amd => "the hand kernels use FMA on the vector units, the MFMA rung the matrix units",
         Precision::F64 => "the hand kernels use FMA on the vector units, the DMMA rung the FP64 tensor cores",
     };
     let peaks = match precision {
@@ -139,4 +140,31 @@ fn size_lines(rows: &[&Row]) -> Vec<String> {
         }
     }
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_matrix_rung_is_named_after_the_platforms_units() {
+        let row = |platform: &str, arch: &str, precision: &str| -> Row {
+            [("platform", platform), ("arch", arch), ("precision", precision)]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        for (platform, arch, precision, rung) in [
+            ("amd", "gfx90a", "f64", "the MFMA rung the matrix units"),
+            ("amd", "gfx90a", "f32", "the MFMA rung the matrix units"),
+            ("nvidia", "sm_90", "f64", "the DMMA rung the FP64 tensor cores"),
+            // The HIP-over-CUDA test runtime: the AMD path on an NVIDIA GPU, whose rungs are NVIDIA's.
+            ("amd", "sm_90", "f64", "the DMMA rung the FP64 tensor cores"),
+        ] {
+            let r = row(platform, arch, precision);
+            let note = vendor_note(&[&r]);
+            assert!(note.contains(rung), "{platform} {arch} {precision}: {note}");
+        }
+        assert!(!vendor_note(&[&row("nvidia", "sm_90", "f32")]).contains("rung"));
+    }
 }
