@@ -28,7 +28,9 @@ pub(super) fn vendor_note(rows: &[&Row]) -> String {
     // On AMD (a gfx architecture; the HIP-over-CUDA test runtime reports an sm_ one) the matrix rung is MFMA.
     let amd = platform == "amd" && !arch.starts_with("sm_");
     let hand = match precision {
-        Precision::F32 if amd => "the hand kernels use plain (packed) FMA on the vector units, the MFMA rung the matrix units",
+        Precision::F32 if amd => {
+            "the hand kernels use plain (packed) FMA on the vector units, the MFMA rung the matrix units"
+        }
         Precision::F32 => "the hand kernels use FMA on the vector units",
         Precision::F64 if amd => "the hand kernels use FMA on the vector units, the MFMA rung the matrix units",
         Precision::F64 => "the hand kernels use FMA on the vector units, the DMMA rung the FP64 tensor cores",
