@@ -514,19 +514,7 @@ matmul,nvidia,NVIDIA H100 80GB HBM3,sm_90,32,cublas,,512,512,512,,,gpu_f64,,,,,6
         metrics.sort();
         metrics.dedup();
         let quote = |cells: Vec<String>| cells.iter().map(|c| format!("\"{c}\"")).collect::<Vec<_>>().join(",");
-        let ident = [
-            "ID",
-            "Process ID",
-            "Process Name",
-            "Host Name",
-            "Kernel Name",
-            "Context",
-            "Stream",
-            "Block Size",
-            "Grid Size",
-            "Device",
-            "CC",
-        ];
+        let ident = crate::counters::ncu::IDENTITY;
         let mut text = String::from("==PROF== Connected to process 7 (suite)\n");
         text.push_str(&quote(
             ident.iter().map(|s| s.to_string()).chain(metrics.iter().map(|m| m.to_string())).collect(),

@@ -69,7 +69,7 @@ pub fn diagnose(log: &str) -> Option<String> {
 }
 
 /// The columns that say which launch a row is: every other column is a metric.
-const IDENTITY: [&str; 11] = [
+pub const IDENTITY: [&str; 11] = [
     "ID",
     "Process ID",
     "Process Name",

@@ -442,29 +442,39 @@ impl<T: Element> Case for AutotuneCase<'_, T> {
 mod tests {
     use super::*;
 
-    /// A 32×32 product of inner size `k`, inputs drawn as the experiment draws them, seeded for repeatability.
-    struct Product {
+    /// A 32×32 product of inner size `k` in FP32 (`E` = f32) or FP64, inputs drawn as the experiment draws them,
+    /// seeded for repeatability.
+    struct Product<E> {
         k: usize,
-        a: Vec<f32>,
-        b: Vec<f32>,
+        a: Vec<E>,
+        b: Vec<E>,
     }
 
     const SIDE: usize = 32;
 
-    impl Product {
-        fn draw(k: usize, seed: u64) -> Product {
+    impl Product<f32> {
+        fn draw(k: usize, seed: u64) -> Product<f32> {
             let mut rng = fastrand::Rng::with_seed(seed);
             let a = draw_inputs(&mut rng, SIDE * k).unwrap();
             let b = draw_inputs(&mut rng, k * SIDE).unwrap();
             Product { k, a, b }
         }
+    }
 
+    impl Product<f64> {
+        fn draw(k: usize, seed: u64) -> Product<f64> {
+            let mut rng = fastrand::Rng::with_seed(seed);
+            Product { k, a: draw(&mut rng, SIDE * k).unwrap(), b: draw(&mut rng, k * SIDE).unwrap() }
+        }
+    }
+
+    impl<E: Copy> Product<E> {
         /// C computed by `dot`, given the K products of an element in order.
-        fn compute<T>(&self, dot: impl Fn(&[(f32, f32)]) -> T) -> Vec<T> {
+        fn compute<T>(&self, dot: impl Fn(&[(E, E)]) -> T) -> Vec<T> {
             let mut c = Vec::new();
             for i in 0..SIDE {
                 for j in 0..SIDE {
-                    let terms: Vec<(f32, f32)> =
+                    let terms: Vec<(E, E)> =
                         (0..self.k).map(|p| (self.a[i * self.k + p], self.b[p * SIDE + j])).collect();
                     c.push(dot(&terms));
                 }
@@ -516,7 +526,7 @@ mod tests {
     #[test]
     fn correct_fp32_products_in_any_order_pass_the_matmul_check() {
         for (seed, &k) in KS.iter().enumerate() {
-            let p = Product::draw(k, seed as u64);
+            let p = Product::<f32>::draw(k, seed as u64);
             let orders: [(&str, Vec<f32>); 3] = [
                 ("sequential", p.compute(sequential)),
                 ("reversed", p.compute(reversed)),
@@ -536,32 +546,6 @@ mod tests {
         }
     }
 
-    /// A 32×32 FP64 product of inner size `k`, inputs drawn as the experiment draws FP64 ones.
-    struct Product64 {
-        k: usize,
-        a: Vec<f64>,
-        b: Vec<f64>,
-    }
-
-    impl Product64 {
-        fn draw(k: usize, seed: u64) -> Product64 {
-            let mut rng = fastrand::Rng::with_seed(seed);
-            Product64 { k, a: draw(&mut rng, SIDE * k).unwrap(), b: draw(&mut rng, k * SIDE).unwrap() }
-        }
-
-        fn compute(&self, dot: impl Fn(&[(f64, f64)]) -> f64) -> Vec<f64> {
-            let mut c = Vec::new();
-            for i in 0..SIDE {
-                for j in 0..SIDE {
-                    let terms: Vec<(f64, f64)> =
-                        (0..self.k).map(|p| (self.a[i * self.k + p], self.b[p * SIDE + j])).collect();
-                    c.push(dot(&terms));
-                }
-            }
-            c
-        }
-    }
-
     /// FP64 FMA accumulation in order, as the FP64 vector kernels and (per k step) the DMMA rung do.
     fn sequential64(terms: &[(f64, f64)]) -> f64 {
         terms.iter().fold(0.0f64, |acc, &(x, y)| x.mul_add(y, acc))
@@ -570,7 +554,7 @@ mod tests {
     #[test]
     fn correct_fp64_products_in_any_order_pass_the_fp64_check_against_dot2() {
         for (seed, &k) in KS.iter().enumerate() {
-            let p = Product64::draw(k, 200 + seed as u64);
+            let p = Product::<f64>::draw(k, 200 + seed as u64);
             let reference = p.compute(|t| <f64 as Element>::host_dot(t.iter().copied()));
             let reversed = |t: &[(f64, f64)]| t.iter().rev().fold(0.0f64, |acc, &(x, y)| x.mul_add(y, acc));
             let blocked_tree = |t: &[(f64, f64)]| {
@@ -602,7 +586,7 @@ mod tests {
     #[test]
     fn fp32_arithmetic_a_missing_term_and_a_planted_error_fail_the_fp64_check() {
         for (seed, &k) in KS.iter().enumerate() {
-            let p = Product64::draw(k, 300 + seed as u64);
+            let p = Product::<f64>::draw(k, 300 + seed as u64);
             let reference = p.compute(|t| <f64 as Element>::host_dot(t.iter().copied()));
             let in_fp32 =
                 p.compute(|t| f64::from(t.iter().fold(0.0f32, |acc, &(x, y)| (x as f32).mul_add(y as f32, acc))));
@@ -631,7 +615,7 @@ mod tests {
     #[test]
     fn tf32_products_and_products_missing_a_term_fail_the_matmul_check() {
         for (seed, &k) in KS.iter().enumerate() {
-            let p = Product::draw(k, 100 + seed as u64);
+            let p = Product::<f32>::draw(k, 100 + seed as u64);
             let tf32_product = p.compute(|t| t.iter().fold(0.0f32, |acc, &(x, y)| tf32(x).mul_add(tf32(y), acc)));
             let missing_first = p.compute(|t| sequential(&t[1..]));
             let missing_middle = p.compute(|t| {
