@@ -100,7 +100,6 @@ impl Gpu {
         if missing.is_empty() {
             return Ok(());
         }
-        let _compile = crate::phases::enter(crate::phases::Phase::Compile);
         let props = self.device.props();
         let objects = self.store.code_objects_for_device(&missing, &props.arch, &props.arch_full);
         let mut first_error = None;
@@ -157,7 +156,6 @@ impl Gpu {
         let mut modules = self.modules.lock().map_err(|_| Error::Poisoned { source_name: key.clone() })?;
         let mut cost = None;
         if !modules.contains_key(&key) {
-            let _compile = crate::phases::enter(crate::phases::Phase::Compile);
             let start = std::time::Instant::now();
             let object = self.store.specialised(source, &self.device.props().arch, defines).map_err(|e| match e {
                 // Specialisations depend on the device's CUs: the command that makes them must say how many.

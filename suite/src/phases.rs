@@ -2,12 +2,11 @@
 //! verification, calibration, the timed repetitions, telemetry, recording) and an experiment's own (compiling and
 //! loading kernels, setting up, planning, plots), measured with the host's monotonic clock.
 //!
-//! Code marks a phase with [`enter`] (a guard that ends it when dropped) or [`scope`]; phases nest, and a phase's
+//! A run's [`PhaseClock`] is a value the runner makes and hands down in its run context: code marks a phase with
+//! [`PhaseClock::enter`] (a guard that ends it when dropped) or [`PhaseClock::scope`]; phases nest, and a phase's
 //! time is its own, without the phases entered inside it, so the phases of a span never add up to more than its
-//! wall time. The times go into a per-thread table that the runner takes ([`take`]) at the end of each point and of
-//! each stage of an experiment. The table is per thread because the runner prepares, launches and times a point on
-//! one thread; nothing here knows of experiments, so the kernel pipeline and the experiments' cases can mark their
-//! own parts (a compile, a shared input, a reference) without being handed anything.
+//! wall time. The runner takes the table ([`PhaseClock::take`]) at the end of each point and of each stage of an
+//! experiment. Nothing here knows of experiments or of results folders.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -144,68 +143,70 @@ impl Times {
     }
 }
 
-/// An open phase on this thread: when it started and how long the phases entered inside it took.
+/// An open phase: when it started and how long the phases entered inside it took.
+#[derive(Debug)]
 struct Frame {
     phase: Phase,
     start: Instant,
     nested_s: f64,
 }
 
-thread_local! {
-    /// The open phases, innermost last.
-    static STACK: RefCell<Vec<Frame>> = const { RefCell::new(Vec::new()) };
-    /// What closed phases have taken since the last [`take`].
-    static TIMES: RefCell<Times> = RefCell::new(Times::default());
+/// One run's phase clock: the phases open now (innermost last) and what closed phases have taken since the last
+/// [`PhaseClock::take`]. The runner prepares, launches and times a point on one thread, so it is not shared between
+/// threads.
+#[derive(Debug, Default)]
+pub struct PhaseClock {
+    stack: RefCell<Vec<Frame>>,
+    times: RefCell<Times>,
 }
 
-/// A phase that is open until this guard is dropped ([`enter`]).
+/// A phase that is open until this guard is dropped ([`PhaseClock::enter`]).
 #[must_use = "the phase ends when the guard is dropped"]
-pub struct Guard {
+pub struct Guard<'c> {
+    clock: &'c PhaseClock,
     /// The stack's depth under this phase: dropping the guard closes it and anything left open inside it.
     depth: usize,
 }
 
-/// Opens `phase` on this thread until the returned guard is dropped.
-pub fn enter(phase: Phase) -> Guard {
-    STACK.with(|stack| {
-        let mut stack = stack.borrow_mut();
+impl PhaseClock {
+    /// Opens `phase` until the returned guard is dropped.
+    pub fn enter(&self, phase: Phase) -> Guard<'_> {
+        let mut stack = self.stack.borrow_mut();
         let depth = stack.len();
         stack.push(Frame { phase, start: Instant::now(), nested_s: 0.0 });
-        Guard { depth }
-    })
-}
+        Guard { clock: self, depth }
+    }
 
-impl Drop for Guard {
-    fn drop(&mut self) {
-        let now = Instant::now();
-        STACK.with(|stack| {
-            let mut stack = stack.borrow_mut();
-            // Innermost first, so a phase left open inside this one (a guard kept too long) still counts once.
-            while stack.len() > self.depth {
-                let Some(frame) = stack.pop() else { break };
-                let elapsed = now.duration_since(frame.start).as_secs_f64();
-                TIMES.with(|t| t.borrow_mut().add(frame.phase, (elapsed - frame.nested_s).max(0.0)));
-                if let Some(parent) = stack.last_mut() {
-                    parent.nested_s += elapsed;
-                }
-            }
-        });
+    /// Runs `f` inside `phase`.
+    pub fn scope<T>(&self, phase: Phase, f: impl FnOnce() -> T) -> T {
+        let _guard = self.enter(phase);
+        f()
+    }
+
+    /// What the phases closed have taken since the last call, and a fresh table. Phases still open are counted when
+    /// they close.
+    pub fn take(&self) -> Times {
+        std::mem::take(&mut *self.times.borrow_mut())
     }
 }
 
-/// Runs `f` inside `phase`.
-pub fn scope<T>(phase: Phase, f: impl FnOnce() -> T) -> T {
-    let _guard = enter(phase);
-    f()
+impl Drop for Guard<'_> {
+    fn drop(&mut self) {
+        let now = Instant::now();
+        let mut stack = self.clock.stack.borrow_mut();
+        // Innermost first, so a phase left open inside this one (a guard kept too long) still counts once.
+        while stack.len() > self.depth {
+            let Some(frame) = stack.pop() else { break };
+            let elapsed = now.duration_since(frame.start).as_secs_f64();
+            self.clock.times.borrow_mut().add(frame.phase, (elapsed - frame.nested_s).max(0.0));
+            if let Some(parent) = stack.last_mut() {
+                parent.nested_s += elapsed;
+            }
+        }
+    }
 }
 
-/// What the phases closed on this thread have taken since the last call, and a fresh table. Phases still open are
-/// counted when they close.
-pub fn take() -> Times {
-    TIMES.with(|t| std::mem::take(&mut *t.borrow_mut()))
-}
-
-/// Where an experiment's host time went, as `run.json` records it for each invocation ([`crate::report::run_json`])
+/// Where an experiment's host time went, as `run.json` records it for each invocation
 /// and the runner prints it when the experiment ends.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct PhaseRecord {
@@ -295,14 +296,13 @@ impl PointLog {
     }
 
     /// Appends one point's row: its key and status, its wall time and `times`.
-    pub fn append(&self, key: &str, status: &str, wall_s: f64, times: &Times) -> Result<(), crate::report::Error> {
-        let io = |source| crate::report::Error::Io { action: "append to", path: self.path.clone(), source };
-        let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&self.path).map_err(io)?;
+    pub fn append(&self, key: &str, status: &str, wall_s: f64, times: &Times) -> std::io::Result<()> {
+        let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&self.path)?;
         // Shards of one run append to this file at once: under the lock, "empty, so write the header first" and the
         // row are one step, so exactly one header leads the file and no two rows interleave.
-        file.lock().map_err(io)?;
+        file.lock()?;
         let mut text = String::new();
-        if file.metadata().map_err(io)?.len() == 0 {
+        if file.metadata()?.len() == 0 {
             text.push_str(&csv_columns().join(","));
             text.push('\n');
         }
@@ -311,7 +311,12 @@ impl PointLog {
             text.push_str(&format!(",{:.6}", times.get(phase)));
         }
         text.push('\n');
-        file.write_all(text.as_bytes()).map_err(io)
+        file.write_all(text.as_bytes())
+    }
+
+    /// The file it appends to.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 }
 
@@ -333,41 +338,52 @@ mod tests {
         std::thread::sleep(Duration::from_millis(ms));
     }
 
+    // The sleeps bound each phase from below; nothing here bounds a time from above but the wall time around it
+    // (tests assert no timings).
     #[test]
     fn nested_phases_count_once_and_never_more_than_the_wall_time() {
-        take();
+        let clock = PhaseClock::default();
         let start = Instant::now();
-        scope(Phase::Prepare, || {
+        clock.scope(Phase::Prepare, || {
             sleep_ms(5);
-            scope(Phase::Inputs, || sleep_ms(10));
-            scope(Phase::Reference, || {
+            clock.scope(Phase::Inputs, || sleep_ms(10));
+            clock.scope(Phase::Reference, || {
                 sleep_ms(5);
-                scope(Phase::Compile, || sleep_ms(5));
+                clock.scope(Phase::Compile, || sleep_ms(5));
             });
         });
         let wall = start.elapsed().as_secs_f64();
-        let t = take();
+        let t = clock.take();
+        // Each phase has its own time and not its children's: were a child's time also its parent's, the total
+        // would pass the wall time (15 ms of children counted twice).
         assert!(t.total() <= wall, "{t:?} over {wall} s");
-        // Each phase has its own time and not its children's.
-        assert!((0.005..0.009).contains(&t.get(Phase::Prepare)), "{t:?}");
-        assert!(t.get(Phase::Inputs) >= 0.010 && t.get(Phase::Reference) >= 0.005, "{t:?}");
-        assert!(t.get(Phase::Reference) < 0.009 && t.get(Phase::Compile) >= 0.005, "{t:?}");
-        assert!(t.total() >= 0.025, "{t:?}");
-        assert_eq!(take(), Times::default(), "taken once");
+        assert!(t.get(Phase::Prepare) >= 0.005 && t.get(Phase::Inputs) >= 0.010, "{t:?}");
+        assert!(t.get(Phase::Reference) >= 0.005 && t.get(Phase::Compile) >= 0.005, "{t:?}");
+        assert_eq!(clock.take(), Times::default(), "taken once");
     }
 
     #[test]
     fn a_guard_dropped_early_closes_what_was_left_open_inside_it() {
-        take();
-        let outer = enter(Phase::Calibrate);
-        let inner = enter(Phase::Telemetry);
+        let clock = PhaseClock::default();
+        let outer = clock.enter(Phase::Calibrate);
+        let inner = clock.enter(Phase::Telemetry);
         sleep_ms(3);
         drop(outer);
         // Already closed by `outer`: dropping it now changes nothing.
         drop(inner);
-        let t = take();
-        assert!(t.get(Phase::Telemetry) >= 0.003 && t.get(Phase::Calibrate) < 0.002, "{t:?}");
-        STACK.with(|s| assert!(s.borrow().is_empty()));
+        let t = clock.take();
+        assert!(t.get(Phase::Telemetry) >= 0.003, "{t:?}");
+        assert!(t.get(Phase::Calibrate) < t.get(Phase::Telemetry), "{t:?}");
+        assert!(clock.stack.borrow().is_empty());
+    }
+
+    #[test]
+    fn two_runs_clocks_do_not_mix() {
+        let (a, b) = (PhaseClock::default(), PhaseClock::default());
+        a.scope(Phase::Verify, || b.scope(Phase::Timed, || sleep_ms(2)));
+        let (ta, tb) = (a.take(), b.take());
+        assert!(ta.get(Phase::Timed) == 0.0 && tb.get(Phase::Verify) == 0.0, "{ta:?} {tb:?}");
+        assert!(ta.get(Phase::Verify) >= 0.002 && tb.get(Phase::Timed) >= 0.002, "{ta:?} {tb:?}");
     }
 
     #[test]

@@ -20,12 +20,20 @@ pub struct RunContext<'g> {
     pub results_dir: Option<PathBuf>,
     /// What consecutive points share.
     shared: Shared,
+    /// Where the run's host time goes, phase by phase ([`crate::phases`]): the runner and the experiments' cases
+    /// mark their parts on it.
+    pub phases: crate::phases::PhaseClock,
 }
 
 impl<'g> RunContext<'g> {
     /// The context of a run on `gpu` writing into `results_dir` (`None`: a plan, which writes nothing).
     pub fn new(gpu: &'g Gpu, results_dir: Option<&Path>) -> RunContext<'g> {
-        RunContext { gpu, results_dir: results_dir.map(Path::to_path_buf), shared: Shared::default() }
+        RunContext {
+            gpu,
+            results_dir: results_dir.map(Path::to_path_buf),
+            shared: Shared::default(),
+            phases: Default::default(),
+        }
     }
 
     /// The device's properties.

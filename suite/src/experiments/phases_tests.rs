@@ -62,8 +62,7 @@ impl Experiment for PhasedSweep {
     fn prepare<'g>(&self, ctx: &RunContext<'g>, _: &Point) -> Result<Box<dyn Case + 'g>, Error> {
         std::thread::sleep(Duration::from_millis(PREPARE_MS));
         // An input drawn inside prepare, as a size's shared inputs are: its own phase, not prepare's.
-        crate::phases::scope(Phase::Inputs, || std::thread::sleep(Duration::from_millis(PREPARE_MS)));
-        let _ = ctx;
+        ctx.phases.scope(Phase::Inputs, || std::thread::sleep(Duration::from_millis(PREPARE_MS)));
         Ok(Box::new(SleepyCase))
     }
 }

@@ -14,7 +14,7 @@ use super::timing::{time_case_within, timing_record, TimedSection};
 use super::{Error, Experiment, Point, Results, RunContext, Shard};
 use crate::gpu::Gpu;
 use crate::options::RunOptions;
-use crate::phases::{self, Phase, PhaseRecord};
+use crate::phases::{self, Guard, Phase, PhaseClock, PhaseRecord};
 use crate::report::csv::{header, read_rows, Context, CsvLog, Row, Status};
 use crate::report::plot::render_png;
 use crate::report::run_json::{self, Fingerprint, Invocation};
@@ -98,17 +98,17 @@ pub fn default_out_dir(gpu: &Gpu) -> PathBuf {
 /// (unsharded) its derived tables and plots.
 pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary, Error> {
     let started = Instant::now();
-    // A fresh table of phases: what an earlier experiment (or one that stopped with an error) left is not ours.
-    phases::take();
-    // The sweep as it runs on this device (its code objects read where they decide it: compile and plan phases).
-    let settled = phases::scope(Phase::Plan, || exp.on_device(gpu))?;
-    let exp = settled.as_deref().unwrap_or(exp);
+    // The run's context, with its own phase clock: what an earlier experiment left is not in it.
     let ctx = RunContext::new(gpu, Some(&opts.out_dir));
+    let clock = &ctx.phases;
+    // The sweep as it runs on this device (its code objects read where they decide it: the plan phase).
+    let settled = clock.scope(Phase::Plan, || exp.on_device(gpu))?;
+    let exp = settled.as_deref().unwrap_or(exp);
     let results = exp.results();
     let props = gpu.device.props();
-    // Compiled in parallel where the cache lacks them; loaded in order (the compile phase).
-    gpu.load_all(exp.sources())?;
-    let setup = phases::enter(Phase::Setup);
+    // Compiled in parallel where the cache lacks them; loaded in order.
+    clock.scope(Phase::Compile, || gpu.load_all(exp.sources()))?;
+    let setup = clock.enter(Phase::Setup);
     // Everything that makes rows comparable goes into the fingerprint; the shard does not (shards share it).
     let options = serde_json::json!({
         exp.name(): exp.options(props),
@@ -148,7 +148,7 @@ pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary
     let invocation_index = run_json::record(&opts.out_dir, props, invocation)?;
     drop(setup);
 
-    let points = phases::scope(Phase::Plan, || plan_in(&ctx, exp, opts));
+    let points = clock.scope(Phase::Plan, || plan_in(&ctx, exp, opts));
     let to_run: Vec<&Planned> = points.iter().filter(|p| log.recorded(&p.point.key).is_none()).collect();
     let seconds: f64 = to_run.iter().map(|p| p.estimate_s).sum();
     let skipped = points.len() - to_run.len();
@@ -171,7 +171,7 @@ pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary
     bar.set_prefix(exp.name());
     let mut summary = Summary::default();
     let mut record = PhaseRecord::default();
-    record.outside_points_s.add_all(&phases::take());
+    record.outside_points_s.add_all(&clock.take());
     let phases_csv = phases::PointLog::new(&opts.out_dir, invocation_index, exp.name(), opts.shard);
     for point in &points {
         if let Some(status) = log.recorded(&point.key) {
@@ -193,7 +193,7 @@ pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary
             Status::Error => summary.error += 1,
             Status::Invalid => summary.invalid += 1,
         }
-        phases::scope(Phase::Record, || -> Result<(), Error> {
+        clock.scope(Phase::Record, || -> Result<(), Error> {
             log.append(&row)?;
             let line = describe(results, &row);
             if bar.is_hidden() {
@@ -204,18 +204,20 @@ pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary
             bar.inc(1);
             Ok(())
         })?;
-        let mut times = phases::take();
+        let mut times = clock.take();
         let wall_s = point_started.elapsed().as_secs_f64();
         // The phases row itself is written after its times were taken: its cost goes to the totals' record phase
         // (and the wall time of the points), not to its own row.
         let written = Instant::now();
-        phases_csv.append(&point.key, row.status.as_str(), wall_s, &times)?;
+        phases_csv.append(&point.key, row.status.as_str(), wall_s, &times).map_err(|source| {
+            crate::report::Error::Io { action: "append to", path: phases_csv.path().to_path_buf(), source }
+        })?;
         let write_s = written.elapsed().as_secs_f64();
         times.add(Phase::Record, write_s);
         record.add_point(&times, wall_s + write_s);
     }
     bar.finish_and_clear();
-    phases::scope(Phase::Setup, || -> Result<(), Error> {
+    clock.scope(Phase::Setup, || -> Result<(), Error> {
         if let Some(end) = telemetry.reading() {
             run_json::record_telemetry_end(&opts.out_dir, props, invocation_index, exp.name(), end)?;
         }
@@ -224,12 +226,12 @@ pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary
     // Plots are drawn from the whole CSV, so a resumed run plots the earlier rows too; a shard's CSV holds only its
     // points, so shards are plotted after `suite merge`.
     if opts.shard.is_none() {
-        let _plots = phases::enter(Phase::Plots);
+        let _plots = clock.enter(Phase::Plots);
         for path in render_plots(results, &csv_path, &opts.out_dir)? {
             eprintln!("plot: {}", path.display());
         }
     }
-    record.outside_points_s.add_all(&phases::take());
+    record.outside_points_s.add_all(&clock.take());
     record.wall_s = started.elapsed().as_secs_f64();
     eprintln!("{}", record.line(exp.name()));
     run_json::record_phases(&opts.out_dir, props, invocation_index, exp.name(), record)?;
@@ -410,19 +412,19 @@ fn time_point(
     telemetry: &mut PointTelemetry,
     row: &mut Row,
 ) -> Result<(), Error> {
-    let gpu = ctx.gpu;
-    let mut case = phases::scope(Phase::Prepare, || exp.prepare(ctx, point))?;
+    let (gpu, clock) = (ctx.gpu, &ctx.phases);
+    let mut case = clock.scope(Phase::Prepare, || exp.prepare(ctx, point))?;
     for (column, value) in case.resolved_params() {
         if let Some(i) = exp.results().param_columns().iter().position(|c| *c == column) {
             row.params[i] = value;
         }
     }
-    phases::scope(Phase::FirstLaunch, || -> Result<(), Error> {
+    clock.scope(Phase::FirstLaunch, || -> Result<(), Error> {
         case.launch()?;
         gpu.device.synchronize()?;
         Ok(())
     })?;
-    let check = phases::scope(Phase::Verify, || case.verify())?;
+    let check = clock.scope(Phase::Verify, || case.verify())?;
     row.max_rel_err = Some(check.max_rel_err);
     row.tolerance = Some(check.tolerance);
     if !check.passed() {
@@ -432,7 +434,7 @@ fn time_point(
     }
     let l2 = gpu.device.props().l2_bytes;
     row.l2_resident = case.footprint_bytes().zip(l2).map(|(bytes, l2)| bytes <= l2);
-    let (timed, clocks) = time_sampled(gpu.device.as_ref(), case.as_mut(), opts, telemetry)?;
+    let (timed, clocks) = time_sampled(gpu.device.as_ref(), case.as_mut(), opts, telemetry, clock)?;
     let rate = timed
         .stats
         .giga_per_second(case.work())
@@ -442,40 +444,42 @@ fn time_point(
 }
 
 /// Times a verified case ([`time_case_within`]) with the GPU's clocks sampled during its timed repetitions, and
-/// what the readings came to.
+/// what the readings came to; the phases go on the run's `clock`.
 pub(super) fn time_sampled(
     dev: &dyn crate::device::Device,
     case: &mut dyn super::Case,
     opts: &RunOptions,
     telemetry: &mut PointTelemetry,
+    clock: &PhaseClock,
 ) -> Result<(super::Timed, PointClocks), Error> {
-    let mut section = PhasedSection { telemetry, open: Some(phases::enter(Phase::Calibrate)) };
+    let mut section = PhasedSection { telemetry, clock, open: Some(clock.enter(Phase::Calibrate)) };
     let timed = time_case_within(dev, case, opts, &mut section);
     drop(section.open.take());
     // Before `?`: a repetition that failed leaves the sampler running.
-    let clocks = phases::scope(Phase::Telemetry, || telemetry.finish_point());
+    let clocks = clock.scope(Phase::Telemetry, || telemetry.finish_point());
     Ok((timed?, clocks))
 }
 
 /// The telemetry's section around the timed repetitions, which also moves the point's phase on: calibration (the
 /// sizing launches, the capture, the warm-up) until it begins, the timed repetitions until it ends, and the
 /// sampler's own start and stop as telemetry.
-struct PhasedSection<'t> {
+struct PhasedSection<'t, 'c> {
     telemetry: &'t mut PointTelemetry,
+    clock: &'c PhaseClock,
     /// The phase open now.
-    open: Option<phases::Guard>,
+    open: Option<Guard<'c>>,
 }
 
-impl TimedSection for PhasedSection<'_> {
+impl TimedSection for PhasedSection<'_, '_> {
     fn begin(&mut self) {
         self.open = None;
-        phases::scope(Phase::Telemetry, || self.telemetry.begin());
-        self.open = Some(phases::enter(Phase::Timed));
+        self.clock.scope(Phase::Telemetry, || self.telemetry.begin());
+        self.open = Some(self.clock.enter(Phase::Timed));
     }
 
     fn end(&mut self) {
         self.open = None;
-        phases::scope(Phase::Telemetry, || self.telemetry.end());
+        self.clock.scope(Phase::Telemetry, || self.telemetry.end());
     }
 }
 

@@ -570,7 +570,8 @@ fn sampled_row(mut telemetry: PointTelemetry) -> BTreeMap<String, String> {
     // 0.5 ms of host time per launch: 7 repetitions of 2 launches keep the sampler busy for 7 ms or more.
     let dev = fake(Capture::Works, 0.0, 0.5, 0.0);
     let mut case = CountingCase { dev: &dev, launches: Arc::new(AtomicU32::new(0)), sleep_us: 500 };
-    let (timed, clocks) = runner::time_sampled(&dev, &mut case, &options(Timing::Stream), &mut telemetry).unwrap();
+    let (timed, clocks) =
+        runner::time_sampled(&dev, &mut case, &options(Timing::Stream), &mut telemetry, &Default::default()).unwrap();
     assert!(!format!("{telemetry:?}").is_empty());
     let mut row = crate::report::csv::Row {
         params: vec![],
@@ -672,7 +673,9 @@ fn a_failed_repetition_stops_the_sampler_and_run_json_gets_the_source_and_readin
     // Events that see no time fail the point after its repetitions: the sampler is stopped, nothing is summarised.
     let (mut telemetry, readings) = fixture(reading(1980, 1.0, 1.0, &[]), reading(1980, 1.0, 1.0, &[]), false);
     let dev = fake(Capture::Works, 0.0, 0.0, 0.0);
-    let err = runner::time_sampled(&dev, &mut FakeCase(&dev), &options(Timing::Graph), &mut telemetry).unwrap_err();
+    let err =
+        runner::time_sampled(&dev, &mut FakeCase(&dev), &options(Timing::Graph), &mut telemetry, &Default::default())
+            .unwrap_err();
     assert!(err.to_string().contains("saw no time"), "{err}");
     let after = readings.load(Ordering::SeqCst);
     std::thread::sleep(std::time::Duration::from_millis(20));

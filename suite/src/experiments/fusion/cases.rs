@@ -12,7 +12,7 @@ use crate::device::{Arg, Buffer, Kernel, LaunchConfig};
 use crate::experiments::{Case, Clock, Error, Point, RunContext};
 use crate::gpu::Gpu;
 use crate::patterns::{Geometry, GROUP_SIZE};
-use crate::phases::{self, Phase};
+use crate::phases::{Phase, PhaseClock};
 use crate::precision::Precision;
 use crate::verify::{self, Verification};
 
@@ -78,7 +78,7 @@ fn prepare_of<'g, T: Scalar>(
     let partials = dev.alloc_buffer::<T>(geometry.groups as usize)?;
     let done = dev.alloc_buffer::<u32>(1)?;
     dev.fill_bytes(done.raw(), 0)?;
-    let (mut want, mut scale) = inputs.reference(op);
+    let (mut want, mut scale) = inputs.reference(op, &ctx.phases);
     // Rounding of the terms themselves: products (dot) and temporaries (stored in the element type, exact for the
     // identity and |x| the unfused forms store); |x| and x are exact.
     let term_rounding = if op == Op::Dot { element.unit_roundoff() } else { 0.0 };
@@ -110,7 +110,9 @@ fn prepare_of<'g, T: Scalar>(
             args.extend([partials.arg(), done.arg(), result.arg(), Arg::U32(geometry.n)]);
             let mut kernels = Vec::new();
             for symbol in &rendered.kernels {
-                let (kernel, cost) = gpu.specialised_kernel(&rendered.source(), &defines, symbol)?;
+                let (kernel, cost) = ctx
+                    .phases
+                    .scope(Phase::Compile, || gpu.specialised_kernel(&rendered.source(), &defines, symbol))?;
                 if let (Some(cost), false, Some(dir)) = (cost, defines.is_empty(), &ctx.results_dir) {
                     let (_, cached_ms) = gpu.specialised_lookup_ms(&rendered.source(), &defines)?;
                     let origin = match cost.origin {
@@ -140,7 +142,7 @@ fn prepare_of<'g, T: Scalar>(
             depth = (n as u64).div_ceil(256) + 2 * u64::from((n as u64).next_power_of_two().ilog2());
             if op == Op::Sum {
                 // sasum (dasum) stands in: same bytes read, its own result Σ|x|.
-                (want, scale) = inputs.reference(Op::Asum);
+                (want, scale) = inputs.reference(Op::Asum, &ctx.phases);
             }
             Work::Vendor(op)
         }
@@ -174,8 +176,8 @@ pub(super) struct Inputs<T: Scalar> {
 }
 
 impl<T: Scalar> Inputs<T> {
-    pub(super) fn new(gpu: &Gpu, n: usize) -> Result<Inputs<T>, Error> {
-        let _inputs = phases::enter(Phase::Inputs);
+    pub(super) fn new(gpu: &Gpu, n: usize, clock: &PhaseClock) -> Result<Inputs<T>, Error> {
+        let _inputs = clock.enter(Phase::Inputs);
         let mut rng = fastrand::Rng::new();
         let host_x: Vec<T> = (0..n).map(|_| T::draw(&mut rng)).collect();
         let host_y: Vec<T> = (0..n).map(|_| T::draw(&mut rng)).collect();
@@ -185,11 +187,11 @@ impl<T: Scalar> Inputs<T> {
 
     /// `op`'s value on the host and Σ|terms| ([`crate::patterns::Program::reference`] of its fused program in this
     /// precision), computed on first use.
-    fn reference(&self, op: Op) -> (f64, f64) {
+    fn reference(&self, op: Op, clock: &PhaseClock) -> (f64, f64) {
         if let Some(&r) = self.references.borrow().get(op.name()) {
             return r;
         }
-        let _reference = phases::enter(Phase::Reference);
+        let _reference = clock.enter(Phase::Reference);
         let program = op.program(true).expect("every operation has a fused program").with_element(T::ELEMENT);
         let host: Vec<&[T]> = if op == Op::Dot { vec![&self.host_x, &self.host_y] } else { vec![&self.host_x] };
         let r = program.reference(&host);

@@ -278,7 +278,7 @@ impl FusionSweep {
     /// The inputs of size `n` in `T`'s precision, made once and kept in the run's shared slot while the sweep stays
     /// at that size and precision.
     fn inputs<T: cases::Scalar>(ctx: &RunContext, n: usize) -> Result<Rc<Inputs<T>>, Error> {
-        ctx.shared(|i: &Inputs<T>| i.host_x.len() == n, || Inputs::new(ctx.gpu, n))
+        ctx.shared(|i: &Inputs<T>| i.host_x.len() == n, || Inputs::new(ctx.gpu, n, &ctx.phases))
     }
 
     /// The precisions asked for, in the order asked (names checked by [`Sweep::check`]).

@@ -11,7 +11,7 @@ use crate::device::{Arg, Buffer, Device, Kernel, LaunchConfig, RawAlloc};
 use crate::experiments::{Case, Error};
 use crate::gpu::Gpu;
 use crate::measure::matmul_flops;
-use crate::phases::{self, Phase};
+use crate::phases::{Phase, PhaseClock};
 use crate::precision::Precision;
 use crate::verify::{self, Verification};
 
@@ -140,21 +140,21 @@ pub(super) struct Inputs<T: Element> {
 
 impl<T: Element> Inputs<T> {
     /// Draws the inputs, runs the reference kernel and checks it against the host at [`HOST_SAMPLES`] elements.
-    pub(super) fn new(gpu: &Gpu, shape: Shape) -> Result<Inputs<T>, Error> {
+    pub(super) fn new(gpu: &Gpu, shape: Shape, clock: &PhaseClock) -> Result<Inputs<T>, Error> {
         let dev = gpu.device.as_ref();
         let (free, total) = dev.memory_info()?;
         let bytes = shape.bytes_for(T::PRECISION).unwrap_or(u64::MAX);
         if bytes > free {
             return Err(Error::Device(crate::device::Error::OutOfMemory { requested: bytes, free, total }));
         }
-        let inputs = phases::enter(Phase::Inputs);
+        let inputs = clock.enter(Phase::Inputs);
         let mut rng = fastrand::Rng::new();
         let host_a: Vec<T> = draw(&mut rng, shape.m * shape.k)?;
         let host_b: Vec<T> = draw(&mut rng, shape.k * shape.n)?;
         let a = dev.upload(&host_a)?;
         let b = dev.upload(&host_b)?;
         drop(inputs);
-        let _reference = phases::enter(Phase::Reference);
+        let _reference = clock.enter(Phase::Reference);
         let c = dev.alloc_buffer::<T>(shape.m * shape.n)?;
         dev.fill_bytes(c.raw(), 0xff)?;
         let kernel = gpu.kernel("matmul", T::REFERENCE_SYMBOL)?;

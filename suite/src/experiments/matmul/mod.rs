@@ -637,7 +637,7 @@ fn prepare_in<'g, T: Element>(
     candidates: Vec<(&'static Variant, Option<u32>)>,
 ) -> Result<Box<dyn Case + 'g>, Error> {
     let gpu = ctx.gpu;
-    let inputs = ctx.shared(|i: &Inputs<T>| i.shape == shape, || Inputs::<T>::new(gpu, shape))?;
+    let inputs = ctx.shared(|i: &Inputs<T>| i.shape == shape, || Inputs::<T>::new(gpu, shape, &ctx.phases))?;
     match slot {
         Slot::Vendor => Ok(Box::new(VendorCase::new(gpu, inputs)?)),
         Slot::Kernel(v) => {
