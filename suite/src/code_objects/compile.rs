@@ -164,24 +164,31 @@ pub(crate) fn search_path(path_var: &OsString, program: &str) -> Option<PathBuf>
     std::env::split_paths(path_var).map(|dir| dir.join(program)).find(|p| p.is_file())
 }
 
+/// `path` as a file to run: a bare name (`clang++-15`) is looked up on `PATH`, so the compiler's recorded path is
+/// where it really is.
+pub(crate) fn resolve(path: &Path, env: &dyn Fn(&str) -> Option<OsString>) -> std::result::Result<PathBuf, String> {
+    let resolved = if path.components().count() == 1 {
+        env("PATH").and_then(|p| search_path(&p, &path.to_string_lossy())).ok_or("not found on PATH")?
+    } else {
+        path.to_path_buf()
+    };
+    if !resolved.is_file() {
+        return Err("no such file".to_string());
+    }
+    Ok(resolved)
+}
+
 /// Runs `path --version` and recognises the output; the error says why the candidate was rejected.
 pub(crate) fn probe(
     kind: CompilerKind,
     path: &Path,
     env: &dyn Fn(&str) -> Option<OsString>,
 ) -> std::result::Result<Compiler, String> {
-    // A bare name (`clang++-15`) is resolved here, so the compiler's recorded path is where it really is.
-    let resolved = if path.components().count() == 1 {
-        env("PATH").and_then(|p| search_path(&p, &path.to_string_lossy())).ok_or("not found on PATH")?
-    } else {
-        path.to_path_buf()
-    };
+    let resolved = resolve(path, env)?;
     let path = resolved.as_path();
-    if !path.is_file() {
-        return Err("no such file".to_string());
-    }
     if kind == CompilerKind::ZigClang {
-        return super::zig::probe(path, env);
+        // zig's version and flags come from two commands and the machine's HIP install: code_objects/zig.rs.
+        return Err("zig's clang is probed by find_zig".to_string());
     }
     let mut cmd = Command::new(path);
     cmd.arg("--version");
@@ -321,7 +328,7 @@ pub(crate) fn compile_with_flags(
     let output_name = format!("{}.{arch}.out", source.name);
 
     if compiler.kind == CompilerKind::ZigClang {
-        super::zig::write_linker(&compiler.path, work.path())?;
+        write_linker(&compiler.path, work.path())?;
     }
     let mut cmd = Command::new(&compiler.path);
     cmd.args(compiler.kind.subcommand());
@@ -378,6 +385,42 @@ fn shell_line(compiler: &Compiler, flags: &[String], input: &str, output: &str, 
     words.extend(flags.iter().cloned());
     words.extend([input.to_string(), "-o".to_string(), output.to_string()]);
     format!("(cd {} && {env}{})", dir.display(), words.join(" "))
+}
+
+/// The folder, in a compile's own temporary folder, where zig's clang finds its linker (`-Bzig-lld`, relative, so
+/// the flags and the cache key are the same from one compile to the next): zig carries lld's ELF driver as `zig
+/// ld.lld`, not as an `lld` program (code_objects/zig.rs).
+pub(crate) const LINKER_DIR: &str = "zig-lld";
+
+/// The linker scripts' text: drop the `-flavor gnu` that clang's HIP toolchain passes, and run `zig ld.lld`.
+pub fn linker_script(zig: &Path) -> String {
+    // Single quotes keep every byte of the path; a quote in it is closed, escaped and reopened.
+    let quoted = format!("'{}'", zig.display().to_string().replace('\'', r"'\''"));
+    format!(
+        "#!/bin/sh\n# Written by the suite (code_objects/compile.rs): clang's HIP toolchain runs `lld -flavor gnu ...`; \
+         zig's lld is `zig ld.lld`, which takes no -flavor.\nif [ \"$1\" = \"-flavor\" ]; then shift 2; fi\nexec \
+         {quoted} ld.lld \"$@\"\n"
+    )
+}
+
+/// Writes the linker scripts (`lld` and `ld.lld`, see [`linker_script`]) into `<work>/zig-lld`, executable, for a
+/// compile that runs in `work` with `-Bzig-lld`.
+pub(crate) fn write_linker(zig: &Path, work: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = work.join(LINKER_DIR);
+    let io = |action: &'static str, path: &Path| {
+        let path = path.to_path_buf();
+        move |source| Error::Io { action, path, source, hint: ": check that TMPDIR is writable and has space" }
+    };
+    std::fs::create_dir_all(&dir).map_err(io("create", &dir))?;
+    let text = linker_script(zig);
+    for name in ["lld", "ld.lld"] {
+        let path = dir.join(name);
+        std::fs::write(&path, &text).map_err(io("write", &path))?;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+            .map_err(io("make executable", &path))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@
 //! The linker: clang's HIP toolchain links each device object with `lld -flavor gnu ...`, looked up in the `-B`
 //! folders and beside clang. zig has no `lld` program; it carries lld's ELF driver as `zig ld.lld`, which takes no
 //! `-flavor`. So every compile writes `zig-lld/lld` (and `zig-lld/ld.lld`, the name other clang toolchains ask
-//! for) into its own temporary folder (`write_linker`): a shell script that drops `-flavor gnu` and runs `zig
+//! for) into its own temporary folder (`compile::write_linker`): a shell script that drops `-flavor gnu` and runs `zig
 //! ld.lld`. `-Bzig-lld` is relative (each compile runs in its folder), so the flags, and the cache key, are the
 //! same from one compile to the next.
 //!
@@ -31,14 +31,11 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::compile::{parse_clang_version, search_path, Compiler, CompilerKind};
+use super::compile::{parse_clang_version, resolve, search_path, Compiler, CompilerKind, LINKER_DIR};
 use super::{Error, Result};
 
 /// The wheel the test command installs (scripts/install-test-deps.sh), for messages.
 pub const ZIG_WHEEL: &str = "ziglang==0.13.0";
-
-/// The `-B` folder each compile writes the linker scripts into, relative to the compile's temporary folder.
-const LINKER_DIR: &str = "zig-lld";
 
 /// Finds zig's clang: `$ZIG`, the `ziglang` wheel of `$PYTHON` (else `python3`), `zig` on `PATH`. The first that
 /// runs `zig version` and `zig clang --version` and finds ROCm's HIP headers and device libraries wins; the error
@@ -58,7 +55,7 @@ pub(crate) fn find_zig_with(env: &dyn Fn(&str) -> Option<OsString>) -> Result<Co
                 continue;
             }
         };
-        match super::compile::probe(CompilerKind::ZigClang, &path, env) {
+        match resolve(&path, env).and_then(|path| probe(&path, env)) {
             Ok(compiler) => return Ok(compiler),
             Err(why) => tried.push((format!("{label} = {}", path.display()), why)),
         }
@@ -95,7 +92,8 @@ fn wheel_zig(python: &OsString) -> std::result::Result<PathBuf, String> {
     Ok(dir.join("zig"))
 }
 
-/// [`super::compile::probe`] for zig: its version and its clang's, and the flags this machine needs.
+/// What `super::compile::probe` finds of other compilers, for zig: its version and its clang's, and the flags this
+/// machine needs.
 pub(crate) fn probe(path: &Path, env: &dyn Fn(&str) -> Option<OsString>) -> std::result::Result<Compiler, String> {
     let run = |args: &[&str]| -> std::result::Result<String, String> {
         let out = Command::new(path).args(args).output().map_err(|e| format!("cannot run it: {e}"))?;
@@ -175,40 +173,10 @@ fn resource_flags(zig: &Path) -> std::result::Result<Vec<String>, String> {
     Ok(vec!["-resource-dir".into(), lib.display().to_string(), "-isystem".into(), include.display().to_string()])
 }
 
-/// The linker scripts' text: drop the `-flavor gnu` that clang's HIP toolchain passes, and run `zig ld.lld`.
-pub fn linker_script(zig: &Path) -> String {
-    // Single quotes keep every byte of the path; a quote in it is closed, escaped and reopened.
-    let quoted = format!("'{}'", zig.display().to_string().replace('\'', r"'\''"));
-    format!(
-        "#!/bin/sh\n# Written by the suite (code_objects/zig.rs): clang's HIP toolchain runs `lld -flavor gnu ...`; \
-         zig's lld is `zig ld.lld`, which takes no -flavor.\nif [ \"$1\" = \"-flavor\" ]; then shift 2; fi\nexec \
-         {quoted} ld.lld \"$@\"\n"
-    )
-}
-
-/// Writes the linker scripts (`lld` and `ld.lld`, see [`linker_script`]) into `<work>/zig-lld`, executable, for a
-/// compile that runs in `work` with `-Bzig-lld`.
-pub(crate) fn write_linker(zig: &Path, work: &Path) -> Result<()> {
-    use std::os::unix::fs::PermissionsExt as _;
-    let dir = work.join(LINKER_DIR);
-    let io = |action: &'static str, path: &Path| {
-        let path = path.to_path_buf();
-        move |source| Error::Io { action, path, source, hint: ": check that TMPDIR is writable and has space" }
-    };
-    std::fs::create_dir_all(&dir).map_err(io("create", &dir))?;
-    let text = linker_script(zig);
-    for name in ["lld", "ld.lld"] {
-        let path = dir.join(name);
-        std::fs::write(&path, &text).map_err(io("write", &path))?;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
-            .map_err(io("make executable", &path))?;
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::code_objects::compile::write_linker;
     use crate::code_objects::{check_arch, compile, flags, source, Format};
     use crate::device::Arch;
 
