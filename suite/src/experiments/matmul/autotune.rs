@@ -135,8 +135,8 @@ pub(super) fn autotune<'g, T: Element>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiments::matmul::ladder::default_kernels;
     use crate::experiments::matmul::rungs::VARIANTS;
+    use crate::experiments::matmul::selection::default_kernels;
 
     /// The table's default set for `arch` in `precision` (what a device without AMD metadata uses).
     fn table(arch: &str, precision: Precision) -> Vec<&'static Variant> {

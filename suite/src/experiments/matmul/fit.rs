@@ -21,8 +21,9 @@
 
 use std::fmt;
 
-use super::ladder::{default_names, owned, select_kernels, Variant};
+use super::ladder::Variant;
 use super::rungs::VARIANTS;
+use super::selection::{default_names, owned, select_kernels};
 use crate::code_objects::AmdKernelMeta;
 use crate::device::Platform;
 use crate::experiments::Error;

@@ -5,7 +5,6 @@
 
 use serde::Serialize;
 
-use super::rungs::{ARCH_DEFAULTS, VARIANTS};
 use super::shape::Shape;
 use crate::options::{Memory, MAX_GROUPS_X};
 use crate::peaks::Unit;
@@ -113,7 +112,7 @@ pub enum Arith {
 }
 
 /// One matmul kernel: its symbol, launch geometry, size requirements, precisions, unit and where it exists. CLI
-/// values, CSV rows, plots and tests all come from this table ([`VARIANTS`]); the order is the ladder.
+/// values, CSV rows, plots and tests all come from this table (`rungs::VARIANTS`); the order is the ladder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Variant {
     /// Name on the command line and in the CSV, e.g. `tiled_m16`.
@@ -400,7 +399,7 @@ fn req_text(r: Multiples) -> String {
 }
 
 /// The default kernel sets of the architectures whose names start with one of `arch_prefixes` (first match in
-/// [`ARCH_DEFAULTS`] wins), when `--kernels` (and for FP64 `--f64-kernels`) is not given.
+/// `rungs::ARCH_DEFAULTS` wins), when `--kernels` (and for FP64 `--f64-kernels`) is not given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct ArchKernels {
     /// Prefixes of the architecture name, e.g. `gfx90` matches gfx908 and gfx90a.
@@ -413,80 +412,11 @@ pub struct ArchKernels {
     pub why: &'static str,
 }
 
-/// The `--kernels` names of `arch`'s default set in `precision` (see [`ARCH_DEFAULTS`]); none (every kernel) where no
-/// row matches.
-pub fn default_names(arch: &str, precision: Precision) -> &'static [&'static str] {
-    ARCH_DEFAULTS.iter().find(|d| d.arch_prefixes.iter().any(|p| arch.starts_with(p))).map_or(
-        &[],
-        |d| match precision {
-            Precision::F32 => d.kernels,
-            Precision::F64 => d.f64_kernels,
-        },
-    )
-}
-
-/// The default kernels for `arch` in `precision` (see [`ARCH_DEFAULTS`]), restricted to the tile sizes `tiles` (all
-/// if empty).
-pub fn default_kernels(
-    arch: &str,
-    precision: Precision,
-    tiles: &[u32],
-) -> Result<Vec<&'static Variant>, crate::options::Error> {
-    select_kernels(&owned(default_names(arch, precision)), tiles)
-}
-
-/// Names as `--kernels` holds them.
-pub fn owned(names: &[&str]) -> Vec<String> {
-    names.iter().map(|n| n.to_string()).collect()
-}
-
-/// Whether no kernel of `family` can run in `precision` on `arch` (the whole rung lacks an instance or is not
-/// compiled there): its rows then say so once per size, not once per shape.
-pub fn family_absent(family: &str, precision: Precision, arch: &str) -> bool {
-    VARIANTS.iter().filter(|v| v.family == family).all(|v| v.problem_on(precision, arch).is_some())
-}
-
-/// Selects kernels by name or family (`tiled` = every tile size in `tiles`), in ladder order.
-pub fn select_kernels(names: &[String], tiles: &[u32]) -> Result<Vec<&'static Variant>, crate::options::Error> {
-    for t in tiles {
-        if !VARIANTS.iter().any(|v| v.tile_m == Some(*t)) {
-            let have: Vec<String> = VARIANTS.iter().filter_map(|v| v.tile_m).map(|m| m.to_string()).collect();
-            return Err(crate::options::Error {
-                flag: "--tiles",
-                problem: format!(
-                    "no tiled kernel with M = {t} (M x M items per group); available: {}",
-                    have.join(", ")
-                ),
-            });
-        }
-    }
-    for name in names {
-        if !VARIANTS.iter().any(|v| v.name == name || v.family == name) {
-            let mut known: Vec<&str> = VARIANTS.iter().map(|v| v.name).collect();
-            known.extend(VARIANTS.iter().map(|v| v.family).filter(|f| !known.contains(f)).collect::<Vec<_>>());
-            return Err(crate::options::Error {
-                flag: "--kernels",
-                problem: format!("unknown kernel `{name}`; available: {}", known.join(", ")),
-            });
-        }
-    }
-    Ok(selected(names, tiles))
-}
-
-/// The kernels `names` select, in ladder order, unchecked: a kernel by its name, or a family's kernels within the
-/// tile sizes `tiles` (all if empty); every kernel within `tiles` if `names` is empty. A name or tile size no kernel
-/// has selects nothing ([`select_kernels`] refuses them).
-pub fn selected(names: &[String], tiles: &[u32]) -> Vec<&'static Variant> {
-    let tile_ok = |v: &Variant| v.tile_m.is_none_or(|m| tiles.is_empty() || tiles.contains(&m));
-    if names.is_empty() {
-        return VARIANTS.iter().filter(|v| tile_ok(v)).collect();
-    }
-    VARIANTS.iter().filter(|v| names.iter().any(|n| n == v.name || (n == v.family && tile_ok(v)))).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::experiments::matmul::rungs::VARIANTS;
+    use crate::experiments::matmul::selection::{family_absent, select_kernels};
     use crate::experiments::matmul::shape::KERNEL_DIM_MAX;
     use crate::options::MAX_GROUPS_YZ;
 

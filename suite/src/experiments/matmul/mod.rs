@@ -26,6 +26,7 @@ mod headlines;
 mod ladder;
 mod plots;
 mod rungs;
+mod selection;
 mod shape;
 
 use std::collections::BTreeMap;
@@ -48,11 +49,11 @@ pub use cases::{draw, draw_inputs, multiply};
 pub use compare::MatmulComparison;
 pub use fit::DeviceSet;
 pub use ladder::{
-    default_kernels, default_names, family_absent, point_problem, select_kernels, selected, split_k_for, ArchKernels,
-    Arith, Exists, Instance, Multiples, Plan, Schedule, Variant, MAX_SPLIT_K,
+    point_problem, split_k_for, ArchKernels, Arith, Exists, Instance, Multiples, Plan, Schedule, Variant, MAX_SPLIT_K,
 };
 pub use plots::plots;
 pub use rungs::{ARCH_DEFAULTS, VARIANTS};
+pub use selection::{default_kernels, default_names, family_absent, select_kernels, selected};
 pub use shape::{Shape, KERNEL_DIM_MAX};
 
 /// The sweep: precisions × sizes × kernels, with the vendor BLAS and the autotune step at every size. Its fields are
@@ -191,7 +192,7 @@ impl MatmulSweep {
     pub fn new(sizes: Vec<Shape>, kernels: &[&str], vendor: bool) -> MatmulSweep {
         MatmulSweep {
             sizes,
-            kernels: ladder::owned(kernels),
+            kernels: selection::owned(kernels),
             no_vendor: !vendor,
             no_autotune: true,
             precision: vec![Precision::F32],
@@ -210,7 +211,7 @@ impl MatmulSweep {
         if !precision.contains(&Precision::F64) {
             precision.push(Precision::F64);
         }
-        MatmulSweep { precision, f64_sizes: sizes, f64_kernels: ladder::owned(kernels), ..self }
+        MatmulSweep { precision, f64_sizes: sizes, f64_kernels: selection::owned(kernels), ..self }
     }
 
     /// This sweep in FP64 only, at its FP64 sizes and kernels.
@@ -265,7 +266,7 @@ impl MatmulSweep {
     fn default_set(&self, arch: &str, precision: Precision) -> Vec<String> {
         match &self.device_set {
             Some(set) => set.names(precision).to_vec(),
-            None => ladder::owned(default_names(arch, precision)),
+            None => selection::owned(default_names(arch, precision)),
         }
     }
 

@@ -363,7 +363,7 @@ mod tests {
     use super::*;
     use crate::code_objects::{self, test_support, KernelStore};
     use crate::device::{Arch, Platform};
-    use crate::experiments::matmul::ladder::{default_kernels, select_kernels};
+    use crate::experiments::matmul::selection::{default_kernels, select_kernels};
     use crate::precision::Precision;
     use crate::static_inspection::{self, Row, Target};
 
