@@ -10,8 +10,6 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::io::Write as _;
-use std::path::Path;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -280,53 +278,21 @@ pub fn csv_columns() -> Vec<String> {
     fixed.into_iter().chain(POINT_PHASES.iter().map(|p| format!("{}_s", p.name()))).collect()
 }
 
-/// Appends the points of one invocation to [`PHASES_CSV`] in a results folder.
-#[derive(Debug, Clone)]
-pub struct PointLog {
-    path: std::path::PathBuf,
-    /// The row's first three columns, quoted where needed.
-    prefix: String,
-}
-
-impl PointLog {
-    /// The log of invocation `invocation` (its index in run.json) of `experiment` (shard `shard`) in `dir`.
-    pub fn new(dir: &Path, invocation: usize, experiment: &str, shard: Option<crate::options::Shard>) -> PointLog {
-        let shard = shard.map(|s| s.to_string()).unwrap_or_default();
-        PointLog { path: dir.join(PHASES_CSV), prefix: format!("{invocation},{},{}", field(experiment), field(&shard)) }
-    }
-
-    /// Appends one point's row: its key and status, its wall time and `times`.
-    pub fn append(&self, key: &str, status: &str, wall_s: f64, times: &Times) -> std::io::Result<()> {
-        let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&self.path)?;
-        // Shards of one run append to this file at once: under the lock, "empty, so write the header first" and the
-        // row are one step, so exactly one header leads the file and no two rows interleave.
-        file.lock()?;
-        let mut text = String::new();
-        if file.metadata()?.len() == 0 {
-            text.push_str(&csv_columns().join(","));
-            text.push('\n');
-        }
-        text.push_str(&format!("{},{},{},{wall_s:.6}", self.prefix, field(key), field(status)));
-        for phase in POINT_PHASES {
-            text.push_str(&format!(",{:.6}", times.get(phase)));
-        }
-        text.push('\n');
-        file.write_all(text.as_bytes())
-    }
-
-    /// The file it appends to.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-}
-
-/// `text` as one CSV field: quoted when it holds a comma, a quote or a line break.
-fn field(text: &str) -> String {
-    if text.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_string()
-    }
+/// One point's row of [`PHASES_CSV`] ([`csv_columns`]): invocation `invocation` (its index in run.json) of
+/// `experiment` (shard `shard`), the point's key and status, its wall time and `times`.
+pub fn csv_row(
+    invocation: usize,
+    experiment: &str,
+    shard: Option<crate::options::Shard>,
+    key: &str,
+    status: &str,
+    wall_s: f64,
+    times: &Times,
+) -> Vec<String> {
+    let shard = shard.map(|s| s.to_string()).unwrap_or_default();
+    let fixed = [invocation.to_string(), experiment.to_string(), shard, key.to_string(), status.to_string()];
+    let times = POINT_PHASES.iter().map(|p| format!("{:.6}", times.get(*p)));
+    fixed.into_iter().chain(std::iter::once(format!("{wall_s:.6}"))).chain(times).collect()
 }
 
 #[cfg(test)]

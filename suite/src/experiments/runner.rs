@@ -172,7 +172,7 @@ pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary
     let mut summary = Summary::default();
     let mut record = PhaseRecord::default();
     record.outside_points_s.add_all(&clock.take());
-    let phases_csv = phases::PointLog::new(&opts.out_dir, invocation_index, exp.name(), opts.shard);
+    let phases_csv = opts.out_dir.join(phases::PHASES_CSV);
     for point in &points {
         if let Some(status) = log.recorded(&point.key) {
             summary.skipped += 1;
@@ -209,9 +209,9 @@ pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary
         // The phases row itself is written after its times were taken: its cost goes to the totals' record phase
         // (and the wall time of the points), not to its own row.
         let written = Instant::now();
-        phases_csv.append(&point.key, row.status.as_str(), wall_s, &times).map_err(|source| {
-            crate::report::Error::Io { action: "append to", path: phases_csv.path().to_path_buf(), source }
-        })?;
+        let phases_row =
+            phases::csv_row(invocation_index, exp.name(), opts.shard, &point.key, row.status.as_str(), wall_s, &times);
+        crate::report::csv::append_shared_row(&phases_csv, &phases::csv_columns(), &phases_row)?;
         let write_s = written.elapsed().as_secs_f64();
         times.add(Phase::Record, write_s);
         record.add_point(&times, wall_s + write_s);

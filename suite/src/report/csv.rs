@@ -165,6 +165,31 @@ fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -
     move |source| Error::Io { action, path: path.to_path_buf(), source }
 }
 
+/// One CSV record of `fields` for the file at `path`, as bytes, fields quoted where they need it.
+fn record_bytes<I: AsRef<[u8]>>(path: &Path, fields: impl IntoIterator<Item = I>) -> Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    {
+        let mut writer = ::csv::WriterBuilder::new().has_headers(false).from_writer(&mut bytes);
+        writer.write_record(fields).map_err(|source| Error::Csv { path: path.to_path_buf(), source })?;
+        writer.flush().map_err(io("cannot write", path))?;
+    }
+    Ok(bytes)
+}
+
+/// Appends `row` to a side table that several processes of one run append to at once (the shards of a run:
+/// `phases.csv`, fusion's compile costs): under the file's lock, the header (when the file is empty) and the row are
+/// one write, so exactly one header leads the file and no two rows interleave.
+pub fn append_shared_row(path: &Path, header: &[String], row: &[String]) -> Result<()> {
+    let mut file = OpenOptions::new().create(true).append(true).open(path).map_err(io("cannot open", path))?;
+    file.lock().map_err(io("cannot lock", path))?;
+    let mut bytes = Vec::new();
+    if file.metadata().map_err(io("cannot read", path))?.len() == 0 {
+        bytes = record_bytes(path, header)?;
+    }
+    bytes.extend(record_bytes(path, row)?);
+    file.write_all(&bytes).map_err(io("cannot write", path))
+}
+
 /// An experiment's CSV, open for appending rows, with its lock held: one writer per file.
 pub struct CsvLog {
     path: PathBuf,
@@ -245,12 +270,7 @@ impl CsvLog {
     /// Writes one record with one `write` call, so a reader (or a writer that ignored the lock) never sees part of
     /// one record followed by another's bytes.
     fn write_record<I: AsRef<[u8]>>(&mut self, fields: impl IntoIterator<Item = I>) -> Result<()> {
-        let mut bytes = Vec::new();
-        {
-            let mut writer = ::csv::WriterBuilder::new().has_headers(false).from_writer(&mut bytes);
-            writer.write_record(fields).map_err(|source| Error::Csv { path: self.path.clone(), source })?;
-            writer.flush().map_err(io("cannot write", &self.path))?;
-        }
+        let bytes = record_bytes(&self.path, fields)?;
         self.file.write_all(&bytes).map_err(io("cannot write", &self.path))
     }
 
@@ -367,6 +387,30 @@ pub fn read_rows(path: &Path) -> Result<Vec<std::collections::BTreeMap<String, S
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Eight writers appending to one side table at once: one header leads it, and every row is whole.
+    #[test]
+    fn a_shared_side_table_gets_one_header_and_whole_rows_from_eight_writers() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("side.csv");
+        let header = vec!["writer".to_string(), "note".to_string()];
+        std::thread::scope(|s| {
+            for w in 0..8 {
+                let (path, header) = (&path, &header);
+                s.spawn(move || {
+                    for r in 0..25 {
+                        append_shared_row(path, header, &[w.to_string(), format!("row {r}, quoted")]).unwrap();
+                    }
+                });
+            }
+        });
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.matches("writer,note").count(), 1, "{text}");
+        assert!(text.starts_with("writer,note\n"), "{text}");
+        let rows = read_rows(&path).unwrap();
+        assert_eq!(rows.len(), 8 * 25);
+        assert!(rows.iter().all(|r| r["note"].starts_with("row ") && r["note"].ends_with(", quoted")), "{rows:?}");
+    }
 
     fn context() -> Context {
         Context {

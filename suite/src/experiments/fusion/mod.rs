@@ -47,7 +47,6 @@ mod headlines;
 mod plots;
 
 use std::collections::BTreeMap;
-use std::io::Write as _;
 use std::path::Path;
 use std::rc::Rc;
 
@@ -301,24 +300,11 @@ impl FusionSweep {
     }
 }
 
-/// Appends one specialisation's compile cost to `fusion_compile.csv` in the results folder `dir`.
+/// Appends one specialisation's compile cost to `fusion_compile.csv` in the results folder `dir` (shards of one
+/// run append to it at once).
 fn record_compile(dir: &Path, row: &[String]) -> Result<(), Error> {
-    let path = dir.join(COMPILE_CSV);
-    let io = |source| crate::report::Error::Io { action: "append to", path: path.clone(), source };
-    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&path).map_err(io)?;
-    // Shards of one run append to this file at once: the lock makes "empty, so write the header first" and the
-    // write one step, so exactly one header leads the file.
-    file.lock().map_err(io)?;
-    let new = file.metadata().map_err(io)?.len() == 0;
-    let mut text = String::new();
-    if new {
-        text.push_str(&COMPILE_COLUMNS.join(","));
-        text.push('\n');
-    }
-    text.push_str(&row.join(","));
-    text.push('\n');
-    file.write_all(text.as_bytes()).map_err(io)?;
-    Ok(())
+    let header: Vec<String> = COMPILE_COLUMNS.iter().map(|c| c.to_string()).collect();
+    Ok(crate::report::csv::append_shared_row(&dir.join(COMPILE_CSV), &header, row)?)
 }
 
 /// One sequence of a point, counted by the operation: FLOP = one addition per element, plus one multiplication
