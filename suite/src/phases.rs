@@ -84,8 +84,9 @@ impl Phase {
         }
     }
 
+    /// Its place in [`Phase::ALL`], which lists the phases in the order they are declared (a test checks it).
     fn index(self) -> usize {
-        Phase::ALL.iter().position(|p| *p == self).expect("every phase is in ALL")
+        self as usize
     }
 }
 
@@ -254,19 +255,9 @@ impl PhaseRecord {
     }
 }
 
-/// The phases a point's row in `phases.csv` has a column for (the others never happen inside a point).
-pub const POINT_PHASES: [Phase; 10] = [
-    Phase::Prepare,
-    Phase::Inputs,
-    Phase::Reference,
-    Phase::Compile,
-    Phase::FirstLaunch,
-    Phase::Verify,
-    Phase::Calibrate,
-    Phase::Timed,
-    Phase::Telemetry,
-    Phase::Record,
-];
+/// The phases a point's row in `phases.csv` has a column for: [`Phase::ALL`] up to [`Phase::Record`] (the others,
+/// from [`Phase::Setup`] on, never happen inside a point).
+pub const POINT_PHASES: &[Phase] = Phase::ALL.split_at(Phase::Record as usize + 1).0;
 
 /// The file in a results folder that holds each point's phases, one row per point run.
 pub const PHASES_CSV: &str = "phases.csv";
