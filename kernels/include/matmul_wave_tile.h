@@ -121,7 +121,6 @@ struct WaveTile : WaveShape<T, BM, BN, BK, THREADS> {
     int b_left[B_LOADS];      // columns of B from quad l's first to N (> 0: it starts inside); FP32 VEC ignores it
     bool a_in, b_in;          // whether this item moves a quad of the A / B slab (always, unless PARTIAL)
     int m0, n0;                   // first row / column of this item's fragment inside the block
-
     // Rows of A past M and columns of B past N feed only rows and columns of C past M and N, which are never stored,
     // so their loads may read any element of the matrix: the pointers are clamped into it here (row M-1; column
     // N-VW with VEC, N-1 without), and rows of A need no guard in load(). Against per-float4 row and column guards
@@ -145,6 +144,7 @@ struct WaveTile : WaveShape<T, BM, BN, BK, THREADS> {
             b_col[l] = (e % (BN / 4)) * 4;
             b_left[l] = N - (bn + b_col[l]);
             b_ptr[l] = B + (size_t)b_k[l] * N + min(bn + b_col[l], VEC ? N - VW : N - 1);
+            b_col[l] = bs_col(b_col[l]);  // from here on, where its quad goes in LDS (store)
         }
         a_in = !A_PARTIAL || t < A_QUADS;
         b_in = !B_PARTIAL || t < B_QUADS;
@@ -207,6 +207,18 @@ struct WaveTile : WaveShape<T, BM, BN, BK, THREADS> {
 
     static __device__ __forceinline__ int as_index(int k, int m) { return k * BM + (k / 4) * QPAD + m; }
 
+    // Where column n of a B slab row sits in LDS. FP32: at n. FP64: a quad is two 16-byte halves, and the 8 lanes of
+    // a row of the wave read quads 4 doubles apart (n0 = 4·lane): at n their first halves would lie 32 bytes apart,
+    // two lanes to a bank, and a 16-byte read is served 8 lanes at a time, so every B fragment read and quad store
+    // took twice the wavefronts (Nsight Compute on an H200, double_buffer_64x128x8_t128_f64 at 4096³: 5.0 shared
+    // wavefronts per load request, 40% of them bank conflicts, shared memory 95% busy, FP64 pipe 57%). So within
+    // each 32 doubles (one sub-tile of the wave: WSUBN) the halves are regrouped, first halves of the 8 quads then
+    // second halves: column 4j + 2h + e (quad j, half h, element e) sits at 16h + 2j + e. Each 16-byte access of 8
+    // lanes then covers 128 contiguous bytes. Both reads and stores of B go through this; A is unchanged.
+    static __device__ __forceinline__ int bs_col(int n) {
+        return sizeof(T) == 4 ? n : (n & ~31) | ((n & 2) << 3) | ((n & 28) >> 1) | (n & 1);
+    }
+
     // Registers → LDS: A transposed with the quad pad, B as is.
     __device__ __forceinline__ void store(T* As, T* Bs, const T (&ra)[A_REGS], const T (&rb)[B_REGS]) const {
         if (!A_PARTIAL || a_in) {
@@ -220,9 +232,18 @@ struct WaveTile : WaveShape<T, BM, BN, BK, THREADS> {
         }
         if (!B_PARTIAL || b_in) {
 #pragma unroll
-            for (int l = 0; l < B_LOADS; ++l)
-                *reinterpret_cast<Q*>(&Bs[b_k[l] * BN + b_col[l]]) =
-                    make_quad(rb[4 * l + 0], rb[4 * l + 1], rb[4 * l + 2], rb[4 * l + 3]);
+            for (int l = 0; l < B_LOADS; ++l) {
+                // (A plain `if` on the constant: the FP32 statement is the one the kernels had before FP64, and
+                // hipcc 5.2 takes no `if constexpr` in its default C++ dialect.)
+                if (sizeof(T) == 4) {
+                    *reinterpret_cast<Q*>(&Bs[b_k[l] * BN + b_col[l]]) =
+                        make_quad(rb[4 * l + 0], rb[4 * l + 1], rb[4 * l + 2], rb[4 * l + 3]);
+                } else {  // FP64: each half where bs_col puts it (the second 16 doubles after the first)
+                    T* p = &Bs[b_k[l] * BN + b_col[l]];
+                    *reinterpret_cast<double2*>(p) = make_double2(rb[4 * l + 0], rb[4 * l + 1]);
+                    *reinterpret_cast<double2*>(p + 16) = make_double2(rb[4 * l + 2], rb[4 * l + 3]);
+                }
+            }
         }
     }
 
@@ -243,8 +264,15 @@ struct WaveTile : WaveShape<T, BM, BN, BK, THREADS> {
             }
 #pragma unroll
             for (int wn = 0; wn < WNITER; ++wn) {
-                const Q v = *reinterpret_cast<const Q*>(&Bs[k * BN + n0 + wn * WSUBN]);
-                rb[wn * 4 + 0] = v.x, rb[wn * 4 + 1] = v.y, rb[wn * 4 + 2] = v.z, rb[wn * 4 + 3] = v.w;
+                if (sizeof(T) == 4) {  // the FP32 statement of before (see store())
+                    const Q v = *reinterpret_cast<const Q*>(&Bs[k * BN + n0 + wn * WSUBN]);
+                    rb[wn * 4 + 0] = v.x, rb[wn * 4 + 1] = v.y, rb[wn * 4 + 2] = v.z, rb[wn * 4 + 3] = v.w;
+                } else {
+                    const T* p = &Bs[k * BN + bs_col(n0 + wn * WSUBN)];
+                    const double2 lo = *reinterpret_cast<const double2*>(p);
+                    const double2 hi = *reinterpret_cast<const double2*>(p + 16);
+                    rb[wn * 4 + 0] = lo.x, rb[wn * 4 + 1] = lo.y, rb[wn * 4 + 2] = hi.x, rb[wn * 4 + 3] = hi.y;
+                }
             }
 #pragma unroll
             for (int i = 0; i < WMITER * 4; ++i)
