@@ -48,10 +48,12 @@
 // This file is the ladder: one rung after the other, each with its idea, expected limit and launch in its header
 // comment and the code of its step below it. What several rungs share is in include/: matmul_io.h (the parameter
 // lists, the quad loads and stores of rungs 6 to 10 in both precisions) and matmul_wave_tile.h (the wave tile of
-// rungs 7 to 10). A helper that carries a rung's idea stays at that rung even where later rungs reuse it:
-// double_buffer_slabs (8), last_to_arrive and split_range (9).
+// rungs 7 to 10), matmul_split.h (split-K's K ranges, arrival count and reduction kernel, which the DMMA rung
+// shares). A helper that carries a rung's idea stays at that rung even where later rungs reuse it:
+// double_buffer_slabs (8).
 #include "gpu.h"
 #include "matmul_io.h"
+#include "matmul_split.h"
 #include "matmul_wave_tile.h"
 
 // Defines the FP32 kernel NAME and its FP64 instance NAME_f64, groups of at most BOUNDS items, both running
@@ -608,47 +610,21 @@ DOUBLE_BUFFER_WAVE64_KERNEL(float, matmul_double_buffer_128x128x8_t512, 128, 128
 //
 // Idea: at 512² the 256×128 tiles of kernel 8 make 8 groups for 132 SMs (64×128 tiles: 32). Split-K cuts K into
 // S ranges of whole slabs and launches S groups per tile of C (grid z), each running kernel 8's double-buffered
-// loop over its range: S times the groups, each S times shorter. The partial tiles meet in a workspace, and the
-// group that completes a tile's count (last_to_arrive) adds the S partials in the fixed order z = 0, 1, ..., S-1
-// and writes C. The order does not depend on which group arrives last, so the result is the same bits in every
-// run; there is one launch, no second reduction kernel and its launch gap.
+// loop over its range: S times the groups, each S times shorter. The partial tiles meet in a workspace and are added
+// in the fixed order z = 0, 1, ..., S-1 (include/matmul_split.h): by the group that completes the tile's count
+// (last_to_arrive), which writes C, or, where the host passes no counters, by matmul_splitk_reduce, launched next.
+// The order does not depend on which group arrives last, so the result is the same bits in every run.
 // Expected limit: at small sizes, the latency of a short K range (the prologue's two slabs, then S-fold less work
-// to hide it behind) plus the serial tail of the tile's last group, which reads S partial tiles from L2; extra
-// traffic S·M·N·4 bytes written and read back. S is chosen on the host so that all tiles·S groups are resident at
-// once (matmul.rs: `split_k_for`; its autotune step searches S instead); at large sizes S = 1, and the kernel is
-// kernel 8 plus one comparison.
+// to hide it behind) plus the sum: in the kernel, the serial tail of the tile's last group, which reads S partial
+// tiles from L2; in the reduction kernel, its launch gap. Extra traffic S·M·N elements written and read back. S and
+// where the sum is done are chosen on the host (ladder.rs: `split_k_for`, `Fixup`; the autotune step searches S);
+// at large sizes S = 1, and the kernel is kernel 8 plus one comparison.
 // Launch: group (THREADS, 1, 1), grid (ceil(N/BN), ceil(M/BM), S). Aligned rows, M any (_unaligned: any M, N, K).
-// Arguments: A, B, C, M, N, K, then work (tiles·S·BM·BN floats; fragment order, see WaveTile::store_partial) and
-// counters (tiles unsigned ints, zero before the first launch; each launch leaves them zero); with S = 1 neither is
-// read. C need not be zeroed.
+// Arguments: A, B, C, M, N, K, then work (tiles·S·BM·BN elements: partial tile z of tile t at (t·S + z)·BM·BN, in
+// fragment order, see WaveTile::store_partial) and counters: with counters (tiles unsigned ints, zero before the
+// first launch; each launch leaves them zero) the kernel writes C; with counters null (FP32 only) matmul_splitk_reduce
+// does. With S = 1 neither is read. C need not be zeroed.
 // ---------------------------------------------------------------------------------------------------------------
-
-// Called by every item of a group once it has stored its share of a partial tile: returns true in exactly one group,
-// the one whose arrival completes the count `parts` on `counter`, and resets the counter to 0 for the next launch.
-// The fences order the partial tiles: each item's stores are visible device-wide before the count that announces
-// them (release), and the group that reads them back does so after seeing the full count (acquire); those reads go
-// past L1 (gpu_load_from_l2). No group ever waits for another, so no group needs another to be resident.
-__device__ __forceinline__ bool last_to_arrive(unsigned* counter, unsigned parts) {
-    __shared__ int last;
-    __threadfence();
-    __syncthreads();  // every item of the group has stored and fenced its share
-    if (threadIdx.x == 0) {
-        last = atomicAdd(counter, 1u) == parts - 1;
-        if (last) atomicExch(counter, 0u);  // every part has arrived; nobody else touches it in this launch
-    }
-    __syncthreads();
-    if (!last) return false;
-    __threadfence();
-    return true;
-}
-
-// The K range of split z of `splits`: whole slabs, as even as can be; the last one ends at K.
-template <int BK>
-__device__ __forceinline__ void split_range(int K, int z, int splits, int& kbegin, int& kend) {
-    const long long slabs = (K + BK - 1) / BK;
-    kbegin = (int)(slabs * z / splits) * BK;
-    kend = min(K, (int)(slabs * (z + 1) / splits) * BK);
-}
 
 template <class T, int BM, int BN, int BK, int THREADS, bool VEC, int KUNROLL>
 __device__ __forceinline__ void splitk(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C, int M,
@@ -668,6 +644,9 @@ __device__ __forceinline__ void splitk(const T* __restrict__ A, const T* __restr
     }
     T* partials = work + (size_t)tile * splits * (BM * BN);
     w.store_partial(partials + (size_t)z * (BM * BN), acc);
+    // Without counters the sum is matmul_splitk_reduce's (FP32 only: FP64's _unaligned instance has no register to
+    // spare for the test, nvcc 13.5 spills 8 bytes; its partial tiles are always summed here).
+    if (sizeof(T) == 4 && counters == nullptr) return;
     if (!last_to_arrive(&counters[tile], splits)) return;
 #pragma unroll
     for (int r = 0; r < W::WMITER * 4; ++r)
@@ -692,8 +671,25 @@ SPLITK_KERNEL(float, matmul_splitk_64x128x8_t128, 64, 128, 8, 128, 8, )
 SPLITK_KERNEL(float, matmul_splitk_128x128x8_t128, 128, 128, 8, 128, 8, )
 // The wave64 shape of kernel 8 (128 VGPRs at most, see DOUBLE_BUFFER_WAVE64_KERNEL), split.
 SPLITK_KERNEL(float, matmul_splitk_128x128x8_t512, 128, 128, 8, 512, 2, GPU_AMD_MIN_WAVES_PER_SIMD(4))
-// FP64 (the header comment says why only this shape).
-SPLITK_KERNEL(double, matmul_splitk_64x128x8_t128_f64, 64, 128, 8, 128, F64_KUNROLL(8), )
+// FP64 (the header comment says why only this shape). Its slab of 8 is unrolled by 4 on NVIDIA: fully unrolled, the
+// _unaligned twin spills 8 to 32 bytes per item with nvcc 13.5 on sm_90 since B's LDS layout regroups FP64 halves
+// (WaveTile::bs_col); by 4 it keeps 254 registers and no stack on sm_90 and sm_80.
+SPLITK_KERNEL(double, matmul_splitk_64x128x8_t128_f64, 64, 128, 8, 128, F64_KUNROLL(4), )
+
+// The sum of split-K's partial tiles when the kernel is launched without counters (include/matmul_split.h): the
+// FP32 split-K rung's (fragment order) and the DMMA rung's (row-major slices). Launch: any grid of 256-item groups;
+// arguments: work, C, M, N, S, aligned (1 when C's rows are 16-byte aligned), BM, BN and the split kernel's group
+// size (0: row-major slices).
+GPU_KERNEL __launch_bounds__(256) void matmul_splitk_reduce(const float* __restrict__ work, float* __restrict__ C,
+                                                            int M, int N, int S, int aligned, int BM, int BN,
+                                                            int threads) {
+    splitk_reduce<float>(work, C, M, N, S, aligned, BM, BN, threads);
+}
+GPU_KERNEL __launch_bounds__(256) void matmul_splitk_reduce_f64(const double* __restrict__ work,
+                                                                double* __restrict__ C, int M, int N, int S,
+                                                                int aligned, int BM, int BN, int threads) {
+    splitk_reduce<double>(work, C, M, N, S, aligned, BM, BN, threads);
+}
 
 // ---------------------------------------------------------------------------------------------------------------
 // 9b. matmul_splitk_atomic_<BM>x<BN>x<BK>_t<THREADS> — split-K adding partial tiles into C with atomics.

@@ -640,8 +640,10 @@ fn matmul_reference(a: &[f32], b: &[f32], shape: matmul::Shape) -> Vec<f64> {
 /// against its f64 sums; FP64: against its compensated Dot2 sums, with the FP64 tolerance), be the same bits at both
 /// wave sizes (every element sums its K terms in the same order, whichever item computes it), and leave the split-K
 /// and stream-K tile counters at zero. Shapes cut partial tiles in M, N and K; split-K uses S = 2 and stream-K 3
-/// groups, so partial tiles go through the workspace. FP64 also runs at N and K that are even but not multiples of 4,
-/// where an FP64 quad of an aligned row ends halfway (its second half guarded, B's pointers clamped to N − 2).
+/// groups, so partial tiles go through the workspace, and split-K runs again with its sum in the reduction kernel
+/// (`matmul_splitk_reduce`, no counters), which must give the same bits as the sum in the kernel. FP64 also runs at N
+/// and K that are even but not multiples of 4, where an FP64 quad of an aligned row ends halfway (its second half
+/// guarded, B's pointers clamped to N − 2).
 #[test]
 fn matmul_wave_tiled_kernels_are_right_at_wave64_and_wave32() {
     use suite::precision::Precision;
@@ -655,14 +657,9 @@ fn matmul_wave_tiled_kernels_are_right_at_wave64_and_wave32() {
     let mut symbols: Vec<String> =
         variants.iter().flat_map(|v| [v.symbol.to_string(), format!("{}_unaligned", v.symbol)]).collect();
     symbols.extend(in_f64.iter().flat_map(|v| [format!("{}_f64", v.symbol), format!("{}_f64_unaligned", v.symbol)]));
-    symbols.push("matmul_zero_c".into());
-    let programs = emulation::build_all(
-        build.path(),
-        "matmul",
-        "#include \"matmul.hip\"",
-        &emulation::entries(&symbols),
-        build.path(),
-    );
+    symbols.extend(["matmul_zero_c", "matmul_splitk_reduce", "matmul_splitk_reduce_f64"].map(String::from));
+    let entries = emulation::entries(&symbols);
+    let programs = emulation::build_all(build.path(), "matmul", "#include \"matmul.hip\"", &entries, build.path());
     let mut results: Vec<Vec<(String, Vec<u64>)>> = Vec::new();
     for program in &programs {
         let mut mine = Vec::new();
@@ -677,45 +674,72 @@ fn matmul_wave_tiled_kernels_are_right_at_wave64_and_wave32() {
             for &(less, more) in edges {
                 let shape = matmul::Shape { m: bm + 5, n: bn - less, k: 3 * bk + more };
                 let plan = v.plan(shape, precision, 1, 3, Some(2)).unwrap_or_else(|e| panic!("{e}"));
-                let context = format!("{} at {shape} at wave {}", plan.symbol, program.wave);
-                let memory = Memory::new();
-                let (m, n, k) = (shape.m as i32, shape.n as i32, shape.k as i32);
-                let c_bits: Vec<u64> = match precision {
-                    Precision::F32 => {
-                        let (a, b) = (inputs(9, shape.m * shape.k), inputs(10, shape.k * shape.n));
-                        memory.put("A", &a);
-                        memory.put("B", &b);
-                        memory.put("C", &poisoned_f32(shape.m * shape.n));
-                        memory.put("work", &poisoned_f32(plan.work_elems.max(1) as usize));
-                        launch_matmul(program, &memory, v, &plan, [m, n, k]);
-                        let c: Vec<f32> = memory.get("C");
-                        let check = verify::check_matmul(&c, &matmul_reference(&a, &b, shape), shape.k);
-                        assert!(check.passed(), "{context}: {}", check.summary());
-                        c.iter().map(|x| u64::from(x.to_bits())).collect()
-                    }
-                    Precision::F64 => {
-                        let (a, b) = (inputs_f64(9, shape.m * shape.k), inputs_f64(10, shape.k * shape.n));
-                        memory.put("A", &a);
-                        memory.put("B", &b);
-                        memory.put("C", &vec![f64::from_bits(u64::MAX); shape.m * shape.n]);
-                        memory.put("work", &vec![f64::from_bits(u64::MAX); plan.work_elems.max(1) as usize]);
-                        launch_matmul(program, &memory, v, &plan, [m, n, k]);
-                        let c: Vec<f64> = memory.get("C");
-                        let check = verify::check_matmul_f64(&c, &matmul_reference_dot2(&a, &b, shape), shape.k);
-                        assert!(check.passed(), "{context}: {}", check.summary());
-                        c.iter().map(|x| x.to_bits()).collect()
-                    }
-                };
-                let counters: Vec<u32> = memory.get("counters");
-                assert!(counters.iter().all(|&x| x == 0), "{context}: tile counters left at {counters:?}");
-                mine.push((context, c_bits));
+                let mut plans = vec![plan.clone()];
+                if v.schedule == matmul::Schedule::SplitK && precision == Precision::F32 {
+                    assert_eq!(plan.fixup, matmul::Fixup::InKernel, "{}", v.name);
+                    plans.push(matmul::Plan { fixup: matmul::Fixup::Kernel, counters: 0, ..plan });
+                }
+                for plan in plans {
+                    let context = format!("{} ({:?}) at {shape} at wave {}", plan.symbol, plan.fixup, program.wave);
+                    let bits = run_matmul(program, v, &plan, shape, precision, &context);
+                    mine.push((context, bits));
+                }
             }
         }
         results.push(mine);
     }
-    for (wave64, wave32) in results[0].iter().zip(&results[1]) {
-        assert!(wave64.1 == wave32.1, "{} and {}: C differs between the wave sizes", wave64.0, wave32.0);
+    let [wave64, wave32] = &results[..] else { panic!("two programs") };
+    for (a, b) in wave64.iter().zip(wave32) {
+        assert!(a.1 == b.1, "{} and {}: C differs between the wave sizes", a.0, b.0);
     }
+    // The two places of split-K's sum give the same bits.
+    for pair in wave64.windows(2).filter(|p| p[1].0.contains("(Kernel)")) {
+        assert!(pair[0].1 == pair[1].1, "{} and {}: C differs", pair[0].0, pair[1].0);
+    }
+}
+
+/// One planned run of a wave-tiled matmul kernel at `shape` on fresh inputs, checked against the host's product; the
+/// bits of C.
+fn run_matmul(
+    program: &emulation::Program,
+    v: &matmul::Variant,
+    plan: &matmul::Plan,
+    shape: matmul::Shape,
+    precision: suite::precision::Precision,
+    context: &str,
+) -> Vec<u64> {
+    use suite::precision::Precision;
+    let memory = Memory::new();
+    let (m, n, k) = (shape.m as i32, shape.n as i32, shape.k as i32);
+    let bits = match precision {
+        Precision::F32 => {
+            let (a, b) = (inputs(9, shape.m * shape.k), inputs(10, shape.k * shape.n));
+            memory.put("A", &a);
+            memory.put("B", &b);
+            memory.put("C", &poisoned_f32(shape.m * shape.n));
+            memory.put("work", &poisoned_f32(plan.work_elems.max(1) as usize));
+            launch_matmul(program, &memory, v, plan, [m, n, k]);
+            let c: Vec<f32> = memory.get("C");
+            let check = verify::check_matmul(&c, &matmul_reference(&a, &b, shape), shape.k);
+            assert!(check.passed(), "{context}: {}", check.summary());
+            c.iter().map(|x| u64::from(x.to_bits())).collect()
+        }
+        Precision::F64 => {
+            let (a, b) = (inputs_f64(9, shape.m * shape.k), inputs_f64(10, shape.k * shape.n));
+            memory.put("A", &a);
+            memory.put("B", &b);
+            memory.put("C", &vec![f64::from_bits(u64::MAX); shape.m * shape.n]);
+            memory.put("work", &vec![f64::from_bits(u64::MAX); plan.work_elems.max(1) as usize]);
+            launch_matmul(program, &memory, v, plan, [m, n, k]);
+            let c: Vec<f64> = memory.get("C");
+            let check = verify::check_matmul_f64(&c, &matmul_reference_dot2(&a, &b, shape), shape.k);
+            assert!(check.passed(), "{context}: {}", check.summary());
+            c.iter().map(|x| x.to_bits()).collect()
+        }
+    };
+    let counters: Vec<u32> = memory.get("counters");
+    assert!(counters.iter().all(|&x| x == 0), "{context}: tile counters left at {counters:?}");
+    bits
 }
 
 /// FP64 inputs uniform in [−1, 1), as the experiment draws them, from a fixed seed.
@@ -751,9 +775,19 @@ fn launch_matmul(
         program.launch(memory, "matmul_zero_c", [2, 1, 1], [256, 1, 1], &zero);
     }
     if matches!(v.schedule, matmul::Schedule::SplitK | matmul::Schedule::StreamK) {
-        args.extend([Arg::Buf("work"), Arg::Buf("counters")]);
+        let counters = if plan.fixup == matmul::Fixup::InKernel { Arg::Buf("counters") } else { Arg::Null };
+        args.extend([Arg::Buf("work"), counters]);
     }
     program.launch(memory, &plan.symbol, plan.grid, [v.group[0], v.group[1], 1], &args);
+    if plan.fixup == matmul::Fixup::Kernel {
+        // The partial tiles (fragment order, the kernel's group size) into C, by the reduction kernel.
+        let reduce = if plan.element_bytes == 8 { "matmul_splitk_reduce_f64" } else { "matmul_splitk_reduce" };
+        let aligned = i32::from(plan.symbol.ends_with("_unaligned")) ^ 1;
+        let (split, aligned) = (Arg::I32(plan.split_k as i32), Arg::I32(aligned));
+        let (bm, bn, threads) = (Arg::I32(v.block[1] as i32), Arg::I32(v.block[0] as i32), Arg::I32(v.group[0] as i32));
+        let args = [Arg::Buf("work"), Arg::Buf("C"), Arg::I32(m), Arg::I32(n), split, aligned, bm, bn, threads];
+        program.launch(memory, reduce, [3, 1, 1], [256, 1, 1], &args);
+    }
 }
 
 /// The emulation itself, on small kernels of its own: the 64-bit ballot and the shuffles follow HIP's rules at

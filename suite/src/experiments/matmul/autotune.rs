@@ -33,9 +33,13 @@ pub fn autotune_candidates(
     let usable = |v: &&Variant| AUTOTUNE_FAMILIES.contains(&v.family) && v.problem_on(precision, arch).is_none();
     for &v in kernels.iter().filter(|v| usable(v)) {
         match v.schedule {
-            Schedule::SplitK => {
+            Schedule::SplitK | Schedule::GroupedSplitK => {
                 let (tx, ty) = v.tiles(shape);
                 let slabs = shape.k.div_ceil(v.slab_k as usize) as u64;
+                // A split-K kernel's S = 1 is its double_buffer twin's row; the DMMA rung has no such twin.
+                if v.schedule == Schedule::GroupedSplitK {
+                    out.push((v, Some(1)));
+                }
                 for &s in AUTOTUNE_SPLITS {
                     let groups = tx * ty * u64::from(s);
                     if groups <= AUTOTUNE_MAX_GROUPS_PER_CU * u64::from(cus)
@@ -46,7 +50,7 @@ pub fn autotune_candidates(
                 }
             }
             Schedule::SplitKAtomic => {}
-            Schedule::Tiles | Schedule::GroupedTiles | Schedule::StreamK => out.push((v, None)),
+            Schedule::Tiles | Schedule::StreamK => out.push((v, None)),
         }
     }
     out
@@ -55,8 +59,9 @@ pub fn autotune_candidates(
 /// Families the autotune step picks from.
 const AUTOTUNE_FAMILIES: &[&str] = &["double_buffer", "splitk", "streamk", "dmma", "mfma"];
 
-/// Split counts the autotune step tries for each split-K kernel (1 is the double_buffer kernel of the same shape).
-pub const AUTOTUNE_SPLITS: &[u32] = &[2, 3, 4, 5, 6, 8];
+/// Split counts the autotune step tries for each split-K kernel (1 is the double_buffer kernel of the same shape),
+/// up to [`super::ladder::MAX_SPLIT_K`]: the large ones are for K-heavy shapes (256×256×16384 has 8 tiles of 64×128).
+pub const AUTOTUNE_SPLITS: &[u32] = &[2, 3, 4, 5, 6, 8, 12, 16, 24, 32, 48, 64];
 
 /// Most groups per CU a split-K candidate may launch: past that every group is resident only in a later wave, and the
 /// split adds partial tiles for nothing (the sizes that need no split are left to double_buffer).
@@ -178,7 +183,19 @@ mod tests {
                 .collect()
         };
         let hopper = f64_names("sm_90", Shape::square(4096));
-        assert_eq!(hopper.iter().filter(|n| n.starts_with("dmma_")).count(), 3, "{hopper:?}");
+        assert_eq!(hopper.iter().filter(|n| n.starts_with("dmma_")).count(), 4, "{hopper:?}");
+        assert!(hopper.contains(&"dmma_128x128x16_t256/1".to_string()), "{hopper:?}");
+        // A K-heavy shape: few tiles, many slabs, so the split counts go up to MAX_SPLIT_K, the DMMA rung's too.
+        let k_heavy = Shape { m: 256, n: 256, k: 16384 };
+        let deep = names("sm_90", k_heavy);
+        assert!(deep.contains(&"splitk_64x128x16_t128/48".to_string()), "{deep:?}");
+        assert!(deep.contains(&"splitk_64x128x16_t128/64".to_string()), "{deep:?}");
+        let deep64 = f64_names("sm_90", k_heavy);
+        for want in ["dmma_128x64x16_t128/1", "dmma_128x64x16_t128/32", "dmma_64x64x16_t128/16"] {
+            assert!(deep64.contains(&want.to_string()), "{want}: {deep64:?}");
+        }
+        // 4 groups per CU at most: 8 tiles of 128×64 split 64 ways would be 512 groups, under 4·132.
+        assert!(!deep64.contains(&"dmma_64x64x16_t128/64".to_string()), "16 tiles x 64 > 528: {deep64:?}");
         for (v, _) in
             autotune_candidates(&table("sm_90", Precision::F64), "sm_90", Shape::square(512), 132, Precision::F64)
         {

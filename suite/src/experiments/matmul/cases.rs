@@ -5,7 +5,7 @@
 
 use std::rc::Rc;
 
-use super::ladder::{Plan, Schedule, Variant, REFERENCE_DOT2_SYMBOL, REFERENCE_SYMBOL, REFERENCE_TILE};
+use super::ladder::{Fixup, Plan, Schedule, Variant, REFERENCE_DOT2_SYMBOL, REFERENCE_SYMBOL, REFERENCE_TILE};
 use super::shape::Shape;
 use crate::device::{Arg, Buffer, Device, Kernel, LaunchConfig, RawAlloc};
 use crate::experiments::{Case, Error};
@@ -255,7 +255,7 @@ pub(super) fn device_plan(
     let symbol = v.symbol_for(shape, precision);
     let items = v.group[0] * v.group[1];
     let groups_per_cu = match v.schedule {
-        Schedule::Tiles | Schedule::GroupedTiles => 1,
+        Schedule::Tiles => 1,
         _ => gpu.kernel(v.source, &symbol).map_err(|e| e.to_string()).and_then(|k| {
             gpu.device.occupancy_groups_per_cu(&k, items, v.dynamic_lds_bytes).map_err(|e| e.to_string())
         })?,
@@ -318,12 +318,19 @@ pub(super) struct KernelCase<'g, T: Element> {
     takes_work: bool,
     /// `matmul_zero_c` and its grid, launched before the kernel where it adds into C.
     zero: Option<(Kernel, LaunchConfig)>,
+    /// `matmul_splitk_reduce` (`_f64`) and its grid, launched after the kernel where the plan sums the partial tiles
+    /// there ([`Fixup::Kernel`]), and the partial tiles' layout (BM, BN, the split kernel's group size or 0).
+    reduce: Option<(Kernel, LaunchConfig, [Arg; 3])>,
     plan: Plan,
 }
 
 /// The kernel that zeroes C before the atomic split-K kernel adds into it (FP32 only: the atomic rung has no FP64
 /// instance).
 const ZERO_SYMBOL: &str = "matmul_zero_c";
+
+/// The kernel that adds split-K's partial slices into C where the plan says ([`Fixup::Kernel`]), in
+/// `kernels/matmul.hip` whichever source the split kernel is in; FP64's is `<this>_f64`.
+const REDUCE_SYMBOL: &str = "matmul_splitk_reduce";
 
 impl<'g, T: Element> KernelCase<'g, T> {
     /// Allocates C (poisoned: all-ones bytes are NaN, so an element the kernel does not write fails; zero for the
@@ -344,13 +351,30 @@ impl<'g, T: Element> KernelCase<'g, T> {
             group: [v.group[0], v.group[1], 1],
             dynamic_lds_bytes: plan.dynamic_lds_bytes,
         };
-        let work = if plan.counters > 0 {
+        let work = if plan.work_elems > 0 && plan.fixup != Fixup::None {
             let len = |n: u64| usize::try_from(n).map_err(|_| Error::Unsupported(format!("{n} elements of workspace")));
-            let counters = dev.alloc_buffer::<u32>(len(plan.counters)?)?;
+            let counters = dev.alloc_buffer::<u32>(len(plan.counters.max(1))?)?;
             dev.fill_bytes(counters.raw(), 0)?;
-            Some((dev.alloc_buffer::<T>(len(plan.work_elems.max(1))?)?, counters))
+            Some((dev.alloc_buffer::<T>(len(plan.work_elems)?)?, counters))
         } else {
             None
+        };
+        let reduce = match plan.fixup {
+            Fixup::Kernel => {
+                let symbol = match T::PRECISION {
+                    Precision::F32 => REDUCE_SYMBOL.to_string(),
+                    Precision::F64 => format!("{REDUCE_SYMBOL}_f64"),
+                };
+                // One quad of C per item in a grid-stride loop: enough groups to fill the device, no more than C needs.
+                let quads = shape.m * shape.n.div_ceil(4);
+                let groups = quads.div_ceil(256).clamp(1, 16 * gpu.device.props().cu_count as usize);
+                // The partial tiles' layout: the wave-tiled rungs' fragment order for a group of their size, or
+                // (0) the DMMA rung's row-major slices (kernels/include/matmul_split.h).
+                let threads = if v.schedule == Schedule::GroupedSplitK { 0 } else { v.group[0] * v.group[1] };
+                let layout = [v.block[1], v.block[0], threads].map(|x| Arg::I32(x as i32));
+                Some((gpu.kernel("matmul", &symbol)?, LaunchConfig::linear(groups as u32, 256), layout))
+            }
+            Fixup::None | Fixup::InKernel => None,
         };
         let zero = match v.schedule {
             Schedule::SplitKAtomic => {
@@ -360,8 +384,13 @@ impl<'g, T: Element> KernelCase<'g, T> {
             }
             _ => None,
         };
-        let takes_work = matches!(v.schedule, Schedule::SplitK | Schedule::StreamK);
-        Ok(KernelCase { gpu, inputs, c, kernel, config, dims: dims(shape)?, work, takes_work, zero, plan })
+        // The DMMA rung takes the workspace arguments only in its split instance (S > 1).
+        let takes_work = match v.schedule {
+            Schedule::SplitK | Schedule::StreamK => true,
+            Schedule::GroupedSplitK => plan.split_k > 1,
+            Schedule::Tiles | Schedule::SplitKAtomic => false,
+        };
+        Ok(KernelCase { gpu, inputs, c, kernel, config, dims: dims(shape)?, work, takes_work, zero, reduce, plan })
     }
 }
 
@@ -374,11 +403,19 @@ impl<T: Element> Case for KernelCase<'_, T> {
         }
         let mut args = vec![self.inputs.a.arg(), self.inputs.b.arg(), self.c.arg(), m, n, k];
         if self.takes_work {
-            // A split-K plan with S = 1 has no workspace: the kernel then writes C directly and never reads these.
+            // A split-K plan with S = 1 has no workspace: the kernel then writes C directly and never reads these. A
+            // plan that sums in the reduction kernel passes no counters: that is how the kernel knows.
             let (work, counters) = self.work.as_ref().map_or((Arg::Ptr(0), Arg::Ptr(0)), |(w, c)| (w.arg(), c.arg()));
+            let counters = if self.plan.fixup == Fixup::InKernel { counters } else { Arg::Ptr(0) };
             args.extend([work, counters]);
         }
-        dev.launch(&self.kernel, &self.config, &args)
+        dev.launch(&self.kernel, &self.config, &args)?;
+        if let (Some((reduce, config, [bm, bn, threads])), Some((work, _))) = (&self.reduce, &self.work) {
+            let aligned = Arg::I32(i32::from(self.inputs.shape.rows_aligned_for(T::PRECISION)));
+            let split = Arg::I32(self.plan.split_k as i32);
+            dev.launch(reduce, config, &[work.arg(), self.c.arg(), m, n, split, aligned, *bm, *bn, *threads])?;
+        }
+        Ok(())
     }
 
     fn verify(&mut self) -> Result<Verification, Error> {

@@ -39,11 +39,13 @@ pub(super) const ANY: Multiples = Multiples { m: 1, n: 1, k: 1 };
 pub enum Schedule {
     /// One group per BM×BN tile of C, over all of K: grid (ceil(N/BN), ceil(M/BM)).
     Tiles,
-    /// One group per tile, all of K, on a 1-D grid of ceil(M/BM)·ceil(N/BN) groups that the kernel maps to tiles in
-    /// an order of its own (the DMMA rung: GROUP_M tile rows at a time, for L2 reuse).
-    GroupedTiles,
-    /// Split-K: S groups per tile (grid z), each over a range of K; the last group of a tile to finish adds the S
-    /// partial tiles in a fixed order (workspace tiles·S·BM·BN elements, one counter per tile).
+    /// Split-K over tiles taken in an order of the kernel's own (the DMMA rung: GROUP_M tile rows at a time, for L2
+    /// reuse): grid (ceil(M/BM)·ceil(N/BN), S), the 1-D tile order along x and the S splits along y; S = 1 is one
+    /// group per tile over all of K. S > 1 launches the kernel's split instance (symbol + [`SPLIT_SUFFIX`]), and the
+    /// partial tiles are always summed by the reduction kernel ([`Fixup::Kernel`]).
+    GroupedSplitK,
+    /// Split-K: S groups per tile (grid z), each over a range of K; the S partial tiles (workspace tiles·S·BM·BN
+    /// elements) are added in a fixed order, where the plan's [`Fixup`] says.
     SplitK,
     /// Split-K adding the partial tiles into C with atomics, after zeroing C (`matmul_zero_c`): not deterministic.
     SplitKAtomic,
@@ -225,7 +227,7 @@ impl Variant {
     /// Why this kernel's grid cannot cover `shape`.
     fn grid_problem(&self, shape: Shape) -> Option<String> {
         match self.schedule {
-            Schedule::GroupedTiles => {
+            Schedule::GroupedSplitK => {
                 let (tx, ty) = self.tiles(shape);
                 let groups = tx.saturating_mul(ty);
                 (groups > MAX_GROUPS_X).then(|| {
@@ -260,29 +262,59 @@ impl Variant {
         };
         let symbol = self.symbol_for(shape, precision);
         let element_bytes = precision.bytes();
-        let make = |grid, split_k, work_elems, counters| Plan {
+        let make = |grid, split_k, work_elems, counters, fixup| Plan {
             symbol: symbol.clone(),
             grid,
             split_k,
             work_elems,
             element_bytes,
             counters,
+            fixup,
             dynamic_lds_bytes: self.dynamic_lds_bytes,
         };
+        let split = || -> Result<u64, String> {
+            let s = u64::from(split.unwrap_or_else(|| split_k_for(tiles, slabs, slots)));
+            if s == 0 || s > slabs.max(1) {
+                return Err(format!("{}: split K = {s} needs 1 to {slabs} (the slabs of K)", self.name));
+            }
+            Ok(s)
+        };
+        // The workspace of a split-K plan: S partial tiles per tile, summed where `Fixup::for_split` says.
+        let split_work = |s: u64| match Fixup::for_split(s, tile_elems * element_bytes) {
+            Fixup::None => (0, 0, Fixup::None),
+            Fixup::InKernel => (tiles * s * tile_elems, tiles, Fixup::InKernel),
+            Fixup::Kernel => (tiles * s * tile_elems, 0, Fixup::Kernel),
+        };
         match self.schedule {
-            Schedule::Tiles => Ok(make(grid2(1)?, 1, 0, 0)),
-            Schedule::GroupedTiles => match u32::try_from(tiles) {
-                Ok(groups) => Ok(make([groups, 1, 1], 1, 0, 0)),
-                Err(_) => Err(format!("{} needs a grid of {tiles} groups", self.name)),
-            },
-            Schedule::SplitK | Schedule::SplitKAtomic => {
-                let s = u64::from(split.unwrap_or_else(|| split_k_for(tiles, slabs, slots)));
-                if s == 0 || s > slabs.max(1) {
-                    return Err(format!("{}: split K = {s} needs 1 to {slabs} (the slabs of K)", self.name));
+            Schedule::Tiles => Ok(make(grid2(1)?, 1, 0, 0, Fixup::None)),
+            Schedule::GroupedSplitK => {
+                // The DMMA rung sums its partial tiles in the reduction kernel only (kernels/matmul_dmma.hip says
+                // why).
+                let s = split()?;
+                let (work, counters, fixup) =
+                    if s > 1 { (tiles * s * tile_elems, 0, Fixup::Kernel) } else { (0, 0, Fixup::None) };
+                let groups =
+                    u32::try_from(tiles).map_err(|_| format!("{} needs a grid of {tiles} groups", self.name))?;
+                let mut plan = make([groups, s as u32, 1], s as u32, work, counters, fixup);
+                if s > 1 {
+                    // The split instance: the same kernel with the workspace arguments (kernels/matmul_dmma.hip).
+                    plan.symbol = format!("{}{SPLIT_SUFFIX}", plan.symbol);
                 }
-                let work = if self.schedule == Schedule::SplitK { tiles * s * tile_elems } else { 0 };
-                let counters = if self.schedule == Schedule::SplitK { tiles } else { 0 };
-                Ok(make(grid2(s)?, s as u32, work, counters))
+                Ok(plan)
+            }
+            Schedule::SplitK => {
+                let s = split()?;
+                // FP64's split-K sums in the kernel only (kernels/matmul.hip, kernel 9: its _unaligned instance has
+                // no register to spare for the other path).
+                let (work, counters, fixup) = match precision {
+                    Precision::F64 if s > 1 => (tiles * s * tile_elems, tiles, Fixup::InKernel),
+                    _ => split_work(s),
+                };
+                Ok(make(grid2(s)?, s as u32, work, counters, fixup))
+            }
+            Schedule::SplitKAtomic => {
+                let s = split()?;
+                Ok(make(grid2(s)?, s as u32, 0, 0, Fixup::None))
             }
             Schedule::StreamK => {
                 let iterations = tiles * slabs;
@@ -294,7 +326,7 @@ impl Variant {
                 }
                 // No more groups than iterations: each group must own at least one (kernels/matmul.hip, kernel 10).
                 let groups = slots.min(iterations) as u32;
-                Ok(make([groups, 1, 1], 1, 2 * u64::from(groups) * tile_elems, tiles))
+                Ok(make([groups, 1, 1], 1, 2 * u64::from(groups) * tile_elems, tiles, Fixup::InKernel))
             }
         }
     }
@@ -360,11 +392,52 @@ pub struct Plan {
     pub work_elems: u64,
     /// Bytes per element of the precision.
     pub element_bytes: u64,
-    /// Tile counters of the workspace (0: none).
+    /// Tile counters of the workspace (0: none; the kernel then gets a null pointer).
     pub counters: u64,
+    /// Where split-K's or stream-K's partial tiles are added.
+    pub fixup: Fixup,
     /// Dynamic LDS per group, bytes.
     pub dynamic_lds_bytes: u32,
 }
+
+/// What a [`Schedule::GroupedSplitK`] kernel's symbol ends in when it splits (S > 1): its instance with the workspace
+/// arguments, so that the kernel launched with S = 1 carries no split-K code.
+pub const SPLIT_SUFFIX: &str = "_split";
+
+/// Where a plan's partial tiles are added into C (`kernels/include/matmul_split.h`), always in the fixed order of the
+/// splits, so C is the same bits either way. FP32's split-K chooses by [`Fixup::for_split`]; FP64's split-K sums in
+/// the kernel and the DMMA rung in the reduction kernel, always.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Fixup {
+    /// No partial tiles: the kernel writes C (no split, or the atomic variant, which adds into C).
+    None,
+    /// In the kernel: the last group of each tile to arrive reads the S partial tiles back and writes C (tile
+    /// counters in the workspace). One launch; the last group's reads are a serial tail.
+    InKernel,
+    /// In `matmul_splitk_reduce` (`_f64`), launched after the kernel, which gets no counters and stores each split's
+    /// partial tiles into its own slice: every CU takes part in the sum, for a launch gap.
+    Kernel,
+}
+
+impl Fixup {
+    /// Where the sum of `split` partial tiles of `tile_bytes` each goes: in the kernel while the last group's reads,
+    /// `split`·`tile_bytes`, stay within [`IN_KERNEL_FIXUP_BYTES`], else in the reduction kernel.
+    pub fn for_split(split: u64, tile_bytes: u64) -> Fixup {
+        match split {
+            0 | 1 => Fixup::None,
+            s if s.saturating_mul(tile_bytes) <= IN_KERNEL_FIXUP_BYTES => Fixup::InKernel,
+            _ => Fixup::Kernel,
+        }
+    }
+}
+
+/// Most bytes of partial tiles the last group of a tile reads back in the kernel. One group reads at one CU's share
+/// of L2 bandwidth, about 64 bytes per clock, so 256 KiB take about 2 µs at 2 GHz, twice the reduction kernel's
+/// launch gap in a graph (about 1 µs on an H100), which every CU then shares. The bound keeps in the kernel every
+/// FP32 split of 64×128 tiles (32 KiB) up to S = 8, the splits measured there at 512² to 1536² before the reduction
+/// kernel existed; the K-heavy shapes that need S of 16 to 64 go to the reduction kernel. (The DMMA rung always sums
+/// there: [`Schedule::GroupedSplitK`].)
+pub const IN_KERNEL_FIXUP_BYTES: u64 = 256 << 10;
 
 impl Plan {
     /// Groups in the grid.
@@ -379,8 +452,9 @@ impl Plan {
 }
 
 /// Most ranges split-K cuts K into, and the fewest slabs of K each range keeps (a range that short spends most of
-/// its time filling the pipeline).
-pub const MAX_SPLIT_K: u64 = 16;
+/// its time filling the pipeline). 64: a K-heavy shape such as 256×256×16384 has 8 tiles of 64×128 for 396 resident
+/// groups on an H100, so it needs S of about 48 to fill the device (the reduction kernel keeps the sum parallel).
+pub const MAX_SPLIT_K: u64 = 64;
 pub(super) const MIN_SLABS_PER_SPLIT: u64 = 4;
 
 /// The split-K count of a split-K row: the largest S with `tiles`·S groups all resident at once (`slots` = CUs ×
@@ -439,6 +513,7 @@ mod tests {
             work_elems: 0,
             element_bytes: 4,
             counters: 0,
+            fixup: Fixup::None,
             dynamic_lds_bytes: 0,
         };
         assert_eq!(plan, want);
@@ -448,7 +523,7 @@ mod tests {
         let plan = variant("double_buffer").plan(Shape::square(1000), F32, 132, 1, None).unwrap();
         assert_eq!((plan.grid, plan.groups()), ([8, 4, 1], 32));
         // The DMMA rung: one group per 128×128 tile on a 1-D grid, with its dynamic LDS.
-        let plan = variant("dmma_128x128x16_t256").plan(Shape::square(1000), F64, 132, 1, None).unwrap();
+        let plan = variant("dmma_128x128x16_t256").plan(Shape::square(1000), F64, 132, 1, Some(1)).unwrap();
         assert_eq!((plan.grid, plan.dynamic_lds_bytes), ([64, 1, 1], 112_128));
         assert_eq!(plan.symbol, "matmul_dmma_128x128x16_t256_f64");
     }
@@ -514,7 +589,8 @@ mod tests {
             (32, 32, 264, 8),   // 512² in 128×64 tiles, BK = 16, 2 per SM
             (128, 128, 396, 3), // 1024² in 64×128 tiles
             (512, 512, 132, 1), // more tiles than slots: no split
-            (4, 1000, 264, 16), // capped
+            (4, 1000, 264, 64), // capped
+            (8, 1024, 396, 49), // 256×256×16384 in 64×128 tiles: a K-heavy shape fills the device by splitting
             (4, 12, 264, 3),    // at least 4 slabs per range
             (4, 3, 264, 1),     // K too short to split
             (0, 0, 0, 1),       // degenerate inputs still give a valid S
@@ -531,11 +607,37 @@ mod tests {
         assert_eq!((sk.grid, sk.split_k), ([6, 12, 5], 5));
         assert_eq!((sk.work_elems, sk.counters), (72 * 5 * 64 * 128, 72));
         assert_eq!(sk.workspace_bytes(), (72 * 5 * 64 * 128 + 72) * 4);
-        // FP64 partial tiles take twice the bytes; the counters stay 4-byte words.
+        // FP64 partial tiles take twice the bytes, and FP64's split-K always sums in the kernel; the counters stay
+        // 4-byte words.
         let sk64 = variant("splitk_64x128x8_t128").plan(shape, F64, 132, 3, None).unwrap();
-        assert_eq!(sk64.workspace_bytes(), 72 * 5 * 64 * 128 * 8 + 72 * 4);
+        assert_eq!((sk64.fixup, sk64.workspace_bytes()), (Fixup::InKernel, 72 * 5 * 64 * 128 * 8 + 72 * 4));
+        let sk64 = variant("splitk_64x128x8_t128").plan(shape, F64, 132, 3, Some(24)).unwrap();
+        assert_eq!(sk64.fixup, Fixup::InKernel);
         let s2 = variant("splitk_64x128x8_t128").plan(shape, F32, 132, 3, Some(2)).unwrap();
         assert_eq!(s2.grid, [6, 12, 2]);
+        // The sum: in the kernel while the last group reads at most 256 KiB back (here 5 tiles of 32 KiB), else in the
+        // reduction kernel, with the same workspace and no counters.
+        assert_eq!((sk.fixup, s2.fixup), (Fixup::InKernel, Fixup::InKernel));
+        let k_heavy = Shape { m: 256, n: 256, k: 16384 };
+        let big = variant("splitk_64x128x16_t128").plan(k_heavy, F32, 132, 3, None).unwrap();
+        assert_eq!((big.grid, big.split_k, big.fixup), ([2, 4, 49], 49, Fixup::Kernel));
+        assert_eq!((big.work_elems, big.counters), (8 * 49 * 64 * 128, 0));
+        let eight = variant("splitk_64x128x16_t128").plan(k_heavy, F32, 132, 3, Some(8)).unwrap();
+        assert_eq!((eight.fixup, eight.counters), (Fixup::InKernel, 8));
+        assert_eq!(variant("double_buffer").plan(shape, F32, 132, 1, None).unwrap().fixup, Fixup::None);
+        // The DMMA rung splits along y of its 1-D tile order: 8 tiles of 128×64 with 2 per SM fill 264 slots at
+        // S = 33; it always sums in the reduction kernel.
+        let dmma = variant("dmma_128x64x16_t128");
+        let d = dmma.plan(k_heavy, F64, 132, 2, None).unwrap();
+        assert_eq!((d.grid, d.split_k, d.fixup, d.counters), ([8, 33, 1], 33, Fixup::Kernel, 0));
+        assert_eq!(d.symbol, "matmul_dmma_128x64x16_t128_f64_split");
+        assert_eq!(d.workspace_bytes(), 8 * 33 * 64 * 128 * 8);
+        let d4 = dmma.plan(k_heavy, F64, 132, 2, Some(4)).unwrap();
+        assert_eq!((d4.grid, d4.fixup, d4.counters), ([8, 4, 1], Fixup::Kernel, 0));
+        let whole = dmma.plan(Shape::square(4096), F64, 132, 2, None).unwrap();
+        assert_eq!((whole.grid, whole.symbol.as_str()), ([2048, 1, 1], "matmul_dmma_128x64x16_t128_f64"));
+        let odd = dmma.plan(Shape { m: 256, n: 255, k: 16383 }, F64, 132, 2, Some(3)).unwrap();
+        assert_eq!(odd.symbol, "matmul_dmma_128x64x16_t128_f64_unaligned_split");
         let err = variant("splitk_64x128x8_t128").plan(shape, F32, 132, 3, Some(97)).unwrap_err();
         assert!(err.contains("split K = 97 needs 1 to 96"), "{err}");
         // The atomic variant splits alike but adds into C: no workspace.
@@ -643,7 +745,7 @@ mod tests {
                 && m.max(n).max(k) <= KERNEL_DIM_MAX
                 && grid_ok([16, 16])
                 && variant.is_none_or(|v| {
-                    (if v.schedule == Schedule::GroupedTiles { grid_1d_ok(v.block) } else { grid_ok(v.block) })
+                    (if v.schedule == Schedule::GroupedSplitK { grid_1d_ok(v.block) } else { grid_ok(v.block) })
                         && m % v.multiples.m as usize == 0
                         && n % v.multiples.n as usize == 0
                         && k % v.multiples.k as usize == 0
