@@ -11,6 +11,7 @@
 // matrix path at FP32 precision (its tensor cores take TF32, another precision), and AMD's matrix rung is MFMA.
 #include "gpu.h"
 #include "matmul_io.h"
+#include "matmul_split.h"
 
 // ---------------------------------------------------------------------------------------------------------------
 // 11. matmul_dmma_<BM>x<BN>x<BK>_t<THREADS>_f64 — FP64 on NVIDIA's FP64 tensor cores (DMMA): the matrix rung.
@@ -159,9 +160,14 @@ constexpr int dmma_smem_bytes() {
     return STAGES * (BM * (BK + DMMA_PAD) + BK * (BN + DMMA_PAD)) * (int)sizeof(double);
 }
 
-template <int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES, DmmaShape S, bool VEC>
+// SPLIT: the split-K instance (grid y = S, the workspace `work`; include/matmul_split.h); without it the kernel is the
+// one of before split-K (all of K, no workspace), byte for byte, so a launch with S = 1 pays nothing for splitting.
+// (One kernel for both ran 4-13% slower at S = 1 on an H200 in the 128-wide shapes, with 254 registers instead of
+// 240, and 6-42% in the 64x64 shape, which then also had a static LDS flag.)
+template <int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES, DmmaShape S, bool VEC, bool SPLIT>
 __device__ __forceinline__ void dmma(const double* __restrict__ A, const double* __restrict__ B,
-                                     double* __restrict__ C, int M, int N, int K, double* smem) {
+                                     double* __restrict__ C, int M, int N, int K, double* smem, double* work,
+                                     unsigned* counters) {
     constexpr int THREADS = GPU_WAVE_SIZE * WARPS_M * WARPS_N;
     constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N;   // warp tile
     constexpr int MI = WM / 8, NI = WN / 8;               // atoms of C per warp (each: 2 accumulators a thread)
@@ -187,6 +193,18 @@ __device__ __forceinline__ void dmma(const double* __restrict__ A, const double*
     const int in_group = (int)blockIdx.x % per_group;
     const int bm = (first_m + in_group % group_rows) * BM;
     const int bn = (in_group / group_rows) * BN;
+    // Split-K (grid y, include/matmul_split.h): this group's range of whole slabs, [kbegin, kbegin + klen). A and B
+    // are moved to its start, so k below counts from kbegin and every k guard is by klen (one register where the
+    // whole kernel had K, a parameter: a second one, kend, made the 128x64 instance spill).
+    const int splits = SPLIT ? gridDim.y : 1, z = SPLIT ? blockIdx.y : 0;
+    int klen = K;
+    if (SPLIT) {
+        int kbegin, kend;
+        split_range<BK>(K, z, splits, kbegin, kend);
+        klen = kend - kbegin;
+        A += kbegin;
+        B += (size_t)kbegin * N;
+    }
 
     // Copy plan, fixed for the whole K loop. Copy i of a slab moves V doubles: for A, row a_row + i·A_RSTEP at
     // column a_col (+ the slab's k0); for B, k row b_row + i·B_RSTEP (+ k0) at column b_col. Consecutive threads
@@ -207,7 +225,7 @@ __device__ __forceinline__ void dmma(const double* __restrict__ A, const double*
     auto load_slab = [&](int stage, int k0) {
         double* as = As + stage * A_STAGE + a_dst;
         double* bs = Bs + stage * B_STAGE + b_dst;
-        const bool a_k_in = k0 + a_col < K;
+        const bool a_k_in = k0 + a_col < klen;
         const double* a_k0 = a_src + k0;
         const double* b_k0 = b_src + (size_t)k0 * N;
 #pragma unroll
@@ -219,7 +237,7 @@ __device__ __forceinline__ void dmma(const double* __restrict__ A, const double*
         }
 #pragma unroll
         for (int i = 0; i < B_COPIES; ++i) {
-            const bool ok = b_col_in && k0 + b_row + i * B_RSTEP < K;
+            const bool ok = b_col_in && k0 + b_row + i * B_RSTEP < klen;
             const double* src = ok ? b_k0 + i * b_step : B;
             if constexpr (VEC) cp_async_16(bs + i * B_RSTEP * LDB, src, ok);
             else cp_async_8(bs + i * B_RSTEP * LDB, src, ok);
@@ -248,8 +266,9 @@ __device__ __forceinline__ void dmma(const double* __restrict__ A, const double*
     double acc[MI][NI][2] = {};
     double a[2][MI][KA], b[2][NI][KA];  // fragments of two k steps: one multiplied while the next loads
 
-    // Prologue: slabs 0 .. STAGES-2 in flight, one commit group each; then slab 0 landed and its first fragments.
-    const int slabs = (K + BK - 1) / BK;
+    // Prologue: slabs 0 .. STAGES-2 of the range in flight, one commit group each; then slab 0 landed and its first
+    // fragments.
+    const int slabs = (klen + BK - 1) / BK;
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
         load_slab(s, s * BK);
@@ -285,6 +304,21 @@ __device__ __forceinline__ void dmma(const double* __restrict__ A, const double*
     }
     cp_async_wait<0>();  // nothing may be left in flight into shared memory at exit (the trailing groups are zeros)
 
+    if (SPLIT) {
+        // The sum is always matmul_splitk_reduce_f64's (counters unused): this split's slice of an Mp×Np matrix
+        // padded to whole tiles, where every pair of accumulators lies inside and 16-byte aligned (Np is a multiple
+        // of BN). (A sum in the kernel by the last group to arrive, as kernel 9 of matmul.hip can do, cost the
+        // 128-wide shapes a spill: 255 registers and 8 bytes of stack with nvcc 13.5, 236-238 without it.)
+        const int Np = tiles_n * BN;
+        double* slice = work + (size_t)z * ((size_t)tiles_m * BM) * Np;
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+            for (int ni = 0; ni < NI; ++ni)
+                *reinterpret_cast<double2*>(slice + (size_t)(bm + wm + 8 * mi + g) * Np + bn + wn + 8 * ni + 2 * t) =
+                    make_double2(acc[mi][ni][0], acc[mi][ni][1]);
+        return;
+    }
     // Epilogue: each thread writes its two adjacent accumulators of every atom, 16 bytes at a time with VEC.
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi) {
@@ -304,24 +338,37 @@ __device__ __forceinline__ void dmma(const double* __restrict__ A, const double*
     }
 }
 
-// Defines NAME (aligned rows) and NAME_unaligned (any size). MINB: blocks per SM the register budget must allow.
-#define DMMA_KERNELS(NAME, BM, BN, BK, WARPS_M, WARPS_N, STAGES, SHAPE, MINB)                                     \
-    GPU_KERNEL __launch_bounds__(GPU_WAVE_SIZE * WARPS_M * WARPS_N, MINB) void NAME(MATMUL_PARAMS_OF(double)) {              \
+// Defines NAME (aligned rows) and NAME_unaligned (any size), and their split-K instances NAME_split and
+// NAME_unaligned_split, which take the workspace arguments. MINB: blocks per SM the register budget must allow.
+#define DMMA_KERNEL(NAME, BM, BN, BK, WARPS_M, WARPS_N, STAGES, SHAPE, MINB, VEC)                                 \
+    GPU_KERNEL __launch_bounds__(GPU_WAVE_SIZE * WARPS_M * WARPS_N, MINB) void NAME(MATMUL_PARAMS_OF(double)) {  \
         GPU_DYNAMIC_LDS(double, dmma_smem);                                                                       \
-        dmma<BM, BN, BK, WARPS_M, WARPS_N, STAGES, SHAPE, true>(A, B, C, M, N, K, dmma_smem);                     \
+        dmma<BM, BN, BK, WARPS_M, WARPS_N, STAGES, SHAPE, VEC, false>(A, B, C, M, N, K, dmma_smem, nullptr,       \
+                                                                      nullptr);                                   \
     }                                                                                                             \
-    GPU_KERNEL __launch_bounds__(GPU_WAVE_SIZE * WARPS_M * WARPS_N, MINB) void NAME##_unaligned(MATMUL_PARAMS_OF(double)) {  \
+    GPU_KERNEL __launch_bounds__(GPU_WAVE_SIZE * WARPS_M * WARPS_N, MINB) void NAME##_split(                      \
+        MATMUL_PARAMS_OF(double) WORKSPACE_PARAMS(double)) {                                                      \
         GPU_DYNAMIC_LDS(double, dmma_smem);                                                                       \
-        dmma<BM, BN, BK, WARPS_M, WARPS_N, STAGES, SHAPE, false>(A, B, C, M, N, K, dmma_smem);                    \
+        dmma<BM, BN, BK, WARPS_M, WARPS_N, STAGES, SHAPE, VEC, true>(A, B, C, M, N, K, dmma_smem, work,          \
+                                                                     counters);                                   \
     }
+#define DMMA_KERNELS(NAME, BM, BN, BK, WARPS_M, WARPS_N, STAGES, SHAPE, MINB)                                     \
+    DMMA_KERNEL(NAME, BM, BN, BK, WARPS_M, WARPS_N, STAGES, SHAPE, MINB, true)                                    \
+    DMMA_KERNEL(NAME##_unaligned, BM, BN, BK, WARPS_M, WARPS_N, STAGES, SHAPE, MINB, false)
 
 DMMA_KERNELS(matmul_dmma_128x128x16_t256_f64, 128, 128, 16, 2, 4, 3, M16N8K4, 1)
 DMMA_KERNELS(matmul_dmma_128x64x16_t128_f64, 128, 64, 16, 2, 2, 3, M16N8K4, 2)
 DMMA_KERNELS(matmul_dmma_64x64x16_t128_f64, 64, 64, 16, 2, 2, 4, M16N8K4, 2)
+// Skinny M: 32-row tiles waste no rows where M is a multiple of 32 below 128 (M = 96 in 128-row tiles leaves a quarter
+// of every tile idle); 4 warps of 32×32 in a row, 3 stages. nvcc 13.5 on sm_90: 168 registers, so 3 blocks per SM (by
+// registers and by 66 KB of LDS each); the _unaligned twin 200 (2 blocks). Asked for 3 blocks (launch bounds), sm_80's
+// twin spilled, so the bounds ask for 2.
+DMMA_KERNELS(matmul_dmma_32x128x16_t128_f64, 32, 128, 16, 1, 4, 3, M16N8K4, 2)
 // The dynamic shared memory the Rust table launches each instance with (its `dynamic_lds_bytes`; a CPU test reads
 // these lines).
 static_assert(dmma_smem_bytes<128, 128, 16, 3>() == 112128, "matmul_dmma_128x128x16_t256_f64");
 static_assert(dmma_smem_bytes<128, 64, 16, 3>() == 87552, "matmul_dmma_128x64x16_t128_f64");
 static_assert(dmma_smem_bytes<64, 64, 16, 4>() == 75776, "matmul_dmma_64x64x16_t128_f64");
+static_assert(dmma_smem_bytes<32, 128, 16, 3>() == 66048, "matmul_dmma_32x128x16_t128_f64");
 
 #endif  // NVIDIA sm_80 and later

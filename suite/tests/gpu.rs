@@ -390,6 +390,81 @@ fn split_k_and_stream_k_results_are_the_same_bits_every_launch() {
     }
 }
 
+/// The split counts that sum in the reduction kernel (past `IN_KERNEL_FIXUP_BYTES`: the K-heavy shapes) and the
+/// DMMA rung's splits in FP64 (in the kernel and in the reduction kernel), at shapes whose every edge is ragged and at
+/// aligned ones: C the same bits after 1 and 3 launches (workspace and counters reused) and right against the host at
+/// sampled elements (FP32: its f64 sum; FP64: its Dot2 sum, within the FP64 tolerance).
+#[test]
+#[ignore = "needs a GPU"]
+fn large_splits_and_the_dmma_rungs_splits_are_right_and_the_same_bits_every_launch() {
+    use suite::experiments::matmul::{draw, multiply, Fixup, Schedule, Shape, VARIANTS};
+    let gpu = gpu();
+    let arch = gpu.device.props().arch.as_str().to_string();
+    let mut rng = fastrand::Rng::with_seed(11);
+    let samples = |shape: Shape| [(0, 0), (shape.m - 1, shape.n - 1), (shape.m / 2, shape.n / 3)];
+    let mut fixups = std::collections::BTreeSet::new();
+    for shape in [Shape { m: 200, n: 264, k: 8191 }, Shape { m: 256, n: 256, k: 16384 }] {
+        let a: Vec<f32> = draw(&mut rng, shape.m * shape.k).unwrap();
+        let b: Vec<f32> = draw(&mut rng, shape.k * shape.n).unwrap();
+        for v in VARIANTS
+            .iter()
+            .filter(|v| v.schedule == Schedule::SplitK && v.f32 == suite::experiments::matmul::Instance::Yes)
+        {
+            for split in [Some(4), Some(24), None] {
+                let plan = v.plan(shape, suite::precision::Precision::F32, 132, 3, split).unwrap();
+                fixups.insert(format!("{:?}", plan.fixup));
+                let once = multiply(&gpu, v, shape, &a, &b, split, 1).unwrap();
+                let thrice = multiply(&gpu, v, shape, &a, &b, split, 3).unwrap();
+                let differ = once.iter().zip(&thrice).filter(|(x, y)| x.to_bits() != y.to_bits()).count();
+                assert_eq!(differ, 0, "{} at {shape}, split {split:?} ({:?})", v.name, plan.fixup);
+                for (i, j) in samples(shape) {
+                    let want: f64 =
+                        (0..shape.k).map(|p| f64::from(a[i * shape.k + p]) * f64::from(b[p * shape.n + j])).sum();
+                    let got = f64::from(once[i * shape.n + j]);
+                    assert!(
+                        (got - want).abs() <= 1e-4 * (shape.k as f64).sqrt(),
+                        "{} at ({i}, {j}): {got} vs {want}",
+                        v.name
+                    );
+                }
+            }
+        }
+    }
+    let dmma: Vec<_> = VARIANTS.iter().filter(|v| v.schedule == Schedule::GroupedSplitK).collect();
+    assert_eq!(dmma.len(), 4);
+    if dmma[0].problem_on(suite::precision::Precision::F64, &arch).is_some() {
+        return; // no FP64 tensor cores here (AMD, or NVIDIA before sm_80): the FP32 part above is the test
+    }
+    for shape in [Shape { m: 190, n: 130, k: 4097 }, Shape { m: 256, n: 256, k: 8192 }] {
+        let a: Vec<f64> = draw(&mut rng, shape.m * shape.k).unwrap();
+        let b: Vec<f64> = draw(&mut rng, shape.k * shape.n).unwrap();
+        let tolerance = 2.0 * (shape.k as f64).sqrt() * f64::EPSILON;
+        for v in &dmma {
+            for split in [Some(1), Some(2), Some(5), Some(24), None] {
+                let plan = v.plan(shape, suite::precision::Precision::F64, 132, 2, split).unwrap();
+                fixups.insert(format!("{:?}", plan.fixup));
+                let once = multiply(&gpu, v, shape, &a, &b, split, 1).unwrap();
+                let thrice = multiply(&gpu, v, shape, &a, &b, split, 3).unwrap();
+                let differ = once.iter().zip(&thrice).filter(|(x, y)| x.to_bits() != y.to_bits()).count();
+                assert_eq!(differ, 0, "{} at {shape}, split {split:?} ({:?})", v.name, plan.fixup);
+                for (i, j) in samples(shape) {
+                    let want = suite::verify::dot2((0..shape.k).map(|p| (a[i * shape.k + p], b[p * shape.n + j])));
+                    let got = once[i * shape.n + j];
+                    let scale = want.abs().max((shape.k as f64).sqrt());
+                    assert!(
+                        (got - want).abs() <= tolerance * scale,
+                        "{} split {split:?} at ({i}, {j}): {got} vs {want}",
+                        v.name
+                    );
+                }
+            }
+        }
+    }
+    // Every place of the sum ran: none (DMMA's S = 1), in the kernel (FP32's S = 4) and in the reduction kernel.
+    let all: Vec<String> = [Fixup::None, Fixup::InKernel, Fixup::Kernel].iter().map(|f| format!("{f:?}")).collect();
+    assert!(all.iter().all(|f| fixups.contains(f)), "{fixups:?}");
+}
+
 #[test]
 #[ignore = "needs a GPU"]
 fn a_matmul_too_large_for_the_device_is_a_row_not_a_crash() {

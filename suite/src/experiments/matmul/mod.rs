@@ -49,7 +49,7 @@ pub use cases::{draw, draw_inputs, multiply};
 pub use compare::MatmulComparison;
 pub use fit::DeviceSet;
 pub use ladder::{
-    point_problem, split_k_for, ArchKernels, Arith, Exists, Instance, Multiples, Plan, Schedule, Variant, MAX_SPLIT_K,
+    point_problem, split_k_for, ArchKernels, Arith, Exists, Fixup, Instance, Multiples, Plan, Schedule, Variant, MAX_SPLIT_K,
 };
 pub use plots::plots;
 pub use rungs::{ARCH_DEFAULTS, VARIANTS};
@@ -694,7 +694,7 @@ mod tests {
         // FP64 on NVIDIA: every DMMA shape; the shapes of a rung without an FP64 instance keep their rows (each says
         // why); the atomic rung, which has none at all, keeps one.
         let fp64 = names(&sweep, "sm_90", F64);
-        assert_eq!(fp64.iter().filter(|n| n.starts_with("dmma")).count(), 3);
+        assert_eq!(fp64.iter().filter(|n| n.starts_with("dmma")).count(), 4);
         assert!(fp64.contains(&"double_buffer") && fp64.contains(&"splitk_128x64x16_t128"), "{fp64:?}");
         assert!(fp64.contains(&"splitk_atomic_64x128x16_t128"), "{fp64:?}");
         // FP64 on gfx90a: the FP64 shapes of CDNA's set, and one DMMA row saying AMD's matrix rung is MFMA.
@@ -780,13 +780,13 @@ mod tests {
         assert!(why.iter().any(|w| w.contains("no FP32 matrix path")) && why.iter().any(|w| w.contains("CDNA2/3")));
         let sizes: std::collections::BTreeSet<usize> = fp64.iter().map(|s| s.1.n).collect();
         assert_eq!(sizes.into_iter().collect::<Vec<_>>(), [1024, 2048]);
-        // FP64: every kernel but MFMA's row has an FP64 instance on sm_90, the DMMA rung in its three shapes.
+        // FP64: every kernel but MFMA's row has an FP64 instance on sm_90, the DMMA rung in its four shapes.
         for (_, _, slot) in &fp64 {
             if let Slot::Kernel(v) = slot {
                 assert_eq!(v.problem_on(F64, "sm_90").is_some(), v.family == "mfma", "{}", v.name);
             }
         }
-        assert_eq!(fp64.iter().filter(|s| matches!(s.2, Slot::Kernel(v) if v.family == "dmma")).count(), 2 * 3);
+        assert_eq!(fp64.iter().filter(|s| matches!(s.2, Slot::Kernel(v) if v.family == "dmma")).count(), 2 * 4);
     }
 
     #[test]
@@ -808,7 +808,7 @@ mod tests {
             .options(&props("sm_90"));
         assert_eq!(options["precisions"], serde_json::json!(["f64"]));
         assert_eq!(options["f64"]["shapes"], serde_json::json!([{"m": 4096, "n": 4096, "k": 4096}]));
-        assert_eq!(options["f64"]["kernels"].as_array().map(Vec::len), Some(3));
+        assert_eq!(options["f64"]["kernels"].as_array().map(Vec::len), Some(4));
         for (args, message) in [
             (vec!["--kernels", "naive,fastest"], "--kernels: unknown kernel `fastest`; available: naive"),
             (vec!["--f64-kernels", "fastest"], "--f64-kernels: unknown kernel `fastest`"),

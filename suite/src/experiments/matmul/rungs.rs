@@ -196,11 +196,14 @@ pub const VARIANTS: &[Variant] = &[
         ),
         F64_WAVE64,
     ),
-    // The matrix rung on NVIDIA: FP64 on the tensor cores (kernels/matmul_dmma.hip), in the three shapes of its
-    // measurements; the autotune step picks among them per size. Dynamic LDS: its static_asserts there.
+    // The matrix rung on NVIDIA: FP64 on the tensor cores (kernels/matmul_dmma.hip), in the three shapes of its first
+    // measurements and a 32-row one for skinny M; each splits K (S > 1: its `_split` instance); the autotune step
+    // picks among them and their split counts per size. Dynamic LDS: its static_asserts there.
     dmma("dmma_128x128x16_t256", "matmul_dmma_128x128x16_t256", 256, [128, 128, 16], 112_128),
     dmma("dmma_128x64x16_t128", "matmul_dmma_128x64x16_t128", 128, [64, 128, 16], 87_552),
     dmma("dmma_64x64x16_t128", "matmul_dmma_64x64x16_t128", 128, [64, 64, 16], 75_776),
+    // Skinny M (M a multiple of 32 under 128, e.g. 96: no idle rows).
+    dmma("dmma_32x128x16_t128", "matmul_dmma_32x128x16_t128", 128, [128, 32, 16], 66_048),
     // The matrix rung on AMD: MFMA on CDNA2/3 (kernels/matmul.hip, section 11), one shape per precision (FP64's
     // accumulators take twice the registers, so its waves own half the tile). Compiled and checked statically and on
     // the CPU emulation; not run on AMD hardware.
@@ -320,8 +323,8 @@ const fn fp32_only(v: Variant, why: &'static str) -> Variant {
     Variant { f64: Instance::No(why), ..v }
 }
 
-/// A shape of the DMMA rung (FP64 only, NVIDIA sm_80+, `kernels/matmul_dmma.hip`): one group per tile of a 1-D grid,
-/// `lds` bytes of dynamic shared memory.
+/// A shape of the DMMA rung (FP64 only, NVIDIA sm_80+, `kernels/matmul_dmma.hip`): one group per tile and split of
+/// K, tiles in the order of a 1-D grid, splits along y; `lds` bytes of dynamic shared memory.
 const fn dmma(name: &'static str, symbol: &'static str, items: u32, tile: [u32; 3], lds: u32) -> Variant {
     Variant {
         family: "dmma",
@@ -330,7 +333,7 @@ const fn dmma(name: &'static str, symbol: &'static str, items: u32, tile: [u32; 
         block: [tile[0], tile[1]],
         slab_k: tile[2],
         aligned_rows: true,
-        schedule: Schedule::GroupedTiles,
+        schedule: Schedule::GroupedSplitK,
         f32: Instance::No(DMMA_NO_F32),
         arith: Arith::Matrix,
         exists: DMMA_EXISTS,
@@ -363,6 +366,7 @@ mod tests {
     use super::*;
     use crate::code_objects::{self, test_support, KernelStore};
     use crate::device::{Arch, Platform};
+    use crate::experiments::matmul::ladder::SPLIT_SUFFIX;
     use crate::experiments::matmul::selection::{default_kernels, select_kernels};
     use crate::precision::Precision;
     use crate::static_inspection::{self, Row, Target};
@@ -512,11 +516,14 @@ mod tests {
                         Precision::F32 => v.symbol.to_string(),
                         Precision::F64 => format!("{}_f64", v.symbol),
                     };
-                    let twins: Vec<String> = if v.aligned_rows {
+                    let mut twins: Vec<String> = if v.aligned_rows {
                         vec![base.clone(), format!("{base}_unaligned")]
                     } else {
                         vec![base.clone()]
                     };
+                    if v.schedule == Schedule::GroupedSplitK {
+                        twins.extend(twins.clone().iter().map(|s| format!("{s}{SPLIT_SUFFIX}")));
+                    }
                     let present = v.problem_on(precision, arch).is_none();
                     for symbol in twins {
                         assert_eq!(names.contains(symbol.as_str()), present, "{arch}: {symbol}");
@@ -525,7 +532,8 @@ mod tests {
                 }
             }
             for kernel in names.iter().filter(|k| k.contains("_f64")) {
-                let reference = ["matmul_reference_f64", "matmul_reference_dot2_f64"].contains(kernel);
+                let reference = ["matmul_reference_f64", "matmul_reference_dot2_f64", "matmul_splitk_reduce_f64"]
+                    .contains(kernel);
                 assert!(reference || named.contains(*kernel), "{arch}: {kernel} is compiled but not in VARIANTS");
             }
             // The FP32 symbols of issue 24's ladder, unchanged.
