@@ -5,7 +5,12 @@
 //! Sources. NVIDIA: metric names checked with `ncu --query-metrics --chip gh100` and the section files of Nsight
 //! Compute 2025.3.1 on an H100 (Occupancy.section "Achieved Occupancy" and "Theoretical Occupancy",
 //! MemoryWorkloadAnalysis.section "L2 Hit Rate"; the query's descriptions of `dram__bytes_read` and the
-//! `smsp__sass_thread_inst_executed_op_*` and `sm__inst_executed_pipe_tensor_op_dmma` counters). AMD gfx90a:
+//! `smsp__sass_thread_inst_executed_op_*` and `sm__inst_executed_pipe_tensor_op_dmma` counters). The shared-memory
+//! and FP64-pipe metrics (`l1tex__data_pipe_lsu_wavefronts_mem_shared`,
+//! `l1tex__data_bank_conflicts_pipe_lsu_mem_shared`, `sm__pipe_fp64_cycles_active`) were taken from Nsight Compute
+//! 2025.3's MemoryWorkloadAnalysis (shared-memory table) and ComputeWorkloadAnalysis (pipe utilization) section
+//! metrics, not from a query: they must be confirmed with `ncu --query-metrics --chip gh100` on a GPU node (a name
+//! ncu does not know fails the whole flop pass). AMD gfx90a:
 //! counter and derived-metric definitions from ROCm/rocprofiler-sdk
 //! `source/lib/rocprofiler-sdk/counters/yaml/counter_defs.yaml` (commit 8ab1ed7, the ROCm 6.3 line), formulas as
 //! ROCm/rocprofiler-compute's analysis configs write them (`src/rocprof_compute_soc/analysis_configs/gfx90a/`,
@@ -41,6 +46,16 @@ pub mod nvidia {
     pub const DMUL: &str = "smsp__sass_thread_inst_executed_op_dmul_pred_on.sum";
     /// Warp instructions executed by the tensor pipe as DMMA (FP64 matrix) operations.
     pub const DMMA: &str = "sm__inst_executed_pipe_tensor_op_dmma.sum";
+    /// Shared-memory wavefronts processed by the L1 data pipe for LSU instructions, loads and stores: one per pass
+    /// a warp's shared-memory instruction needs, so bank conflicts add to it (MemoryWorkloadAnalysis, shared-memory
+    /// table).
+    pub const LDS_WAVEFRONTS: &str = "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum";
+    /// The same over what the SMs' L1 data pipes could serve in the kernel's elapsed cycles, %.
+    pub const LDS_BUSY_PCT: &str = "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum.pct_of_peak_sustained_elapsed";
+    /// Shared-memory wavefronts that bank conflicts added (MemoryWorkloadAnalysis, shared-memory table).
+    pub const LDS_BANK_CONFLICTS: &str = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum";
+    /// Cycles the FP64 pipe was busy over the SM's active cycles, % (ComputeWorkloadAnalysis, pipe utilization).
+    pub const FP64_PIPE_PCT: &str = "sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active";
     /// Registers per thread: a `launch__` attribute that `--page raw` prints unasked.
     pub const REGISTERS: &str = "launch__registers_per_thread";
     /// Static shared memory per block, bytes (`launch__`, printed unasked).
@@ -90,7 +105,7 @@ pub mod amd {
 pub enum Set {
     /// Occupancy, DRAM bytes, L2 hit rate, time.
     Memory,
-    /// The memory set and the FP32/FP64 instruction counts.
+    /// The memory set, the FP32/FP64 instruction counts and (NVIDIA) the shared-memory load against the FP64 pipe.
     Flop,
 }
 
@@ -110,6 +125,7 @@ pub fn ncu_metrics(set: Set) -> Vec<&'static str> {
     let mut m = vec![ACHIEVED_PCT, THEORETICAL_PCT, DRAM_READ, DRAM_WRITE, L2_HIT_PCT, DURATION];
     if set == Set::Flop {
         m.extend([FFMA, FADD, FMUL, DFMA, DADD, DMUL, DMMA]);
+        m.extend([LDS_WAVEFRONTS, LDS_BUSY_PCT, LDS_BANK_CONFLICTS, FP64_PIPE_PCT]);
     }
     m
 }
@@ -240,7 +256,35 @@ pub const COLUMNS: &[Column] = &[
         nvidia: "sm__inst_executed_pipe_tensor_op_dmma.sum (warp instructions; the FLOP of each depend on its SASS shape, which the counter does not say)",
         amd: "empty: MFMA work is counted in FLOP (fp64_matrix_flop)",
     },
+    Column {
+        name: "lds_wavefronts",
+        scope: Scope::Sum,
+        nvidia: "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum (shared-memory wavefronts, loads and stores; bank conflicts add passes)",
+        amd: LDS_NOT_ON_AMD,
+    },
+    Column {
+        name: "lds_busy_pct",
+        scope: Scope::Main,
+        nvidia: "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum.pct_of_peak_sustained_elapsed (shared-memory wavefronts over what the SMs' L1 data pipes could serve in the kernel's elapsed cycles)",
+        amd: LDS_NOT_ON_AMD,
+    },
+    Column {
+        name: "lds_bank_conflict_wavefronts",
+        scope: Scope::Sum,
+        nvidia: "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum (the wavefronts bank conflicts added)",
+        amd: LDS_NOT_ON_AMD,
+    },
+    Column {
+        name: "fp64_pipe_pct",
+        scope: Scope::Main,
+        nvidia: "sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active (FP64 pipe busy cycles over the SM's active cycles)",
+        amd: "empty: not collected on AMD here (the SQ counters the suite reads count FP64 instructions, not FP64 pipe cycles)",
+    },
 ];
+
+/// Why the shared-memory columns are empty on AMD.
+const LDS_NOT_ON_AMD: &str =
+    "empty: not collected on AMD here (rocprofv3's SQ_LDS_BANK_CONFLICT counts stall cycles, not accesses)";
 
 /// One kernel's figures, each where its profiler and metric set give it.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -273,6 +317,14 @@ pub struct KernelFigures {
     pub fp64_matrix_flop: Option<f64>,
     /// FP64 matrix (DMMA) warp instructions.
     pub fp64_matrix_inst: Option<f64>,
+    /// Shared-memory (LDS) wavefronts, loads and stores.
+    pub lds_wavefronts: Option<f64>,
+    /// Shared-memory wavefronts over the L1 data pipe's peak in the kernel's time, %.
+    pub lds_busy_pct: Option<f64>,
+    /// Shared-memory wavefronts that bank conflicts added.
+    pub lds_bank_conflict_wavefronts: Option<f64>,
+    /// FP64 pipe busy over the SM's active cycles, %.
+    pub fp64_pipe_pct: Option<f64>,
 }
 
 /// The sum of `terms` (coefficient, value) when every value is there.
@@ -302,6 +354,10 @@ pub fn figures(profiler: Profiler, record: &KernelRecord, wave_size: u32) -> Ker
                 fp32_matrix_flop: None,
                 fp64_matrix_flop: None,
                 fp64_matrix_inst: v(DMMA),
+                lds_wavefronts: v(LDS_WAVEFRONTS),
+                lds_busy_pct: v(LDS_BUSY_PCT),
+                lds_bank_conflict_wavefronts: v(LDS_BANK_CONFLICTS),
+                fp64_pipe_pct: v(FP64_PIPE_PCT),
             }
         }
         Profiler::Rocprofv3 => {
@@ -322,6 +378,10 @@ pub fn figures(profiler: Profiler, record: &KernelRecord, wave_size: u32) -> Ker
                 fp32_matrix_flop: v(MFMA_MOPS_F32).map(|m| 512.0 * m),
                 fp64_matrix_flop: v(MFMA_MOPS_F64).map(|m| 512.0 * m),
                 fp64_matrix_inst: None,
+                lds_wavefronts: None,
+                lds_busy_pct: None,
+                lds_bank_conflict_wavefronts: None,
+                fp64_pipe_pct: None,
             }
         }
     }
@@ -351,6 +411,10 @@ mod tests {
             (FADD, 1.0),
             (FMUL, 1.0),
             (DMMA, 3.0),
+            (LDS_WAVEFRONTS, 1_572_864.0),
+            (LDS_BUSY_PCT, 41.25),
+            (LDS_BANK_CONFLICTS, 65_536.0),
+            (FP64_PIPE_PCT, 77.5),
         ]);
         let f = figures(Profiler::Ncu, &r, 32);
         assert_eq!(f.duration_ns, Some(20_000.0));
@@ -360,9 +424,13 @@ mod tests {
         assert_eq!(f.fp32_vector_flop, Some(22.0));
         assert_eq!(f.fp64_matrix_inst, Some(3.0));
         assert_eq!((f.fp32_matrix_flop, f.profiler_theoretical_pct), (None, None));
-        // A memory-set profile has no instruction counts: empty, not zero.
+        assert_eq!((f.lds_wavefronts, f.lds_bank_conflict_wavefronts), (Some(1_572_864.0), Some(65_536.0)));
+        assert_eq!((f.lds_busy_pct, f.fp64_pipe_pct), (Some(41.25), Some(77.5)));
+        // A memory-set profile has no instruction counts nor shared-memory and pipe figures: empty, not zero.
         let m = figures(Profiler::Ncu, &record(&[(DRAM_READ, 1.0)]), 32);
         assert_eq!((m.fp32_inst, m.fp32_vector_flop, m.length), (None, None, None));
+        assert_eq!((m.lds_wavefronts, m.lds_busy_pct, m.lds_bank_conflict_wavefronts), (None, None, None));
+        assert_eq!(m.fp64_pipe_pct, None);
     }
 
     #[test]
@@ -389,6 +457,9 @@ mod tests {
         assert_eq!(f.fp32_inst, Some(64.0 * 11.0));
         assert_eq!(f.fp32_vector_flop, Some(64.0 * 21.0));
         assert_eq!((f.fp32_matrix_flop, f.fp64_matrix_flop), (Some(2048.0), Some(512.0)));
+        // rocprofv3 collects no shared-memory or pipe figures here: empty.
+        assert_eq!((f.lds_wavefronts, f.lds_busy_pct, f.lds_bank_conflict_wavefronts), (None, None, None));
+        assert_eq!(f.fp64_pipe_pct, None);
         let timed = KernelRecord { duration_ns: Some(7.0), ..r };
         assert_eq!(figures(Profiler::Rocprofv3, &timed, 64).length, Some(7.0));
     }
@@ -410,6 +481,10 @@ mod tests {
         }
         // The memory set is the flop set's first part, and each rocprofv3 run holds its main-kernel counter.
         assert!(ncu_metrics(Set::Flop).starts_with(&ncu_metrics(Set::Memory)));
+        // The shared-memory and pipe metrics are the flop set's (matmul's rungs), not every point's.
+        for name in [nvidia::LDS_WAVEFRONTS, nvidia::LDS_BUSY_PCT, nvidia::LDS_BANK_CONFLICTS, nvidia::FP64_PIPE_PCT] {
+            assert!(ncu_metrics(Set::Flop).contains(&name) && !ncu_metrics(Set::Memory).contains(&name), "{name}");
+        }
         assert!(rocprof_passes(Set::Flop).iter().all(|p| p.contains(&amd::GUI_ACTIVE)));
         assert_eq!(rocprof_passes(Set::Memory).len(), 2);
     }

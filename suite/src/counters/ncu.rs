@@ -238,6 +238,28 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn shared_memory_and_pipe_metrics_are_read_where_printed() {
+        use crate::counters::metrics::{figures, nvidia::*};
+        use crate::counters::Profiler;
+        // Made-up values in ncu's layout (wavefronts are counts, the shares of a peak in %).
+        let text = format!(
+            "\"ID\",\"Kernel Name\",\"Block Size\",\"Grid Size\",\"{LDS_BANK_CONFLICTS}\",\"{LDS_WAVEFRONTS}\",\
+             \"{LDS_BUSY_PCT}\",\"{FP64_PIPE_PCT}\"\n\
+             \"\",\"\",\"\",\"\",\"\",\"\",\"%\",\"%\"\n\
+             \"0\",\"k\",\"(256, 1, 1)\",\"(64, 1, 1)\",\"65,536\",\"1,572,864\",\"41.25\",\"77.50\"\n"
+        );
+        let f = figures(Profiler::Ncu, &parse(&text, "lds").unwrap()[0], 32);
+        assert_eq!((f.lds_wavefronts, f.lds_bank_conflict_wavefronts), (Some(1_572_864.0), Some(65_536.0)));
+        assert_eq!((f.lds_busy_pct, f.fp64_pipe_pct), (Some(41.25), Some(77.5)));
+        // The format sample predates them: it still reads, and they are empty.
+        for record in parse(SAMPLE, "sample").unwrap() {
+            let f = figures(Profiler::Ncu, &record, 32);
+            assert_eq!((f.lds_wavefronts, f.lds_busy_pct, f.lds_bank_conflict_wavefronts), (None, None, None));
+            assert_eq!(f.fp64_pipe_pct, None);
+        }
+    }
+
+    #[test]
     fn output_without_a_table_says_why() {
         let err = parse("==PROF== Connected to process 581\n==PROF== Disconnected from process 581\n", "log")
             .unwrap_err()

@@ -1,5 +1,6 @@
 //! One point's row of `counters.csv` from its profiled kernels and the experiment's row: the main kernel (the
-//! longest) for occupancy, L2 hit rate and time, sums over every kernel for bytes and instructions, and beside them
+//! longest) for occupancy, L2 hit rate, time and the shares of a peak (shared-memory pipe, FP64 pipe), sums over
+//! every kernel for bytes, instructions and shared-memory wavefronts, and beside them
 //! the model's figures (theoretical occupancy, counted bytes and FLOP).
 
 use std::collections::BTreeMap;
@@ -91,6 +92,10 @@ pub fn counter_row(
         fp64_matrix_flop: None,
         fp64_matrix_inst: None,
         flop_count: num("flop_count"),
+        lds_wavefronts: None,
+        lds_busy_pct: None,
+        lds_bank_conflict_wavefronts: None,
+        fp64_pipe_pct: None,
         message: String::new(),
     };
     let kernels = match profiled {
@@ -131,6 +136,8 @@ pub fn counter_row(
     out.occupancy_achieved_pct = m.achieved_pct;
     out.occupancy_profiler_theoretical_pct = m.profiler_theoretical_pct;
     out.l2_hit_pct = m.l2_hit_pct;
+    out.lds_busy_pct = m.lds_busy_pct;
+    out.fp64_pipe_pct = m.fp64_pipe_pct;
     match num("occupancy_pct") {
         Some(pct) => {
             out.occupancy_theoretical_pct = Some(pct);
@@ -157,6 +164,8 @@ pub fn counter_row(
     out.fp32_matrix_flop = sum(&all, |f| f.fp32_matrix_flop);
     out.fp64_matrix_flop = sum(&all, |f| f.fp64_matrix_flop);
     out.fp64_matrix_inst = sum(&all, |f| f.fp64_matrix_inst);
+    out.lds_wavefronts = sum(&all, |f| f.lds_wavefronts);
+    out.lds_bank_conflict_wavefronts = sum(&all, |f| f.lds_bank_conflict_wavefronts);
     out.message = notes.join("; ");
     out
 }
@@ -229,6 +238,37 @@ mod tests {
         assert_eq!((r.occupancy_theoretical_pct, r.theoretical_from.as_str()), (Some(want), "calculator"));
         assert_eq!(r.occupancy_profiler_theoretical_pct, Some(100.0));
         assert_eq!(r.fp32_inst, None, "a memory-set profile counts no instructions");
+        // The sample has no shared-memory or pipe metric: those columns are empty, and the row is still `ok`.
+        assert_eq!((r.status, r.lds_wavefronts, r.lds_busy_pct), (Status::Ok, None, None));
+        assert_eq!((r.lds_bank_conflict_wavefronts, r.fp64_pipe_pct), (None, None));
+    }
+
+    #[test]
+    fn shared_memory_wavefronts_are_summed_and_the_shares_of_a_peak_are_the_main_kernels() {
+        let with = |mut k: KernelRecord, wavefronts: f64, busy: f64, conflicts: f64, fp64: f64| {
+            for (name, v) in [
+                (nvidia::LDS_WAVEFRONTS, wavefronts),
+                (nvidia::LDS_BUSY_PCT, busy),
+                (nvidia::LDS_BANK_CONFLICTS, conflicts),
+                (nvidia::FP64_PIPE_PCT, fp64),
+            ] {
+                k.values.insert(name.to_string(), v);
+            }
+            k
+        };
+        let kernels = vec![
+            with(kernel("reduce", 100.0, 1.0, 1.0, 90.0), 10.0, 5.0, 1.0, 2.0),
+            with(kernel("splitk", 900.0, 1.0, 1.0, 40.0), 1000.0, 60.0, 32.0, 75.0),
+        ];
+        let r = counter_row(&pass(), "matmul", "k", &csv_row(&[]), Profiled::Kernels(kernels.clone()));
+        assert_eq!(r.main_kernel, "splitk");
+        assert_eq!((r.lds_wavefronts, r.lds_bank_conflict_wavefronts), (Some(1010.0), Some(33.0)));
+        assert_eq!((r.lds_busy_pct, r.fp64_pipe_pct), (Some(60.0), Some(75.0)));
+        // A kernel without the count makes the sum unknown, not smaller.
+        let mut partial = kernels;
+        partial[0].values.remove(nvidia::LDS_WAVEFRONTS);
+        let r = counter_row(&pass(), "matmul", "k", &csv_row(&[]), Profiled::Kernels(partial));
+        assert_eq!((r.lds_wavefronts, r.lds_bank_conflict_wavefronts), (None, Some(33.0)));
     }
 
     #[test]

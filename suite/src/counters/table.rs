@@ -1,7 +1,8 @@
 //! `counters.csv`: one row per profiled point, joined to the experiment's row by `experiment` and `key`, with the
 //! model's figure beside each measured one (theoretical beside achieved occupancy, counted beside DRAM bytes,
-//! counted FLOP beside the FP instruction counts). Written whole by each counter pass: the rows of experiments the
-//! pass did not profile are kept, so profiling matmul and then occupancy into one folder keeps both.
+//! counted FLOP beside the FP instruction counts), then the shared-memory and FP64-pipe figures (NVIDIA). Written
+//! whole by each counter pass: the rows of experiments the pass did not profile are kept, so profiling matmul and
+//! then occupancy into one folder keeps both.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -98,6 +99,14 @@ pub struct CounterRow {
     pub fp64_matrix_inst: Option<f64>,
     /// The FLOP the experiment counts for one launch (its row's `flop_count`).
     pub flop_count: Option<f64>,
+    /// Shared-memory (LDS) wavefronts, loads and stores, summed (NVIDIA).
+    pub lds_wavefronts: Option<f64>,
+    /// The main kernel's shared-memory wavefronts over the L1 data pipe's peak in its time, % (NVIDIA).
+    pub lds_busy_pct: Option<f64>,
+    /// Shared-memory wavefronts that bank conflicts added, summed (NVIDIA).
+    pub lds_bank_conflict_wavefronts: Option<f64>,
+    /// The main kernel's FP64 pipe busy over the SM's active cycles, % (NVIDIA).
+    pub fp64_pipe_pct: Option<f64>,
     /// Why a point has no counters, or what to heed in them.
     pub message: String,
 }
@@ -133,6 +142,10 @@ pub const HEADER: &[&str] = &[
     "fp64_matrix_flop",
     "fp64_matrix_inst",
     "flop_count",
+    "lds_wavefronts",
+    "lds_busy_pct",
+    "lds_bank_conflict_wavefronts",
+    "fp64_pipe_pct",
     "message",
 ];
 
@@ -175,6 +188,10 @@ impl CounterRow {
             count(self.fp64_matrix_flop),
             count(self.fp64_matrix_inst),
             count(self.flop_count),
+            count(self.lds_wavefronts),
+            fixed(self.lds_busy_pct, 2),
+            count(self.lds_bank_conflict_wavefronts),
+            fixed(self.fp64_pipe_pct, 2),
             self.message.clone(),
         ]
     }
@@ -270,6 +287,10 @@ pub(crate) mod tests {
             fp64_matrix_flop: None,
             fp64_matrix_inst: None,
             flop_count: Some(16_777_216.0),
+            lds_wavefronts: None,
+            lds_busy_pct: None,
+            lds_bank_conflict_wavefronts: None,
+            fp64_pipe_pct: None,
             message: String::new(),
         }
     }
@@ -283,6 +304,52 @@ pub(crate) mod tests {
         let unique: std::collections::BTreeSet<&&str> = HEADER.iter().collect();
         assert_eq!(unique.len(), HEADER.len());
         assert_eq!(row("e", "k").fields().len(), HEADER.len());
+    }
+
+    #[test]
+    fn shared_memory_and_pipe_figures_are_formatted_like_their_peers() {
+        let mut r = row("matmul", "fp64_vector/m=4096");
+        r.lds_wavefronts = Some(1_572_864.0);
+        r.lds_busy_pct = Some(41.256);
+        r.lds_bank_conflict_wavefronts = Some(0.0);
+        r.fp64_pipe_pct = Some(77.5);
+        let at = |name: &str| HEADER.iter().position(|c| *c == name).unwrap();
+        let fields = r.fields();
+        assert_eq!(fields[at("lds_wavefronts")], "1572864");
+        assert_eq!(fields[at("lds_busy_pct")], "41.26");
+        assert_eq!(fields[at("lds_bank_conflict_wavefronts")], "0", "no conflict is a zero, not an empty field");
+        assert_eq!(fields[at("fp64_pipe_pct")], "77.50");
+        // After the columns that were there before them; `message` stays last.
+        assert!(at("flop_count") < at("lds_wavefronts") && at("fp64_pipe_pct") + 1 == at("message"));
+        assert_eq!(row("e", "k").fields()[at("lds_busy_pct")], "", "not profiled: empty");
+    }
+
+    #[test]
+    fn rows_kept_from_a_file_without_the_shared_memory_columns_leave_them_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let old_header = HEADER.iter().filter(|c| !c.starts_with("lds_") && **c != "fp64_pipe_pct");
+        let old_header: Vec<&str> = old_header.copied().collect();
+        let old_row: Vec<String> = old_header
+            .iter()
+            .map(|c| match *c {
+                "experiment" => "occupancy".to_string(),
+                "key" => "group_size/g=64,n=1".to_string(),
+                "status" => "ok".to_string(),
+                _ => String::new(),
+            })
+            .collect();
+        let mut old = ::csv::Writer::from_path(dir.path().join(CSV)).unwrap();
+        old.write_record(&old_header).unwrap();
+        old.write_record(&old_row).unwrap();
+        old.flush().unwrap();
+        let mut matmul = row("matmul", "fp64_vector/m=4096");
+        matmul.fp64_pipe_pct = Some(12.0);
+        write(dir.path(), &[matmul]).unwrap();
+        let rows = read(dir.path()).unwrap().unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].keys().count(), HEADER.len(), "the kept row is written with every column");
+        assert_eq!((rows[0]["key"].as_str(), rows[0]["fp64_pipe_pct"].as_str()), ("group_size/g=64,n=1", ""));
+        assert_eq!(rows[1]["fp64_pipe_pct"], "12.00");
     }
 
     #[test]
