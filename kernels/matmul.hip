@@ -677,18 +677,17 @@ SPLITK_KERNEL(float, matmul_splitk_128x128x8_t512, 128, 128, 8, 512, 2, GPU_AMD_
 SPLITK_KERNEL(double, matmul_splitk_64x128x8_t128_f64, 64, 128, 8, 128, F64_KUNROLL(4), )
 
 // The sum of split-K's partial tiles when the kernel is launched without counters (include/matmul_split.h): the
-// FP32 split-K rung's (fragment order) and the DMMA rung's (row-major slices). Launch: any grid of 256-item groups;
-// arguments: work, C, M, N, S, aligned (1 when C's rows are 16-byte aligned), BM, BN and the split kernel's group
-// size (0: row-major slices).
-GPU_KERNEL __launch_bounds__(256) void matmul_splitk_reduce(const float* __restrict__ work, float* __restrict__ C,
-                                                            int M, int N, int S, int aligned, int BM, int BN,
-                                                            int threads) {
-    splitk_reduce<float>(work, C, M, N, S, aligned, BM, BN, threads);
+// FP32 split-K rung's (fragment order) and the DMMA rung's (row-major tiles in its grouped order). Launch: any grid of
+// 256-item groups; arguments: work, C, M, N, S, aligned (1 when C's rows are 16-byte aligned), BM, BN, the split
+// kernel's group size (0: row-major tiles), the grouped order's tile rows, the first tile and the number of tiles.
+#define SPLITK_REDUCE_PARAMS(T)                                                                                   \
+    const T *__restrict__ work, T *__restrict__ C, int M, int N, int S, int aligned, int BM, int BN, int threads, \
+        int group_m, int tile_base, int tiles
+GPU_KERNEL __launch_bounds__(256) void matmul_splitk_reduce(SPLITK_REDUCE_PARAMS(float)) {
+    splitk_reduce<float>(work, C, M, N, S, aligned, BM, BN, threads, group_m, tile_base, tiles);
 }
-GPU_KERNEL __launch_bounds__(256) void matmul_splitk_reduce_f64(const double* __restrict__ work,
-                                                                double* __restrict__ C, int M, int N, int S,
-                                                                int aligned, int BM, int BN, int threads) {
-    splitk_reduce<double>(work, C, M, N, S, aligned, BM, BN, threads);
+GPU_KERNEL __launch_bounds__(256) void matmul_splitk_reduce_f64(SPLITK_REDUCE_PARAMS(double)) {
+    splitk_reduce<double>(work, C, M, N, S, aligned, BM, BN, threads, group_m, tile_base, tiles);
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -160,14 +160,15 @@ constexpr int dmma_smem_bytes() {
     return STAGES * (BM * (BK + DMMA_PAD) + BK * (BN + DMMA_PAD)) * (int)sizeof(double);
 }
 
-// SPLIT: the split-K instance (grid y = S, the workspace `work`; include/matmul_split.h); without it the kernel is the
-// one of before split-K (all of K, no workspace), byte for byte, so a launch with S = 1 pays nothing for splitting.
+// SPLIT: the split-K instance (grid y = S, the workspace `work`, tiles from tile_base; include/matmul_split.h); without
+// it the kernel is the one of before split-K (all of K, no workspace), byte for byte, so a launch with S = 1 pays
+// nothing for splitting.
 // (One kernel for both ran 4-13% slower at S = 1 on an H200 in the 128-wide shapes, with 254 registers instead of
 // 240, and 6-42% in the 64x64 shape, which then also had a static LDS flag.)
 template <int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES, DmmaShape S, bool VEC, bool SPLIT>
 __device__ __forceinline__ void dmma(const double* __restrict__ A, const double* __restrict__ B,
                                      double* __restrict__ C, int M, int N, int K, double* smem, double* work,
-                                     unsigned* counters) {
+                                     int tile_base) {
     constexpr int THREADS = GPU_WAVE_SIZE * WARPS_M * WARPS_N;
     constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N;   // warp tile
     constexpr int MI = WM / 8, NI = WN / 8;               // atoms of C per warp (each: 2 accumulators a thread)
@@ -185,14 +186,12 @@ __device__ __forceinline__ void dmma(const double* __restrict__ A, const double*
     double* As = smem;                     // [STAGES][BM][LDA]
     double* Bs = smem + STAGES * A_STAGE;  // [STAGES][BK][LDB]
 
-    // Block order: DMMA_GROUP_M tile rows at a time, down the rows first (see the header comment).
+    // Block order: DMMA_GROUP_M tile rows at a time, down the rows first (see the header comment); the split instance
+    // may start at tile tile_base of that order (a split of only the last wave's tiles).
     const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
-    const int per_group = DMMA_GROUP_M * tiles_n;
-    const int first_m = (int)blockIdx.x / per_group * DMMA_GROUP_M;
-    const int group_rows = min(tiles_m - first_m, DMMA_GROUP_M);
-    const int in_group = (int)blockIdx.x % per_group;
-    const int bm = (first_m + in_group % group_rows) * BM;
-    const int bn = (in_group / group_rows) * BN;
+    int tm, tn;
+    grouped_tile((SPLIT ? tile_base : 0) + (int)blockIdx.x, tiles_m, tiles_n, DMMA_GROUP_M, tm, tn);
+    const int bm = tm * BM, bn = tn * BN;
     // Split-K (grid y, include/matmul_split.h): this group's range of whole slabs, [kbegin, kbegin + klen). A and B
     // are moved to its start, so k below counts from kbegin and every k guard is by klen (one register where the
     // whole kernel had K, a parameter: a second one, kend, made the 128x64 instance spill).
@@ -304,53 +303,52 @@ __device__ __forceinline__ void dmma(const double* __restrict__ A, const double*
     }
     cp_async_wait<0>();  // nothing may be left in flight into shared memory at exit (the trailing groups are zeros)
 
-    if (SPLIT) {
-        // The sum is always matmul_splitk_reduce_f64's (counters unused): this split's slice of an Mp×Np matrix
-        // padded to whole tiles, where every pair of accumulators lies inside and 16-byte aligned (Np is a multiple
-        // of BN). (A sum in the kernel by the last group to arrive, as kernel 9 of matmul.hip can do, cost the
-        // 128-wide shapes a spill: 255 registers and 8 bytes of stack with nvcc 13.5, 236-238 without it.)
-        const int Np = tiles_n * BN;
-        double* slice = work + (size_t)z * ((size_t)tiles_m * BM) * Np;
+    if constexpr (SPLIT) {
+        // The sum is always matmul_splitk_reduce_f64's: partial z of this launch's tile blockIdx.x at (x·S + z)·BM·BN,
+        // row-major in the tile, where every pair of accumulators is 16-byte aligned. (A sum in the kernel by the last
+        // group to arrive, as kernel 9 of matmul.hip can do, cost the 128-wide shapes a spill: 255 registers and 8
+        // bytes of stack with nvcc 13.5, 236-238 without it.)
+        double* tile = work + ((size_t)blockIdx.x * splits + z) * (BM * BN);
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
             for (int ni = 0; ni < NI; ++ni)
-                *reinterpret_cast<double2*>(slice + (size_t)(bm + wm + 8 * mi + g) * Np + bn + wn + 8 * ni + 2 * t) =
+                *reinterpret_cast<double2*>(tile + (wm + 8 * mi + g) * BN + wn + 8 * ni + 2 * t) =
                     make_double2(acc[mi][ni][0], acc[mi][ni][1]);
-        return;
-    }
-    // Epilogue: each thread writes its two adjacent accumulators of every atom, 16 bytes at a time with VEC.
+    } else {
+        // Epilogue: each thread writes its two adjacent accumulators of every atom, 16 bytes at a time with VEC.
 #pragma unroll
-    for (int mi = 0; mi < MI; ++mi) {
-        const int row = bm + wm + 8 * mi + g;
-        if (row >= M) continue;
+        for (int mi = 0; mi < MI; ++mi) {
+            const int row = bm + wm + 8 * mi + g;
+            if (row >= M) continue;
 #pragma unroll
-        for (int ni = 0; ni < NI; ++ni) {
-            const int col = bn + wn + 8 * ni + 2 * t;
-            double* c = C + (size_t)row * N + col;
-            if constexpr (VEC) {
-                if (col < N) *reinterpret_cast<double2*>(c) = make_double2(acc[mi][ni][0], acc[mi][ni][1]);
-            } else {
-                if (col < N) c[0] = acc[mi][ni][0];
-                if (col + 1 < N) c[1] = acc[mi][ni][1];
+            for (int ni = 0; ni < NI; ++ni) {
+                const int col = bn + wn + 8 * ni + 2 * t;
+                double* c = C + (size_t)row * N + col;
+                if constexpr (VEC) {
+                    if (col < N) *reinterpret_cast<double2*>(c) = make_double2(acc[mi][ni][0], acc[mi][ni][1]);
+                } else {
+                    if (col < N) c[0] = acc[mi][ni][0];
+                    if (col + 1 < N) c[1] = acc[mi][ni][1];
+                }
             }
         }
     }
 }
 
 // Defines NAME (aligned rows) and NAME_unaligned (any size), and their split-K instances NAME_split and
-// NAME_unaligned_split, which take the workspace arguments. MINB: blocks per SM the register budget must allow.
+// NAME_unaligned_split, which take the workspace and the first tile of the grouped order their grid covers (grid x
+// tiles from it, grid y the splits). MINB: blocks per SM the register budget must allow.
 #define DMMA_KERNEL(NAME, BM, BN, BK, WARPS_M, WARPS_N, STAGES, SHAPE, MINB, VEC)                                 \
     GPU_KERNEL __launch_bounds__(GPU_WAVE_SIZE * WARPS_M * WARPS_N, MINB) void NAME(MATMUL_PARAMS_OF(double)) {  \
         GPU_DYNAMIC_LDS(double, dmma_smem);                                                                       \
-        dmma<BM, BN, BK, WARPS_M, WARPS_N, STAGES, SHAPE, VEC, false>(A, B, C, M, N, K, dmma_smem, nullptr,       \
-                                                                      nullptr);                                   \
+        dmma<BM, BN, BK, WARPS_M, WARPS_N, STAGES, SHAPE, VEC, false>(A, B, C, M, N, K, dmma_smem, nullptr, 0);   \
     }                                                                                                             \
     GPU_KERNEL __launch_bounds__(GPU_WAVE_SIZE * WARPS_M * WARPS_N, MINB) void NAME##_split(                      \
-        MATMUL_PARAMS_OF(double) WORKSPACE_PARAMS(double)) {                                                      \
+        MATMUL_PARAMS_OF(double), double* __restrict__ work, int tile_base) {                                     \
         GPU_DYNAMIC_LDS(double, dmma_smem);                                                                       \
         dmma<BM, BN, BK, WARPS_M, WARPS_N, STAGES, SHAPE, VEC, true>(A, B, C, M, N, K, dmma_smem, work,          \
-                                                                     counters);                                   \
+                                                                     tile_base);                                  \
     }
 #define DMMA_KERNELS(NAME, BM, BN, BK, WARPS_M, WARPS_N, STAGES, SHAPE, MINB)                                     \
     DMMA_KERNEL(NAME, BM, BN, BK, WARPS_M, WARPS_N, STAGES, SHAPE, MINB, true)                                    \

@@ -65,6 +65,18 @@ __device__ __forceinline__ void store_reduced(double* p, DoubleQuad v, int left,
     }
 }
 
+// The tile of block `index` in a grouped order (the DMMA rung's, as in Triton's matmul tutorial): `group_m` tile rows at
+// a time, down the rows first, so the blocks resident at once share a few rows of A and columns of B in L2. Row tm and
+// column tn of the tile grid.
+__device__ __forceinline__ void grouped_tile(int index, int tiles_m, int tiles_n, int group_m, int& tm, int& tn) {
+    const int per_group = group_m * tiles_n;
+    const int first_m = index / per_group * group_m;
+    const int group_rows = min(tiles_m - first_m, group_m);
+    const int in_group = index % per_group;
+    tm = first_m + in_group % group_rows;
+    tn = in_group / group_rows;
+}
+
 // Where element e of a partial tile in the wave tile's fragment order (WaveTile::store_partial) sits in the tile:
 // quad q of item t holds elements (q·THREADS + t)·4 .. +3, q = r·WNITER + wn, and those are row m0 + (r/4)·WSUBM +
 // r%4, columns n0 + wn·WSUBN .. +3 of the item's fragment (WaveShape), with the shape's constants worked out here at
@@ -80,40 +92,37 @@ __device__ __forceinline__ void fragment_position(int quad, int threads, int BM,
     col = (wave % waves_n) * wn + (lane % lanes_n) * 4 + c * wsubn;
 }
 
-// The reduction kernel's body: C = Σ_{z=0}^{S-1} partial z, for every tile of a split-K launch, summed from zero in
-// the order of z as the in-kernel sum does, so both places give the same bits. One quad of a tile per item, in a
-// grid-stride loop. Two layouts of the partial tiles: `threads` > 0, the wave-tiled rungs' (tile t's partial z at
-// (t·S + z)·BM·BN, in fragment order of a group of `threads`, tiles numbered along N first); `threads` = 0, the DMMA
-// rung's (slice z an Mp×Np matrix padded to whole tiles, Mp = ceil(M/BM)·BM, Np = ceil(N/BN)·BN). C is stored a quad
-// at a time where its rows are 16-byte aligned (`aligned`), else element by element. Memory-bound: S·M·N elements
-// read (from L2 at the sizes that split), M·N written.
+// The reduction kernel's body: C = Σ_{z=0}^{S-1} partial z, for `tiles` tiles of a split-K launch, summed from zero in
+// the order of z as the in-kernel sum does, so both places give the same bits. Partial z of the launch's tile t (t = 0
+// .. tiles-1) is at (t·S + z)·BM·BN. Its layout: `threads` > 0, the wave-tiled rungs' fragment order for a group of
+// `threads`, tiles numbered along N first (all of them: tile_base 0); `threads` = 0, the DMMA rung's row-major tile,
+// and tile t is the tile of block tile_base + t in the grouped order of `group_m` tile rows (grouped_tile: the DMMA
+// launch may split only the tiles of its last wave). One quad of a tile per item, in a grid-stride loop; C is stored
+// a quad at a time where its rows are 16-byte aligned (`aligned`), else element by element. Memory-bound: S·BM·BN
+// elements read per tile (from L2 at the sizes that split), BM·BN written.
 template <class T>
 __device__ __forceinline__ void splitk_reduce(const T* __restrict__ work, T* __restrict__ C, int M, int N, int S,
-                                              int aligned, int BM, int BN, int threads) {
+                                              int aligned, int BM, int BN, int threads, int group_m, int tile_base,
+                                              int tiles) {
     using Q = Quad<T>;
     const int tiles_n = (N + BN - 1) / BN, tiles_m = (M + BM - 1) / BM;
-    const size_t tile_elems = (size_t)BM * BN, quads = (size_t)tiles_m * tiles_n * tile_elems / 4;
-    const size_t slice = (size_t)tiles_m * tiles_n * tile_elems;  // row-major: one split's Mp×Np
+    const size_t tile_elems = (size_t)BM * BN, quads = (size_t)tiles * tile_elems / 4;
     for (size_t g = (size_t)blockIdx.x * blockDim.x + threadIdx.x; g < quads; g += (size_t)gridDim.x * blockDim.x) {
-        const size_t tile = g / (tile_elems / 4);
-        const int quad = (int)(g % (tile_elems / 4));
-        int row, col;  // in the tile
-        const T* p;    // partial 0 of this quad
-        size_t step;   // from one partial to the next
+        const int t = (int)(g / (tile_elems / 4)), quad = (int)(g % (tile_elems / 4));
+        int row, col, tm, tn;  // in the tile; the tile in the grid
         if (threads > 0) {
             fragment_position(quad, threads, BM, BN, row, col);
-            p = work + tile * S * tile_elems + (size_t)quad * 4;
-            step = tile_elems;
+            tm = t / tiles_n, tn = t % tiles_n;
         } else {
             row = quad / (BN / 4), col = quad % (BN / 4) * 4;
-            p = work + ((size_t)(tile / tiles_n) * BM + row) * ((size_t)tiles_n * BN) + (tile % tiles_n) * BN + col;
-            step = slice;
+            grouped_tile(tile_base + t, tiles_m, tiles_n, group_m, tm, tn);
         }
-        const int i = (int)(tile / tiles_n) * BM + row, j = (int)(tile % tiles_n) * BN + col;
+        const int i = tm * BM + row, j = tn * BN + col;
         if (i >= M || j >= N) continue;
+        const T* p = work + (size_t)t * S * tile_elems + (size_t)quad * 4;
         Q acc = make_quad(T(0), T(0), T(0), T(0));
         for (int z = 0; z < S; ++z) {
-            const Q v = load4(p + z * step);
+            const Q v = load4(p + z * tile_elems);
             acc.x += v.x, acc.y += v.y, acc.z += v.z, acc.w += v.w;
         }
         store_reduced(C + (size_t)i * N + j, acc, N - j, aligned);

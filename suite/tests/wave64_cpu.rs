@@ -785,7 +785,10 @@ fn launch_matmul(
         let aligned = i32::from(plan.symbol.ends_with("_unaligned")) ^ 1;
         let (split, aligned) = (Arg::I32(plan.split_k as i32), Arg::I32(aligned));
         let (bm, bn, threads) = (Arg::I32(v.block[1] as i32), Arg::I32(v.block[0] as i32), Arg::I32(v.group[0] as i32));
-        let args = [Arg::Buf("work"), Arg::Buf("C"), Arg::I32(m), Arg::I32(n), split, aligned, bm, bn, threads];
+        // Every tile, numbered along N first (no grouped order: 0 tile rows), from the first.
+        let tiles = Arg::I32((plan.grid[0] * plan.grid[1]) as i32);
+        let (work, c, no_groups, first) = (Arg::Buf("work"), Arg::Buf("C"), Arg::I32(0), Arg::I32(0));
+        let args = [work, c, Arg::I32(m), Arg::I32(n), split, aligned, bm, bn, threads, no_groups, first, tiles];
         program.launch(memory, reduce, [3, 1, 1], [256, 1, 1], &args);
     }
 }

@@ -36,9 +36,10 @@ pub fn autotune_candidates(
             Schedule::SplitK | Schedule::GroupedSplitK => {
                 let (tx, ty) = v.tiles(shape);
                 let slabs = shape.k.div_ceil(v.slab_k as usize) as u64;
-                // A split-K kernel's S = 1 is its double_buffer twin's row; the DMMA rung has no such twin.
+                // A split-K kernel's S = 1 is its double_buffer twin's row; the DMMA rung has no such twin, and its
+                // plan without a split asked for may split its last wave's tiles (ladder::tail_split).
                 if v.schedule == Schedule::GroupedSplitK {
-                    out.push((v, Some(1)));
+                    out.extend([(v, Some(1)), (v, None)]);
                 }
                 for &s in AUTOTUNE_SPLITS {
                     let groups = tx * ty * u64::from(s);
@@ -183,7 +184,8 @@ mod tests {
                 .collect()
         };
         let hopper = f64_names("sm_90", Shape::square(4096));
-        assert_eq!(hopper.iter().filter(|n| n.starts_with("dmma_")).count(), 4, "{hopper:?}");
+        assert_eq!(hopper.iter().filter(|n| n.starts_with("dmma_")).count(), 8, "{hopper:?}");
+        assert!(hopper.contains(&"dmma_64x64x16_t128".to_string()), "the plan that may split a tail: {hopper:?}");
         assert!(hopper.contains(&"dmma_128x128x16_t256/1".to_string()), "{hopper:?}");
         // A K-heavy shape: few tiles, many slabs, so the split counts go up to MAX_SPLIT_K, the DMMA rung's too.
         let k_heavy = Shape { m: 256, n: 256, k: 16384 };

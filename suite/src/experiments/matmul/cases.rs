@@ -5,7 +5,9 @@
 
 use std::rc::Rc;
 
-use super::ladder::{Fixup, Plan, Schedule, Variant, REFERENCE_DOT2_SYMBOL, REFERENCE_SYMBOL, REFERENCE_TILE};
+use super::ladder::{
+    Fixup, Plan, Schedule, Variant, REFERENCE_DOT2_SYMBOL, REFERENCE_SYMBOL, REFERENCE_TILE, SPLIT_SUFFIX,
+};
 use super::shape::Shape;
 use crate::device::{Arg, Buffer, Device, Kernel, LaunchConfig, RawAlloc};
 use crate::experiments::{Case, Error};
@@ -308,19 +310,12 @@ pub(super) struct KernelCase<'g, T: Element> {
     gpu: &'g Gpu,
     inputs: Rc<Inputs<T>>,
     c: Buffer<T>,
-    kernel: Kernel,
-    config: LaunchConfig,
-    /// M, N, K as kernel arguments.
-    dims: [Arg; 3],
+    /// What one launch of the case enqueues, in order: the kernel, and around it where the plan has them
+    /// `matmul_zero_c` (before the atomic split-K kernel, which adds into C), the DMMA rung's split instance over its
+    /// last wave's tiles, and `matmul_splitk_reduce` (`_f64`, where the plan sums the partial tiles there).
+    launches: Vec<(Kernel, LaunchConfig, Vec<Arg>)>,
     /// The split-K and stream-K workspace (partial tiles) and tile counters; `None` where the plan has none.
     work: Option<(Buffer<T>, Buffer<u32>)>,
-    /// Whether the kernel takes the workspace arguments.
-    takes_work: bool,
-    /// `matmul_zero_c` and its grid, launched before the kernel where it adds into C.
-    zero: Option<(Kernel, LaunchConfig)>,
-    /// `matmul_splitk_reduce` (`_f64`) and its grid, launched after the kernel where the plan sums the partial tiles
-    /// there ([`Fixup::Kernel`]), and the partial tiles' layout (BM, BN, the split kernel's group size or 0).
-    reduce: Option<(Kernel, LaunchConfig, [Arg; 3])>,
     plan: Plan,
 }
 
@@ -328,13 +323,18 @@ pub(super) struct KernelCase<'g, T: Element> {
 /// instance).
 const ZERO_SYMBOL: &str = "matmul_zero_c";
 
-/// The kernel that adds split-K's partial slices into C where the plan says ([`Fixup::Kernel`]), in
+/// The kernel that adds split-K's partial tiles into C where the plan says ([`Fixup::Kernel`]), in
 /// `kernels/matmul.hip` whichever source the split kernel is in; FP64's is `<this>_f64`.
 const REDUCE_SYMBOL: &str = "matmul_splitk_reduce";
 
+/// Tile rows per group of the DMMA rung's tile order (`DMMA_GROUP_M` in `kernels/matmul_dmma.hip`; a test holds the
+/// two equal): the reduction kernel finds a DMMA tile by it.
+pub(super) const DMMA_GROUP_M: u32 = 8;
+
 impl<'g, T: Element> KernelCase<'g, T> {
     /// Allocates C (poisoned: all-ones bytes are NaN, so an element the kernel does not write fails; zero for the
-    /// naive kernel, which adds into it) and the plan's workspace (counters zeroed: each launch leaves them zero).
+    /// naive kernel, which adds into it) and the plan's workspace (counters zeroed: each launch leaves them zero),
+    /// and lays out the launches.
     pub(super) fn new(
         gpu: &'g Gpu,
         inputs: Rc<Inputs<T>>,
@@ -345,12 +345,6 @@ impl<'g, T: Element> KernelCase<'g, T> {
         let shape = inputs.shape;
         let c = dev.alloc_buffer::<T>(shape.m * shape.n)?;
         dev.fill_bytes(c.raw(), if v.zero_c { 0 } else { 0xff })?;
-        let kernel = gpu.kernel(v.source, &plan.symbol)?;
-        let config = LaunchConfig {
-            grid: plan.grid,
-            group: [v.group[0], v.group[1], 1],
-            dynamic_lds_bytes: plan.dynamic_lds_bytes,
-        };
         let work = if plan.work_elems > 0 && plan.fixup != Fixup::None {
             let len = |n: u64| usize::try_from(n).map_err(|_| Error::Unsupported(format!("{n} elements of workspace")));
             let counters = dev.alloc_buffer::<u32>(len(plan.counters.max(1))?)?;
@@ -359,61 +353,77 @@ impl<'g, T: Element> KernelCase<'g, T> {
         } else {
             None
         };
-        let reduce = match plan.fixup {
-            Fixup::Kernel => {
-                let symbol = match T::PRECISION {
-                    Precision::F32 => REDUCE_SYMBOL.to_string(),
-                    Precision::F64 => format!("{REDUCE_SYMBOL}_f64"),
-                };
-                // One quad of C per item in a grid-stride loop: enough groups to fill the device, no more than C needs.
-                let quads = shape.m * shape.n.div_ceil(4);
-                let groups = quads.div_ceil(256).clamp(1, 16 * gpu.device.props().cu_count as usize);
-                // The partial tiles' layout: the wave-tiled rungs' fragment order for a group of their size, or
-                // (0) the DMMA rung's row-major slices (kernels/include/matmul_split.h).
-                let threads = if v.schedule == Schedule::GroupedSplitK { 0 } else { v.group[0] * v.group[1] };
-                let layout = [v.block[1], v.block[0], threads].map(|x| Arg::I32(x as i32));
-                Some((gpu.kernel("matmul", &symbol)?, LaunchConfig::linear(groups as u32, 256), layout))
+        let [m, n, k] = dims(shape)?;
+        let int = |x: u64| {
+            i32::try_from(x).map(Arg::I32).map_err(|_| Error::Unsupported(format!("{x} exceeds the kernels' int sizes")))
+        };
+        let work_arg = work.as_ref().map_or(Arg::Ptr(0), |(w, _)| w.arg());
+        let group = [v.group[0], v.group[1], 1];
+        let config = |grid| LaunchConfig { grid, group, dynamic_lds_bytes: plan.dynamic_lds_bytes };
+        // A grid-stride loop over `elems`: enough groups of 256 to fill the device, no more than the elements need.
+        let linear = |elems: usize| {
+            LaunchConfig::linear(elems.div_ceil(256).clamp(1, 16 * dev.props().cu_count as usize) as u32, 256)
+        };
+        let base = [inputs.a.arg(), inputs.b.arg(), c.arg(), m, n, k];
+        let mut launches = Vec::new();
+        if v.schedule == Schedule::SplitKAtomic {
+            launches.push((gpu.kernel(v.source, ZERO_SYMBOL)?, linear(shape.m * shape.n), vec![c.arg(), m, n]));
+        }
+        // The kernel's own arguments after M, N, K: split-K's and stream-K's workspace and counters (no counters where
+        // the reduction kernel sums; none of either with S = 1, which reads neither); the DMMA rung's split instance
+        // takes the workspace and its first tile, the unsplit one nothing.
+        let counters = match (&work, plan.fixup) {
+            (Some((_, counters)), Fixup::InKernel) => counters.arg(),
+            _ => Arg::Ptr(0),
+        };
+        let more = match v.schedule {
+            Schedule::SplitK | Schedule::StreamK => vec![work_arg, counters],
+            Schedule::GroupedSplitK if plan.split_k > 1 && plan.tail.is_none() => vec![work_arg, Arg::I32(0)],
+            _ => vec![],
+        };
+        launches.push((gpu.kernel(v.source, &plan.symbol)?, config(plan.grid), [&base[..], &more].concat()));
+        // The tiles the reduction kernel sums: from the DMMA tail's first, or all of them.
+        let (tx, ty) = v.tiles(shape);
+        let (first, tiles) = match plan.tail {
+            Some(tail) => {
+                let split = format!("{}{SPLIT_SUFFIX}", plan.symbol);
+                let args = [&base[..], &[work_arg, int(u64::from(tail.first))?]].concat();
+                launches.push((gpu.kernel(v.source, &split)?, config([tail.tiles, tail.split, 1]), args));
+                (u64::from(tail.first), u64::from(tail.tiles))
             }
-            Fixup::None | Fixup::InKernel => None,
+            None => (0, tx * ty),
         };
-        let zero = match v.schedule {
-            Schedule::SplitKAtomic => {
-                // A grid-stride loop: enough groups to fill the device, no more than the elements need.
-                let groups = (shape.m * shape.n).div_ceil(256).clamp(1, 16 * gpu.device.props().cu_count as usize);
-                Some((gpu.kernel(v.source, ZERO_SYMBOL)?, LaunchConfig::linear(groups as u32, 256)))
-            }
-            _ => None,
-        };
-        // The DMMA rung takes the workspace arguments only in its split instance (S > 1).
-        let takes_work = match v.schedule {
-            Schedule::SplitK | Schedule::StreamK => true,
-            Schedule::GroupedSplitK => plan.split_k > 1,
-            Schedule::Tiles | Schedule::SplitKAtomic => false,
-        };
-        Ok(KernelCase { gpu, inputs, c, kernel, config, dims: dims(shape)?, work, takes_work, zero, reduce, plan })
+        if plan.fixup == Fixup::Kernel {
+            let symbol = match T::PRECISION {
+                Precision::F32 => REDUCE_SYMBOL.to_string(),
+                Precision::F64 => format!("{REDUCE_SYMBOL}_f64"),
+            };
+            // The partial tiles' layout (kernels/include/matmul_split.h): the wave-tiled rungs' fragment order for a
+            // group of their size, tiles along N first; or (0) the DMMA rung's row-major tiles in its grouped order.
+            let (threads, group_m) = match v.schedule {
+                Schedule::GroupedSplitK => (0, DMMA_GROUP_M),
+                _ => (v.group[0] * v.group[1], 0),
+            };
+            let aligned = Arg::I32(i32::from(shape.rows_aligned_for(T::PRECISION)));
+            let layout = [v.block[1], v.block[0], threads, group_m].map(|x| Arg::I32(x as i32));
+            let args = [
+                &[work_arg, c.arg(), m, n, Arg::I32(plan.split_k as i32), aligned][..],
+                &layout,
+                &[int(first)?, int(tiles)?],
+            ]
+            .concat();
+            let quads = (tiles * u64::from(v.block[0]) * u64::from(v.block[1]) / 4) as usize;
+            launches.push((gpu.kernel("matmul", &symbol)?, linear(quads * 4), args));
+        }
+        Ok(KernelCase { gpu, inputs, c, launches, work, plan })
     }
 }
 
 impl<T: Element> Case for KernelCase<'_, T> {
     fn launch(&mut self) -> crate::device::Result<()> {
-        let [m, n, k] = self.dims;
         let dev = self.gpu.device.as_ref();
-        if let Some((zero, config)) = &self.zero {
-            dev.launch(zero, config, &[self.c.arg(), m, n])?;
-        }
-        let mut args = vec![self.inputs.a.arg(), self.inputs.b.arg(), self.c.arg(), m, n, k];
-        if self.takes_work {
-            // A split-K plan with S = 1 has no workspace: the kernel then writes C directly and never reads these. A
-            // plan that sums in the reduction kernel passes no counters: that is how the kernel knows.
-            let (work, counters) = self.work.as_ref().map_or((Arg::Ptr(0), Arg::Ptr(0)), |(w, c)| (w.arg(), c.arg()));
-            let counters = if self.plan.fixup == Fixup::InKernel { counters } else { Arg::Ptr(0) };
-            args.extend([work, counters]);
-        }
-        dev.launch(&self.kernel, &self.config, &args)?;
-        if let (Some((reduce, config, [bm, bn, threads])), Some((work, _))) = (&self.reduce, &self.work) {
-            let aligned = Arg::I32(i32::from(self.inputs.shape.rows_aligned_for(T::PRECISION)));
-            let split = Arg::I32(self.plan.split_k as i32);
-            dev.launch(reduce, config, &[work.arg(), self.c.arg(), m, n, split, aligned, *bm, *bn, *threads])?;
+        for (kernel, config, args) in &self.launches {
+            dev.launch(kernel, config, args)?;
         }
         Ok(())
     }

@@ -270,9 +270,10 @@ impl Variant {
             element_bytes,
             counters,
             fixup,
+            tail: None,
             dynamic_lds_bytes: self.dynamic_lds_bytes,
         };
-        let split = || -> Result<u64, String> {
+        let resolve_split = || -> Result<u64, String> {
             let s = u64::from(split.unwrap_or_else(|| split_k_for(tiles, slabs, slots)));
             if s == 0 || s > slabs.max(1) {
                 return Err(format!("{}: split K = {s} needs 1 to {slabs} (the slabs of K)", self.name));
@@ -288,13 +289,20 @@ impl Variant {
         match self.schedule {
             Schedule::Tiles => Ok(make(grid2(1)?, 1, 0, 0, Fixup::None)),
             Schedule::GroupedSplitK => {
-                // The DMMA rung sums its partial tiles in the reduction kernel only (kernels/matmul_dmma.hip says
-                // why).
-                let s = split()?;
-                let (work, counters, fixup) =
-                    if s > 1 { (tiles * s * tile_elems, 0, Fixup::Kernel) } else { (0, 0, Fixup::None) };
                 let groups =
                     u32::try_from(tiles).map_err(|_| format!("{} needs a grid of {tiles} groups", self.name))?;
+                // Without a split asked for, a grid of more than one wave whose last wave is at most half full
+                // splits only that wave's tiles.
+                if let (None, Some(tail)) = (split, tail_split(tiles, slabs, slots)) {
+                    let mut plan = make([tail.first, 1, 1], tail.split, tail_work(tail, tile_elems), 0, Fixup::Kernel);
+                    plan.tail = Some(tail);
+                    return Ok(plan);
+                }
+                // The DMMA rung sums its partial tiles in the reduction kernel only (kernels/matmul_dmma.hip says
+                // why).
+                let s = resolve_split()?;
+                let (work, counters, fixup) =
+                    if s > 1 { (tiles * s * tile_elems, 0, Fixup::Kernel) } else { (0, 0, Fixup::None) };
                 let mut plan = make([groups, s as u32, 1], s as u32, work, counters, fixup);
                 if s > 1 {
                     // The split instance: the same kernel with the workspace arguments (kernels/matmul_dmma.hip).
@@ -303,7 +311,7 @@ impl Variant {
                 Ok(plan)
             }
             Schedule::SplitK => {
-                let s = split()?;
+                let s = resolve_split()?;
                 // FP64's split-K sums in the kernel only (kernels/matmul.hip, kernel 9: its _unaligned instance has
                 // no register to spare for the other path).
                 let (work, counters, fixup) = match precision {
@@ -313,7 +321,7 @@ impl Variant {
                 Ok(make(grid2(s)?, s as u32, work, counters, fixup))
             }
             Schedule::SplitKAtomic => {
-                let s = split()?;
+                let s = resolve_split()?;
                 Ok(make(grid2(s)?, s as u32, 0, 0, Fixup::None))
             }
             Schedule::StreamK => {
@@ -396,8 +404,44 @@ pub struct Plan {
     pub counters: u64,
     /// Where split-K's or stream-K's partial tiles are added.
     pub fixup: Fixup,
+    /// A DMMA plan that splits only its last wave's tiles: `grid` then covers the tiles before them, whole, and
+    /// `split_k` is the tail's split.
+    pub tail: Option<Tail>,
     /// Dynamic LDS per group, bytes.
     pub dynamic_lds_bytes: u32,
+}
+
+/// The last, partial wave of a [`Schedule::GroupedSplitK`] launch, split: a grid of `first` whole tiles (full waves
+/// of the device's resident groups), then the split instance over the next `tiles` tiles of the kernel's tile order,
+/// `split` groups each, their partial tiles summed by the reduction kernel. A wave of R ≤ slots/2 tiles otherwise
+/// takes as long as a full one with most CUs idle (1536² in 64×64 tiles: 576 tiles on 264 slots of an H200, a third
+/// wave of 48); split S ways it takes about 1/S of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Tail {
+    /// Tiles of the first launch, whole, in the kernel's tile order.
+    pub first: u32,
+    /// Tiles of the last wave, after them.
+    pub tiles: u32,
+    /// Ranges of K each of those is split into.
+    pub split: u32,
+}
+
+/// The tail split of `tiles` tiles of `slabs` slabs each on `slots` resident groups, if it pays: more than one wave,
+/// a last wave at most half full, and a split of at least 2 that gives every range at least
+/// [`MIN_SLABS_PER_SPLIT`] slabs and fills the wave (S = slots / R, at most [`MAX_SPLIT_K`]).
+pub fn tail_split(tiles: u64, slabs: u64, slots: u64) -> Option<Tail> {
+    let rest = tiles.checked_rem(slots)?;
+    if tiles <= slots || rest == 0 || 2 * rest > slots {
+        return None;
+    }
+    let split = (slots / rest).min(slabs / MIN_SLABS_PER_SPLIT).min(MAX_SPLIT_K);
+    let first = u32::try_from(tiles - rest).ok()?;
+    (split >= 2).then_some(Tail { first, tiles: rest as u32, split: split as u32 })
+}
+
+/// Elements of the workspace a tail split needs: its partial tiles.
+fn tail_work(tail: Tail, tile_elems: u64) -> u64 {
+    u64::from(tail.tiles) * u64::from(tail.split) * tile_elems
 }
 
 /// What a [`Schedule::GroupedSplitK`] kernel's symbol ends in when it splits (S > 1): its instance with the workspace
@@ -442,7 +486,8 @@ pub const IN_KERNEL_FIXUP_BYTES: u64 = 256 << 10;
 impl Plan {
     /// Groups in the grid.
     pub fn groups(&self) -> u64 {
-        self.grid.iter().map(|&g| u64::from(g)).product()
+        let tail = self.tail.map_or(0, |t| u64::from(t.tiles) * u64::from(t.split));
+        self.grid.iter().map(|&g| u64::from(g)).product::<u64>() + tail
     }
 
     /// Bytes of device memory the workspace takes: the partial tiles and the 4-byte tile counters.
@@ -514,6 +559,7 @@ mod tests {
             element_bytes: 4,
             counters: 0,
             fixup: Fixup::None,
+            tail: None,
             dynamic_lds_bytes: 0,
         };
         assert_eq!(plan, want);
@@ -582,6 +628,25 @@ mod tests {
     }
 
     #[test]
+    fn a_tail_is_split_only_where_the_last_wave_is_at_most_half_full() {
+        // (tiles, slabs, slots) -> (first, tail tiles, split)
+        for (tiles, slabs, slots, want) in [
+            (576, 96, 264, Some((528, 48, 5))),    // 1536² in 64×64 tiles on an H200, 2 per SM
+            (1600, 313, 132, Some((1584, 16, 8))), // 5000² in 128×128 tiles, 1 per SM
+            (144, 96, 132, Some((132, 12, 11))),   // 1536² in 128×128 tiles
+            (144, 8, 132, Some((132, 12, 2))),     // few slabs: at least 4 per range
+            (144, 7, 132, None),                   // too few to split at all
+            (264, 96, 264, None),                  // one full wave
+            (200, 96, 264, None),                  // one partial wave: the split model's
+            (1024, 128, 264, None),                // a last wave of 232 of 264: more than half full
+            (0, 0, 0, None),                       // degenerate inputs
+        ] {
+            let got = tail_split(tiles, slabs, slots).map(|t| (t.first, t.tiles, t.split));
+            assert_eq!(got, want, "tiles {tiles} slabs {slabs} slots {slots}");
+        }
+    }
+
+    #[test]
     fn split_k_fills_the_resident_slots_within_limits() {
         // (tiles, slabs, slots) -> S
         for (tiles, slabs, slots, want) in [
@@ -625,6 +690,16 @@ mod tests {
         let eight = variant("splitk_64x128x16_t128").plan(k_heavy, F32, 132, 3, Some(8)).unwrap();
         assert_eq!((eight.fixup, eight.counters), (Fixup::InKernel, 8));
         assert_eq!(variant("double_buffer").plan(shape, F32, 132, 1, None).unwrap().fixup, Fixup::None);
+        // A DMMA grid of more than a wave whose last wave is at most half full splits that wave's tiles: 1536² in
+        // 64×64 tiles, 576 on 264 slots (2 per SM): two full waves of 528, then 48 tiles split 5 ways.
+        let small = variant("dmma_64x64x16_t128");
+        let t = small.plan(Shape::square(1536), F64, 132, 2, None).unwrap();
+        assert_eq!(t.tail, Some(Tail { first: 528, tiles: 48, split: 5 }));
+        assert_eq!((t.grid, t.split_k, t.groups(), t.fixup), ([528, 1, 1], 5, 528 + 48 * 5, Fixup::Kernel));
+        assert_eq!((t.symbol.as_str(), t.work_elems, t.counters), ("matmul_dmma_64x64x16_t128_f64", 48 * 5 * 4096, 0));
+        // An explicit split never leaves a tail; a last wave more than half full is left whole.
+        assert_eq!(small.plan(Shape::square(1536), F64, 132, 2, Some(1)).unwrap().tail, None);
+        assert_eq!(small.plan(Shape::square(2048), F64, 132, 2, None).unwrap().tail, None); // 1024 = 3 x 264 + 232
         // The DMMA rung splits along y of its 1-D tile order: 8 tiles of 128×64 with 2 per SM fill 264 slots at
         // S = 33; it always sums in the reduction kernel.
         let dmma = variant("dmma_128x64x16_t128");

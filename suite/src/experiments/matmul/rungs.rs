@@ -572,6 +572,14 @@ mod tests {
         }
     }
 
+    /// The DMMA rung's tile order, by which the reduction kernel finds its tiles, is the source's.
+    #[test]
+    fn dmma_group_m_matches_the_source() {
+        let text = code_objects::source("matmul_dmma").unwrap().text;
+        let line = format!("constexpr int DMMA_GROUP_M = {};", crate::experiments::matmul::cases::DMMA_GROUP_M);
+        assert!(text.lines().any(|l| l.starts_with(&line)), "kernels/matmul_dmma.hip has no `{line}`");
+    }
+
     /// The DMMA rung's dynamic LDS in the table is what its source asserts it launches with.
     #[test]
     fn dmma_dynamic_lds_matches_the_source() {
