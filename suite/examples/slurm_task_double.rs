@@ -124,8 +124,8 @@ fn main() -> ExitCode {
         }
         // As the real binary: the error chain, and the error's own status.
         Err(e) => {
-            let code = e.exit_code();
-            eprintln!("error: {}", suite::app::error_text(anyhow::Error::from(e).chain()));
+            let (text, code) = suite::app::error_report(e);
+            eprintln!("{text}");
             ExitCode::from(code)
         }
     }

@@ -154,7 +154,13 @@ fn status(dir: &Path) -> Result<ExitCode, Error> {
             if e.failed > 0 { format!(", {} failed verification or errored", e.failed) } else { String::new() };
         outln!(text, "{}{failed}", e.counts());
     }
-    outln!(text, "{}", folder.line());
+    // The verdict names the folder it was given (a recorded continuation may name it as the job did).
+    let line = folder.line();
+    if line.starts_with("no run.json in ") {
+        outln!(text, "{line}");
+    } else {
+        outln!(text, "{}: {line}", dir.display());
+    }
     emit(&text);
     Ok(ExitCode::from(if !folder.plan_recorded {
         5
@@ -165,6 +171,19 @@ fn status(dir: &Path) -> Result<ExitCode, Error> {
     } else {
         0
     }))
+}
+
+/// What `suite` prints for an error that stops it, and its exit status: `error: <the chain>`, or for a results folder
+/// that refused the run (status 3) `refused: <the chain>. Nothing was measured.`, the same words the job scripts
+/// end with, so a refusal never reads as a failure of the run.
+pub fn error_report(e: Error) -> (String, u8) {
+    let code = e.exit_code();
+    let text = error_text(std::iter::successors(Some(&e as &(dyn std::error::Error + 'static)), |e| e.source()));
+    if code == 3 {
+        (format!("refused: {text}. Nothing was measured."), code)
+    } else {
+        (format!("error: {text}"), code)
+    }
 }
 
 /// An error and its causes as one line for the user, each cause once: most of our messages already quote their

@@ -251,11 +251,14 @@ fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -
     move |source| Error::Io { action, path: path.to_path_buf(), source }
 }
 
+/// A lock file, opened without following a link and only when it is a regular file of this user: a link planted
+/// under a lock's name in a shared folder would otherwise have the record written (and the file cut) where it
+/// points.
 fn open_lock_file(path: &Path) -> Result<File> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(io("cannot create", dir))?;
     }
-    OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path).map_err(io("cannot open", path))
+    crate::safe_fs::open_lock(path).map_err(io("cannot open", path))
 }
 
 /// Whether an error from `flock` means the file system does not do locks (rather than a real failure).
@@ -344,6 +347,7 @@ fn locked(path: &Path, guarded: &Path, holder: String) -> Error {
 fn try_claim(path: &Path, guarded: &Path, what: &str, file: File) -> Result<WriterLock> {
     let claim = claim_path(path);
     for _ in 0..3 {
+        // O_EXCL: never through a link planted under the claim's name (create_new fails on any existing name).
         match OpenOptions::new().write(true).create_new(true).open(&claim) {
             Ok(mut f) => {
                 write_record(&mut f, &claim, &Holder::this_process(what))?;
@@ -427,7 +431,8 @@ pub fn held_shards(dir: &Path) -> Vec<Holder> {
 
 /// The holder of the lock at `path` if it is held now (without taking it), `None` when it is free or absent.
 pub fn probe(path: &Path) -> Option<Holder> {
-    let mut file = OpenOptions::new().read(true).write(true).open(path).ok()?;
+    // Read-only and not through a link: `flock` needs no write access, and a prober never changes the file.
+    let mut file = crate::safe_fs::open_read(path).ok()?;
     match file.try_lock() {
         Ok(()) => {
             // Free: a record left in it is of a holder that died (or, on a file system whose locks stay on one

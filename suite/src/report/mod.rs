@@ -4,6 +4,7 @@ pub mod compare;
 pub mod csv;
 pub mod lock;
 pub mod merge;
+pub mod merge_record;
 pub mod plot;
 pub mod roofline;
 pub mod run_json;
@@ -25,6 +26,44 @@ pub enum Error {
         path: PathBuf,
         /// The cause.
         source: std::io::Error,
+    },
+    /// A write failed because the file system is full or over quota; the note names the file system.
+    #[error("{action} {path}: {source}{note}")]
+    DiskFull {
+        /// What was being done, e.g. "cannot write".
+        action: &'static str,
+        /// The path.
+        path: PathBuf,
+        /// Which file system, and what is free on it ([`crate::safe_fs::disk_note`]).
+        note: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A row could not be appended whole (the disk is full, say): the file was cut back to its last whole row and
+    /// the run stops, resumable.
+    #[error(
+        "cannot write a row to {path}: {source}{note}; the file ends at its last whole row, so the folder stays \
+         resumable: make room, then run the same command again with --resume"
+    )]
+    RowWrite {
+        /// The CSV.
+        path: PathBuf,
+        /// Which file system, where it is full ([`crate::safe_fs::disk_note`]).
+        note: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A row of a CSV does not parse: the folder's files were damaged (or edited), and a reader would guess.
+    #[error("{path}: line {line}, column {column}: {what}; the file was damaged or edited: restore it, or remove the line (then a resumed run measures its point again)")]
+    BadRow {
+        /// The CSV.
+        path: PathBuf,
+        /// The line (1-based) where the bad row starts.
+        line: u64,
+        /// The column (1-based) where it goes wrong.
+        column: usize,
+        /// What is wrong.
+        what: String,
     },
     /// A CSV could not be parsed or written.
     #[error("CSV {path}: {source}")]
@@ -189,6 +228,24 @@ pub enum Error {
         /// The cause.
         source: serde_json::Error,
     },
+}
+
+/// The error of a failed file operation: [`Error::DiskFull`], naming the file system, where it is full or over
+/// quota; [`Error::Io`] otherwise.
+pub fn io_error(action: &'static str, path: &std::path::Path, source: std::io::Error) -> Error {
+    let note = crate::safe_fs::disk_note(path, &source);
+    if note.is_empty() {
+        Error::Io { action, path: path.to_path_buf(), source }
+    } else {
+        Error::DiskFull { action, path: path.to_path_buf(), note, source }
+    }
+}
+
+/// `text` read from a file others may write (a recorded command, a lock's holder), fit to print: every control
+/// character (terminal escapes, carriage returns, line breaks) is shown as `\u{..}` instead of acting on the
+/// terminal that prints it.
+pub fn printable(text: &str) -> String {
+    text.chars().map(|c| if c.is_control() { c.escape_unicode().to_string() } else { c.to_string() }).collect()
 }
 
 /// A fingerprint field whose value differs between two records.
