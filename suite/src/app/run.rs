@@ -219,8 +219,9 @@ fn measure(cli: &Cli, selection: Selection, args: &RunArgs) -> Result<ExitCode, 
                 };
                 Section::new(name, Some(seconds), Ok(outcome.line()), headlines, &rows, &out_dir)
             }
-            // Another writer or another layout: nothing of this run may go on.
-            Err(e) if is_refusal(&e) => {
+            // Another writer or another layout, or a row that could not be written (a full disk): nothing of this
+            // run may go on. The folder stays resumable: its CSVs end at their last whole row.
+            Err(e) if is_refusal(&e) || is_write_failure(&e) => {
                 return Err(e.into());
             }
             Err(e) => {
@@ -307,6 +308,15 @@ fn is_refusal(e: &experiments::Error) -> bool {
                 | crate::report::Error::Layout { .. }
                 | crate::report::Error::FingerprintMismatch { .. }
         )
+    )
+}
+
+/// Whether `e` is a results file that could not be written (a row cut back on a full disk, say): the run stops with
+/// it rather than going on to the next experiment, whose rows would not be written either.
+fn is_write_failure(e: &experiments::Error) -> bool {
+    matches!(
+        e,
+        experiments::Error::Report(crate::report::Error::RowWrite { .. } | crate::report::Error::DiskFull { .. })
     )
 }
 

@@ -162,7 +162,7 @@ fn opt(x: Option<f64>) -> String {
 }
 
 fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> Error + 'a {
-    move |source| Error::Io { action, path: path.to_path_buf(), source }
+    move |source| super::io_error(action, path, source)
 }
 
 /// One CSV record of `fields` for the file at `path`, as bytes, fields quoted where they need it.

@@ -248,7 +248,7 @@ fn with_wait<T>(guarded: &Path, wait: Wait, mut attempt: impl FnMut() -> Result<
 }
 
 fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> Error + 'a {
-    move |source| Error::Io { action, path: path.to_path_buf(), source }
+    move |source| super::io_error(action, path, source)
 }
 
 /// A lock file, opened without following a link and only when it is a regular file of this user: a link planted
