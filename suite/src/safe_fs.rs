@@ -61,7 +61,7 @@ fn refused(path: &Path, meta: &std::fs::Metadata) -> std::io::Error {
     std::io::Error::new(
         std::io::ErrorKind::PermissionDenied,
         format!(
-            "refusing to write {}: it is {what}, owned by {} (this is {}); in a shared folder the suite writes only \
+            "refusing to use {}: it is {what}, owned by {} (this is {}); in a shared folder the suite writes only \
              regular files of its own user, never through a link: remove it, or choose another folder",
             path.display(),
             describe_user(meta.uid()),
@@ -127,6 +127,16 @@ pub fn open_lock(path: &Path) -> std::io::Result<File> {
 /// Opens an existing file for reading without following a link (to read another writer's lock record: any owner).
 pub fn open_read(path: &Path) -> std::io::Result<File> {
     OpenOptions::new().read(true).custom_flags(flags()).open(path).map_err(|e| explain(path, e))
+}
+
+/// Reads the whole of `path`, never through a link, and only a regular file of this user (a file another user put
+/// in a shared folder is refused, naming its owner).
+pub fn read_own(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    let mut file = checked(open_read(path)?, path)?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// Checks that `path` may be replaced: absent, or a regular file of this user (a link at the name is refused, not

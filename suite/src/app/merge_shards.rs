@@ -33,6 +33,8 @@ pub(super) fn merge_with(
 ) -> Result<ExitCode, Error> {
     // One writer of the folder at a time: refused while the shards of its run are being written (each holds the
     // folder's lock shared) or while another merge runs.
+    // And only by the job that owns the folder (or once it has ended).
+    crate::report::lock::claim_folder(dir, "suite merge")?;
     let _lock = FolderLock::take(dir, None, "suite merge", wait)?;
     let groups = merge::shard_files(dir)?;
     if groups.is_empty() {

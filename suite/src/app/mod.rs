@@ -102,31 +102,55 @@ pub fn run(cli: &Cli) -> Result<ExitCode, Error> {
             emit(&text);
             Ok(ExitCode::SUCCESS)
         }
-        Command::Plot { experiment, csv, out } => {
-            let results = registry::results(experiment)?;
-            let out_dir = out.clone().unwrap_or_else(|| csv.parent().map(Path::to_path_buf).unwrap_or_default());
-            let mut written = experiments::render_plots(results, csv, &out_dir)?;
-            if written.is_empty() {
-                return Err(Error::NothingToPlot { csv: csv.clone() });
-            }
-            // Into the run's own folder, the folder-wide plots the experiment's rows are part of are drawn again too:
-            // the roofline, and the one with measured DRAM bytes where the folder holds counters.
-            let run = crate::report::run_json::read(&out_dir).ok().flatten();
-            if let (Some(run), true) = (run, csv.parent() == Some(out_dir.as_path())) {
-                let roles = registry::roofline_roles();
-                written.extend(crate::report::roofline::write(&out_dir, &roles)?);
-                if out_dir.join("counters.csv").exists() {
-                    written.extend(counter_pass::draw_dram_roofline(&out_dir, run.device.platform, &roles)?);
-                }
-            }
-            let mut text = String::new();
-            for path in written {
-                outln!(text, "{}", path.display());
-            }
-            emit(&text);
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Plot { experiment, csv, out, partial } => plot(experiment, csv, out.as_deref(), *partial),
     }
+}
+
+/// `suite plot EXPERIMENT CSV [--out DIR] [--partial]`: the experiment's plots from its CSV. The read side never
+/// guesses: the CSV's folder must say the rows are the whole run (its run.json's plan, and for a sharded folder a
+/// current merge), or `--partial` must be given, and then every plot's note says what the folder holds.
+fn plot(experiment: &str, csv: &Path, out: Option<&Path>, partial: bool) -> Result<ExitCode, Error> {
+    let results = registry::results(experiment)?;
+    let folder = csv.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let out_dir = out.map(Path::to_path_buf).unwrap_or_else(|| folder.to_path_buf());
+    // A run.json that does not parse is an error naming it; none at all is said as such.
+    let run = crate::report::run_json::read(folder)?;
+    let status = crate::report::status::read(folder)?;
+    let complete = run.is_some()
+        && (!status.plan_recorded || status.experiment(experiment).is_none_or(|e| e.complete()))
+        && status.merge.as_ref().is_none_or(|m| *m == crate::report::merge_record::MergeState::Current);
+    let note = if complete {
+        (!status.plan_recorded).then(|| format!("{}: {}", folder.display(), status.line()))
+    } else if partial {
+        Some(format!("partial: {}: {}", folder.display(), status.line()))
+    } else {
+        let line = status.line();
+        let status = if line.starts_with("no run.json in ") { line } else { format!("{}: {line}", folder.display()) };
+        return Err(Error::PlotIncomplete { status });
+    };
+    let mut written = experiments::render_plots_noted(results, csv, &out_dir, note.as_deref())?;
+    if written.is_empty() {
+        return Err(Error::NothingToPlot { csv: csv.to_path_buf() });
+    }
+    // Into the run's own folder, the folder-wide plots the experiment's rows are part of are drawn again too:
+    // the roofline, and the one with measured DRAM bytes where the folder holds counters.
+    let mut text = String::new();
+    match (run, out_dir == folder) {
+        (Some(run), true) => {
+            let roles = registry::roofline_roles();
+            written.extend(crate::report::roofline::write(&out_dir, &roles)?);
+            if out_dir.join("counters.csv").exists() {
+                written.extend(counter_pass::draw_dram_roofline(&out_dir, run.device.platform, &roles)?);
+            }
+        }
+        (None, true) => eprintln!("roofline not drawn again: no run.json in {}", folder.display()),
+        _ => {}
+    }
+    for path in written {
+        outln!(text, "{}", path.display());
+    }
+    emit(&text);
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `results/compare-<run 1>-vs-<run 2>...`, from the folders' own names.

@@ -15,6 +15,7 @@ pub mod bundle;
 pub mod cache;
 pub mod compile;
 pub mod metadata;
+pub mod msgpack_bounds;
 pub mod sources;
 pub mod zig;
 

@@ -389,8 +389,7 @@ fn line_and_column(bytes: &[u8], at: usize) -> (u64, usize) {
 }
 
 /// Reads the bytes of the CSV at `path` (named in errors) as [`CsvLog`] writes it, without guessing: the header, then
-/// every row, each of the header's width and (where the header has a `status` column) with a status the suite
-/// writes. Only a last row cut by a killed writer (the bytes after the last line break outside quotes, on one
+/// every row, each of the header's width and (in an experiment's CSV) with a status the suite writes. Only a last row cut by a killed writer (the bytes after the last line break outside quotes, on one
 /// line, as every record is) is left out; a row of another width, a status that is none, or a quote that opens and
 /// never closes with rows after it is an error naming the file, the line and the column.
 pub fn parse_table(path: &Path, bytes: &[u8]) -> Result<Table> {
@@ -434,7 +433,12 @@ pub fn parse_table(path: &Path, bytes: &[u8]) -> Result<Table> {
         // An empty file, or a header cut short (killed before it was written whole).
         return Ok(Table::default());
     }
-    let status = header.iter().position(|c| c == "status");
+    // An experiment's CSV (the context columns, then its own, then the measurement columns) has a status per row the
+    // suite writes; side tables (counters.csv) have their own.
+    let experiment_csv = header.len() >= CONTEXT_COLUMNS.len() + MEASUREMENT_COLUMNS.len()
+        && header[..CONTEXT_COLUMNS.len()] == CONTEXT_COLUMNS
+        && header[header.len() - 3..] == MEASUREMENT_COLUMNS[MEASUREMENT_COLUMNS.len() - 3..];
+    let status = header.iter().position(|c| c == "status").filter(|_| experiment_csv);
     let mut rows = Vec::new();
     for record in reader.records() {
         let record = record.map_err(bad)?;

@@ -193,6 +193,31 @@ pub enum Error {
         /// Who holds it, as [`lock::Holder::describe`] says.
         holder: String,
     },
+    /// The results folder (or the parent it would be created in) cannot be written by this user.
+    #[error("{dir} cannot be written: a probe file could not be created in {probed} ({source}): a job into it would stop at its first write: choose another --out (SUITE_OUT), or make it writable")]
+    Unwritable {
+        /// The results folder.
+        dir: PathBuf,
+        /// Where the probe was tried: the folder, or its nearest existing parent.
+        probed: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The folder belongs to another Slurm job, which still runs (or is not provably gone): one job owns a folder
+    /// from its first write until it ends.
+    #[error(
+        "{dir} belongs to {owner}, which has not ended: one job writes a folder from its first row to its end. Wait \
+         for it to end (then continue the folder), or choose another SUITE_OUT/--out (its record is {record}; \
+         remove it by hand only once you are sure that job has ended)"
+    )]
+    Owned {
+        /// The results folder.
+        dir: PathBuf,
+        /// The owner, as [`lock::Holder::describe_owner`] says.
+        owner: String,
+        /// The owner's record.
+        record: PathBuf,
+    },
     /// The folder was written with another layout (unsharded, or sharded in another count) than this run's: its
     /// rows and this run's would neither merge nor resume.
     #[error(
