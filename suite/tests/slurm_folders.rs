@@ -186,22 +186,26 @@ fn submit_queues_nothing_that_cannot_succeed() {
     assert!(out.status.success(), "the same arguments continue it: {}", String::from_utf8_lossy(&out.stderr));
 }
 
-/// Item 6: continuations reproduce any geometry. A node job of `--nodes=2 --ntasks=12` (6 and 6, or 8 and 4: uneven
-/// per node) and one of `--ntasks=4` alone, each with a failing task, print a continuation that runs as many tasks;
+/// Item 6: continuations reproduce any geometry. Node jobs of `--nodes=2 --ntasks=12` (8 and 4: uneven per node), of
+/// `--ntasks=4` alone and of `--gpus-per-task=1`, each with a failing task, print a continuation that runs as many
+/// tasks with the GPUs asked for;
 /// run as printed, it completes the folder, measuring each point once.
 #[test]
 fn continuations_of_any_geometry_run_as_printed_and_complete_the_folder() {
     let site = site(2);
-    for (options, tasks) in
-        [(&["--nodes=2", "--ntasks=12"][..], 12usize), (&["--ntasks=4", "--gpus-per-task=1"][..], 4)]
-    {
+    let geometries: [(&[&str], usize, &str); 3] = [
+        (&["--nodes=2", "--ntasks=12"], 12, "--nodes=2 --ntasks=12"),
+        (&["--ntasks=4"], 4, "--nodes=1 --ntasks=4 "),
+        (&["--ntasks=8", "--gpus-per-task=1"], 8, "--gpus-per-task=1"),
+    ];
+    for (options, tasks, printed) in geometries {
         let env =
             [("SUITE_DOUBLE_POINTS", "24"), ("SUITE_DOUBLE_SECONDS_PER_POINT", "0"), ("SUITE_DOUBLE_FAIL", "1:0")];
         let job = site.submit(options, "node.sbatch", &["smoke"], &env);
         assert_eq!(site.ended(&job, MINUTE).0, "FAILED", "{options:?}: {}", site.output(&job));
         let output = site.output(&job);
         let command = continue_command(&output);
-        assert!(command.contains(&format!("--ntasks={tasks}")), "{options:?}: {command}");
+        assert!(command.contains(&format!("--ntasks={tasks}")) && command.contains(printed), "{options:?}: {command}");
         let next = site.submit_line(&command, &env[..2]);
         assert_eq!(site.ended(&next, MINUTE), ("COMPLETED".into(), "0:0".into()), "{command}: {}", site.output(&next));
         let folder = format!("results/lumi-node-{}", job.id);
