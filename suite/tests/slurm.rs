@@ -275,8 +275,9 @@ fn a_second_job_into_a_folder_being_written_is_refused_naming_the_first() {
     let second = site.submit(&[], "gcd.sbatch", &["smoke"], &env);
     assert_eq!(site.ended(&second, MINUTE).0, "FAILED", "{}", site.output(&second));
     let output = site.output(&second);
-    assert!(output.contains(&format!("{folder} is being written by suite run on host")), "{output}");
-    assert!(output.contains(&format!("Slurm job {}", first.id)), "the holder is named: {output}");
+    // The folder belongs to the first job (its owner record), which is named with its host and since when.
+    assert!(output.contains(&format!("{folder} belongs to Slurm job {} on host", first.id)), "{output}");
+    assert!(output.contains("since 20"), "the owner is named: {output}");
     assert!(output.contains("refused:") && output.contains("Nothing was measured."), "{output}");
     assert_eq!(site.ended(&first, MINUTE), ("COMPLETED".into(), "0:0".into()), "{}", site.output(&first));
     let rows = keys(&site.folder(folder).join("smoke.csv"));

@@ -502,6 +502,10 @@ pub struct CompilerRecord {
     pub compiler: String,
     /// Flags used.
     pub flags: Vec<String>,
+    /// SHA-256 (hex) of the code object loaded: the hash recorded beside it when it was built, which its bytes
+    /// matched (empty in files from before it was recorded).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub sha256: String,
 }
 
 #[cfg(test)]

@@ -623,6 +623,7 @@ pub(crate) mod tests {
             origin: "cached /tmp/x".into(),
             compiler: "nvcc 13.0".into(),
             flags: vec!["-O3".into()],
+            sha256: String::new(),
         }];
         let options = serde_json::json!({"smoke": {"sizes": [1024]}, "reps": 20, "warmup": 3, "time_budget_s": 2.0});
         Fingerprint::new(&options, &["smoke"], &compilers, &h100(), &["a".to_string(), "b".to_string()])
@@ -802,12 +803,14 @@ pub(crate) mod tests {
             origin: "compiled".into(),
             compiler: "nvcc 13.0".into(),
             flags: vec!["-O3".into()],
+            sha256: String::new(),
         }];
         compilers.push(CompilerRecord {
             source: "smoke".into(),
             origin: "cached /tmp/x".into(),
             compiler: "nvcc 13.0".into(),
             flags: vec!["-O3".into()],
+            sha256: String::new(),
         });
         let options = serde_json::json!({"smoke": {"sizes": [1024]}, "reps": 20, "warmup": 3, "time_budget_s": 2.0});
         let both = Fingerprint::new(&options, &["smoke"], &compilers, &h100(), &["a".to_string(), "b".to_string()]);
