@@ -198,7 +198,7 @@ mod tests {
 
     #[test]
     fn search_dirs_follow_the_environment() {
-        let cases: [(SearchEnv, &[&str]); 6] = [
+        let cases: [(SearchEnv, &[&str]); 8] = [
             (env(None, None), &["/opt/rocm/lib"]),
             (env(Some("/opt/rocm-6.3.4"), None), &["/opt/rocm-6.3.4/lib", "/opt/rocm/lib"]),
             (env(None, Some("/opt/rocm/hip")), &["/opt/rocm/hip/lib", "/opt/rocm/lib"]),
