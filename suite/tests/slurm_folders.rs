@@ -122,7 +122,9 @@ fn submit_queues_nothing_that_cannot_succeed() {
         }
     }
     let _unmount = Unmount(readonly.clone());
-    let cases: &[(&str, &[(&str, &str)], i32, &str)] = &[
+    // (command, extra environment, exit status, message)
+    type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], i32, &'a str);
+    let cases: &[Case] = &[
         ("scripts/lumi/submit.sh gcd smoke", &[("SUITE_OUT", "readonly/run")], 3, "readonly/run cannot be written"),
         ("scripts/lumi/submit.sh gcd matmul --sizes 1000000000", &[], 2, "no point of this plan can run"),
         (

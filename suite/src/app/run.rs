@@ -126,7 +126,7 @@ fn some_point_runs(selection: &Selection, plans: &[Vec<Planned>]) -> Result<(), 
         *reasons.entry(p.point.invalid.as_deref().unwrap_or_default()).or_default() += 1;
     }
     let mut reasons: Vec<(&str, usize)> = reasons.into_iter().collect();
-    reasons.sort_by(|a, b| b.1.cmp(&a.1));
+    reasons.sort_by_key(|r| std::cmp::Reverse(r.1));
     let names: Vec<&str> = selection.experiments.iter().map(|e| e.name()).collect();
     let listed: Vec<String> = reasons.iter().take(3).map(|(why, n)| format!("{n} x {why}")).collect();
     Err(Error::Options(format!(

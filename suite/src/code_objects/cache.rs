@@ -697,7 +697,7 @@ mod tests {
         check_arch(&other, &gfx90a).expect("the swapped-in object is a valid gfx90a code object");
         std::fs::write(&built, &other).unwrap();
         let prebuilt = KernelStore::with_cache_dir(Some(out.clone()), dir.path().join("unused"));
-        let e = prebuilt.code_object(smoke, &gfx90a).err().expect("a swapped prebuilt object is refused");
+        let e = prebuilt.code_object(smoke, &gfx90a).expect_err("a swapped prebuilt object is refused");
         let text = e.to_string();
         assert!(
             text.contains(&built.display().to_string()) && text.contains("not those recorded when it was built"),
@@ -716,7 +716,7 @@ mod tests {
         // A link planted under an entry's name is not read through.
         std::fs::remove_file(&entry).unwrap();
         std::os::unix::fs::symlink(&built, &entry).unwrap();
-        let e = store.code_object(smoke, &gfx90a).err().expect("a link in the cache is refused");
+        let e = store.code_object(smoke, &gfx90a).expect_err("a link in the cache is refused");
         assert!(e.to_string().contains("a symbolic link"), "{e}");
     }
 
