@@ -97,7 +97,8 @@ mod tests {
             (&[0xdf, 0x00, 0x00, 0x10, 0x00, 0x01], "declares 8192 items"),
             (&[0xdb, 0x7f, 0xff, 0xff, 0xff], "declares 2147483647 bytes"),
             (&[0xc6, 0x00, 0x00, 0x00, 0x09, 1, 2], "declares 9 bytes but only 2 bytes follow"),
-            (&[0x92, 0x01], "msgpack cut short at byte 2"),
+            (&[0x92, 0x01], "declares 2 items but only 1 bytes follow"),
+            (&[0x92, 0x01, 0xdd, 0x00], "msgpack cut short at byte 3"),
             (&[0xc1], "0xc1"),
         ];
         for (doc, want) in bad {
