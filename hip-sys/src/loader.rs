@@ -39,11 +39,13 @@ pub const ROCBLAS_NAMES: &[&str] = &["librocblas.so", "librocblas.so.4", "libroc
 pub const DEFAULT_ROCM_ROOT: &str = "/opt/rocm";
 
 /// The directories searched, in order: `$ROCM_PATH/lib`, `$HIP_PATH/lib`, `/opt/rocm/lib`. Unset or empty
-/// variables are skipped and a directory named twice is searched once.
+/// variables are skipped, and so is a root that is not an absolute path: a relative one would load libraries (and
+/// run their constructors) from whatever folder the command runs in, a shared project folder say. A directory named
+/// twice is searched once.
 pub fn search_dirs(env: &SearchEnv) -> Vec<PathBuf> {
     let roots = [env.rocm_path.clone(), env.hip_path.clone(), Some(OsString::from(DEFAULT_ROCM_ROOT))];
     let mut dirs: Vec<PathBuf> = Vec::new();
-    for root in roots.into_iter().flatten().filter(|r| !r.is_empty()) {
+    for root in roots.into_iter().flatten().filter(|r| !r.is_empty() && Path::new(r).is_absolute()) {
         let dir = Path::new(&root).join("lib");
         if !dirs.contains(&dir) {
             dirs.push(dir);
@@ -196,7 +198,7 @@ mod tests {
 
     #[test]
     fn search_dirs_follow_the_environment() {
-        let cases: [(SearchEnv, &[&str]); 6] = [
+        let cases: [(SearchEnv, &[&str]); 8] = [
             (env(None, None), &["/opt/rocm/lib"]),
             (env(Some("/opt/rocm-6.3.4"), None), &["/opt/rocm-6.3.4/lib", "/opt/rocm/lib"]),
             (env(None, Some("/opt/rocm/hip")), &["/opt/rocm/hip/lib", "/opt/rocm/lib"]),
@@ -205,6 +207,9 @@ mod tests {
             (env(Some("/opt/rocm"), Some("/opt/rocm")), &["/opt/rocm/lib"]),
             // An empty variable is as good as unset.
             (env(Some(""), Some("")), &["/opt/rocm/lib"]),
+            // A relative root is ignored (issue 31): it would load libraries from the current folder.
+            (env(Some("rocm"), Some("./hip")), &["/opt/rocm/lib"]),
+            (env(Some("."), Some("/opt/rocm-6.3.4")), &["/opt/rocm-6.3.4/lib", "/opt/rocm/lib"]),
         ];
         for (e, want) in cases {
             assert_eq!(strings(&search_dirs(&e)), want, "{e:?}");

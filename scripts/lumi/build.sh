@@ -11,8 +11,11 @@ cd "$(dirname "$0")/../.."
 source scripts/lumi/env.sh
 if ! command -v cargo >/dev/null; then
     echo "build: installing Rust into $SUITE_RUST_HOME (rustup, stable, minimal profile)" >&2
-    mkdir -p "$SUITE_RUST_HOME"
+    # Private: in the shared project directory, nobody else may put commands where PATH will look (env.sh checks).
+    mkdir -p "$(dirname "$SUITE_RUST_HOME")"
+    [ -d "$SUITE_RUST_HOME" ] || mkdir -m 700 "$SUITE_RUST_HOME"
     curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal --no-modify-path
+    suite_rust_path
 fi
 cargo build --release
 "$SUITE_BIN" kernels build --arch gfx90a --out "$SUITE_KERNELS"

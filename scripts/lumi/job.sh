@@ -75,6 +75,14 @@ job_step() {
         [ -n "$job_interrupted" ] || break
     done
     job_pid=""
+    # Status 3 is the suite's refusal (another job owns the folder, or another writer or layout): its tasks were
+    # refused before measuring anything, which is no task dying.
+    if [ "$job_status" -eq 3 ] && [ -z "$job_stopped" ]; then job_verdict="refused"; fi
+}
+
+# Whether the step was refused (job_step): nothing of this job is in the folder to merge.
+job_refused() {
+    [ "$job_verdict" = refused ]
 }
 
 # USR1: the time limit is near. srun passes the TERM on to the tasks, which end at once: at most the point being
@@ -116,13 +124,21 @@ job_on_exit() {
 }
 
 # The command that continues this job: the same script and arguments, into the same folder, with a node job's
-# geometry (nodes, tasks and GPUs per node: its shards must split the points as this job's did).
+# geometry, whatever it was asked with (--ntasks alone, uneven tasks per node, --gpus-per-task): its shards must split
+# the points as this job's did, so the tasks (shards) are given as a count, --ntasks; the tasks per node only where
+# Slurm was asked for them and they make that count; the GPUs as they were asked for.
 job_continue_command() {
     local geometry=""
     if [ "$job_kind" = node ]; then
-        local nodes=${SLURM_JOB_NUM_NODES:-1}
-        local tasks=${SLURM_NTASKS_PER_NODE:-$((${SLURM_NTASKS:-8} / nodes))}
-        geometry=" --nodes=$nodes --ntasks-per-node=${tasks%%(*} --gpus-per-node=${SLURM_GPUS_PER_NODE:-8}"
+        local nodes=${SLURM_JOB_NUM_NODES:-1} tasks=${SLURM_NTASKS:-8}
+        local per_node=${SLURM_NTASKS_PER_NODE:-}
+        per_node=${per_node%%(*}
+        geometry=" --nodes=$nodes --ntasks=$tasks"
+        if [[ $per_node =~ ^[0-9]+$ ]] && [ $((per_node * nodes)) -eq "$tasks" ]; then
+            geometry+=" --ntasks-per-node=$per_node"
+        fi
+        [ -z "${SLURM_GPUS_PER_NODE:-}" ] || geometry+=" --gpus-per-node=$SLURM_GPUS_PER_NODE"
+        [ -z "${SLURM_GPUS_PER_TASK:-}" ] || geometry+=" --gpus-per-task=$SLURM_GPUS_PER_TASK"
     fi
     printf 'SUITE_OUT=%q sbatch%s %q' "$job_out" "$geometry" "$job_script"
     [ ${#job_args[@]} -eq 0 ] || printf ' %q' "${job_args[@]}"
@@ -163,8 +179,9 @@ job_last_lines() {
         return 1
         ;;
     esac
-    local why=${job_stopped:-"the step failed (status $job_status: a task died, see above)"}
+    local why=${job_stopped:-"the step failed (status $job_status: a task failed, see above)"}
     [ -n "$job_stopped" ] || [ "$job_status" -ne 0 ] || why="the step ended early"
+    [ -n "$job_stopped" ] || ! grep -q "merge incomplete" <<<"$report" || why="the merge did not finish"
     echo "$head: $why; the rows written are kept in $job_out."
     case $status in
     4) echo "$report" ;;

@@ -61,13 +61,44 @@ given() {
     return 1
 }
 
-# A node job splits the points over its tasks: plan as many shards.
+# Every option is checked before anything is queued, each with a message naming it: first the ones the plan is
+# made from (their form: a job of --nodes=0 or --ntasks-per-node=abc must not get as far as a plan), then all of them
+# by Slurm itself (sbatch --test-only: the option as Slurm reads it, the partition, the account, the limits).
+bad_option() {
+    echo "submit: $1: nothing queued" >&2
+    exit 2
+}
+count_option() { # NAME SHORT: a whole number of at least 1, if given
+    local value
+    value=$(option "$1" "$2")
+    [ -z "$value" ] || [[ $value =~ ^[1-9][0-9]*$ ]] ||
+        bad_option "--$1=$value: expected a whole number of at least 1 (a node job needs an exact count)"
+}
+for name in nodes:N ntasks:n ntasks-per-node: cpus-per-task:c; do count_option "${name%%:*}" "${name#*:}"; done
+for name in gpus-per-node gpus-per-task; do
+    value=$(option "$name")
+    [ -z "$value" ] || [[ $value =~ ^([A-Za-z0-9_]+:)?[1-9][0-9]*$ ]] ||
+        bad_option "--$name=$value: expected a number of GPUs of at least 1 (optionally type:count)"
+done
+value=$(option time t)
+[ -z "$value" ] || [[ $value =~ ^([0-9]+-)?[0-9]+(:[0-9]+){0,2}$ ]] ||
+    bad_option "--time=$value: expected minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS"
+if ! checked=$(sbatch --test-only "${options[@]}" "$script" 2>&1); then
+    echo "$checked" >&2
+    bad_option "sbatch refuses the options ${options[*]:-(none)} for $script (its message is above)"
+fi
+
+# A node job splits the points over its tasks: plan as many shards (--ntasks when given, else nodes x tasks per node).
 plan=()
 if [ "$(basename "$script")" = node.sbatch ]; then
     nodes=$(option nodes N)
     per_node=$(option ntasks-per-node)
-    plan=(--shard "0/$((${nodes:-1} * ${per_node:-8}))")
+    tasks=$(option ntasks n)
+    if ! given ntasks n; then tasks=$((${nodes:-1} * ${per_node:-8})); fi
+    plan=(--shard "0/$tasks")
 fi
+# As the job runs it: resumed, into $SUITE_OUT when set (so a folder of another device or preset is refused now).
+plan+=(--resume)
 [ -z "${SUITE_OUT:-}" ] || plan+=(--out "$SUITE_OUT")
 echo "submit: checking $script ${*:-} (suite run --dry-run, no GPU)" >&2
 status=0
@@ -81,7 +112,7 @@ case $status in
     exit 2
     ;;
 3)
-    echo "submit: the results folder refuses this job (above): nothing queued; choose another SUITE_OUT" >&2
+    echo "submit: refused: the results folder refuses this job (above): nothing queued; choose another SUITE_OUT" >&2
     exit 3
     ;;
 *)

@@ -21,6 +21,8 @@
 //! - `SUITE_DOUBLE_FAIL=<shard index>:<points>`: the task of that shard (0 when unsharded) fails after writing that
 //!   many rows in this process: it leaves the next row cut inside its last field, as a task killed while writing
 //!   leaves it, and exits 1;
+//! - `SUITE_DOUBLE_START_AFTER=<file>`: each task waits, before it touches the folder, until that file exists (so
+//!   a test can start the tasks of two jobs at once, after both jobs' plans);
 //! - `SUITE_DOUBLE_LOG=<file>`: one line per point written (results folder, experiment, key, shard, Slurm job id,
 //!   restart count, node, `ROCR_VISIBLE_DEVICES`), appended, so a test can prove that no point was measured twice
 //!   across requeues and see where each shard ran.
@@ -124,8 +126,8 @@ fn main() -> ExitCode {
         }
         // As the real binary: the error chain, and the error's own status.
         Err(e) => {
-            let code = e.exit_code();
-            eprintln!("error: {}", suite::app::error_text(anyhow::Error::from(e).chain()));
+            let (text, code) = suite::app::error_report(e);
+            eprintln!("{text}");
             ExitCode::from(code)
         }
     }
@@ -153,6 +155,18 @@ fn run(cli: &Cli) -> Result<Outcome, Error> {
         args.out.clone().ok_or(Error::Options("the slurm test double needs --out (the job scripts pass it)".into()))?;
     // As `suite run`: the folder's locks first, then the plan of every experiment, then the points.
     let wait = if args.wait { Wait::Forever } else { Wait::No };
+    // The test may hold every task here until it says go, so that two jobs' tasks start together.
+    if let Some(go) = std::env::var_os("SUITE_DOUBLE_START_AFTER") {
+        let go = PathBuf::from(go);
+        while !go.exists() {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    let what = match args.shard {
+        Some(s) => format!("suite run (shard {s})"),
+        None => "suite run".to_string(),
+    };
+    suite::report::lock::claim_folder(&out, &what).map_err(suite::experiments::Error::from)?;
     let _lock = FolderLock::take(&out, args.shard, "suite run", wait).map_err(suite::experiments::Error::from)?;
     let shard = args.shard.unwrap_or(Shard { index: 0, count: 1 });
     let planned = experiments

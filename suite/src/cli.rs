@@ -115,6 +115,10 @@ pub enum Command {
         /// Folder for the PNGs (default: the CSV's folder).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Draw them although the folder holds fewer points than it planned (or has no run.json to tell): every
+        /// plot's note then says so. Without it such a folder is refused.
+        #[arg(long)]
+        partial: bool,
     },
 }
 

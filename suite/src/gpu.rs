@@ -231,7 +231,13 @@ impl Gpu {
                     (_, Ok(c)) => (c.to_string(), code_objects::flags(c, arch)),
                     (_, Err(e)) => (e.to_string(), Vec::new()),
                 };
-                CompilerRecord { source: source.clone(), origin: loaded.object.origin.to_string(), compiler, flags }
+                CompilerRecord {
+                    source: source.clone(),
+                    origin: loaded.object.origin.to_string(),
+                    compiler,
+                    flags,
+                    sha256: code_objects::sha256_hex(&loaded.object.bytes),
+                }
             })
             .collect();
         records.sort_by(|a, b| a.source.cmp(&b.source));

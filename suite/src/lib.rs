@@ -26,6 +26,7 @@ pub mod phases;
 pub mod planning;
 pub mod precision;
 pub mod report;
+pub mod safe_fs;
 pub mod static_inspection;
 pub mod test_deps;
 pub mod verify;

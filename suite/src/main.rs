@@ -10,8 +10,8 @@ fn main() -> ExitCode {
     match suite::app::run(&cli) {
         Ok(code) => code,
         Err(e) => {
-            let code = e.exit_code();
-            eprintln!("error: {}", suite::app::error_text(anyhow::Error::from(e).chain()));
+            let (text, code) = suite::app::error_report(e);
+            eprintln!("{text}");
             ExitCode::from(code)
         }
     }

@@ -293,7 +293,11 @@ fn occupancy_calc_names_the_flag_to_fix() {
 fn a_corrupt_prebuilt_object_is_refused_clearly() {
     let cache = tempfile::tempdir().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("smoke.gfx90a.hsaco"), b"definitely not an ELF file").unwrap();
+    let garbage = b"definitely not an ELF file";
+    std::fs::write(dir.path().join("smoke.gfx90a.hsaco"), garbage).unwrap();
+    // With the hash recorded as `suite kernels build` records it, so the bytes themselves are judged.
+    let hash: String = <sha2::Sha256 as sha2::Digest>::digest(garbage).iter().map(|b| format!("{b:02x}")).collect();
+    std::fs::write(dir.path().join("smoke.gfx90a.hsaco.sha256"), hash + "\n").unwrap();
     suite_without_gpu(cache.path())
         .args(["--kernels-dir"])
         .arg(dir.path())
@@ -345,7 +349,7 @@ fn matmul_plots_render_from_a_csv() {
     let out = tempfile::tempdir().unwrap();
     let files = ["matmul-gflops-vs-size.png", "matmul-gflops-vs-tile.png", "matmul-percent-of-vendor.png"];
     let printed = suite_without_gpu(cache.path())
-        .args(["plot", "matmul"])
+        .args(["plot", "--partial", "matmul"])
         .arg(fixture("matmul-h100.csv"))
         .arg("--out")
         .arg(out.path())
@@ -422,7 +426,13 @@ fn points_measured_throttled_or_below_their_steady_clock_are_ringed_in_the_plots
     let red = [FLAGGED.0, FLAGGED.1, FLAGGED.2];
     for (input, out, rings) in [(csv.clone(), "flagged", true), (fixture("matmul-h100.csv"), "plain", false)] {
         let out = dir.path().join(out);
-        suite_without_gpu(cache.path()).args(["plot", "matmul"]).arg(&input).arg("--out").arg(&out).assert().success();
+        suite_without_gpu(cache.path())
+            .args(["plot", "--partial", "matmul"])
+            .arg(&input)
+            .arg("--out")
+            .arg(&out)
+            .assert()
+            .success();
         for file in ["matmul-gflops-vs-size.png", "matmul-percent-of-vendor.png"] {
             let img = decode_png(&out.join(file));
             // Two rings of about 12 px radius, 4 px wide, in the plotting area: hundreds of red pixels.
@@ -473,7 +483,7 @@ fn occupancy_plots_put_the_theoretical_occupancy_on_top_and_lds_in_kib_on_a_log2
     let cache = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
     suite_without_gpu(cache.path())
-        .args(["plot", "occupancy"])
+        .args(["plot", "--partial", "occupancy"])
         .arg(fixture("occupancy-h100.csv"))
         .arg("--out")
         .arg(out.path())
@@ -497,7 +507,7 @@ fn plotting_a_csv_without_verified_rows_or_of_an_unknown_experiment_fails_clearl
     let header = std::fs::read_to_string(fixture).unwrap().lines().next().unwrap().to_string();
     std::fs::write(&csv, header + "\n").unwrap();
     suite_without_gpu(cache.path())
-        .args(["plot", "matmul"])
+        .args(["plot", "--partial", "matmul"])
         .arg(&csv)
         .assert()
         .failure()
@@ -532,7 +542,7 @@ fn every_listed_experiment_is_runnable_and_plottable_by_name() {
         let csv = dir.path().join(format!("{name}.csv"));
         std::fs::write(&csv, "experiment,status\n").unwrap();
         suite_without_gpu(cache.path())
-            .args(["plot", name])
+            .args(["plot", "--partial", name])
             .arg(&csv)
             .assert()
             .failure()
@@ -630,7 +640,7 @@ fn an_io_error_prints_its_cause_once() {
     let file = dir.path().join("a-file");
     std::fs::write(&file, "not a folder").unwrap();
     let out = suite_without_gpu(cache.path())
-        .args(["plot", "matmul"])
+        .args(["plot", "--partial", "matmul"])
         .arg(fixture("matmul-h100.csv"))
         .arg("--out")
         .arg(file.join("plots"))
@@ -758,4 +768,61 @@ fn plot_into_a_runs_folder_redraws_its_rooflines() {
         .assert()
         .success();
     assert!(!elsewhere.path().join("roofline.png").exists());
+}
+
+/// Issue 31, item 7: `suite plot` never guesses. A folder whose plan says it holds fewer points than planned is
+/// refused (status 4, naming the folder and its counts) unless --partial, which draws what is there; a folder with no
+/// run.json is said as such; a run.json that does not parse and a CSV row that does not are errors naming them.
+#[test]
+fn plot_refuses_an_incomplete_folder_unless_partial_and_never_guesses() {
+    use suite::report::run_json::{self, Plan, PlannedExperiment};
+    let cache = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let rows = std::fs::read_to_string(fixture("matmul-h100.csv")).unwrap();
+    let whole = rows.lines().count() - 1;
+    let csv = dir.path().join("matmul.csv");
+    std::fs::write(&csv, &rows).unwrap();
+    let plot = |partial: bool| {
+        let mut cmd = suite_without_gpu(cache.path());
+        cmd.args(["plot", "matmul"]).arg(&csv);
+        if partial {
+            cmd.arg("--partial");
+        }
+        cmd.assert()
+    };
+    let out = plot(false).code(4).get_output().stderr.clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.starts_with(&format!("error: no run.json in {}", dir.path().display())), "{text}");
+    assert!(text.contains("--partial"), "{text}");
+    let device = suite::planning::part("h100-sxm").unwrap().props();
+    let plan = Plan {
+        date: "2026-11-25T10:00:00Z".into(),
+        host: "h".into(),
+        command: vec![],
+        shard: None,
+        slurm: None,
+        continue_with: "suite run matmul --resume".into(),
+        experiments: vec![PlannedExperiment { name: "matmul".into(), sweep_points: whole + 70, points: whole + 70 }],
+    };
+    run_json::record_plan(dir.path(), &device, plan).unwrap();
+    let out = plot(false).code(4).get_output().stderr.clone();
+    let text = String::from_utf8(out).unwrap();
+    let counts = format!("incomplete: matmul {whole} of {} points", whole + 70);
+    assert!(text.contains(&dir.path().display().to_string()) && text.contains(&counts), "{text}");
+    assert!(!dir.path().join("matmul-gflops-vs-size.png").exists() && !dir.path().join("roofline.csv").exists());
+    plot(true).success();
+    assert!(dir.path().join("matmul-gflops-vs-size.png").exists());
+    // A row damaged in the middle: an error naming the file, line and column, not a row quietly dropped.
+    let mut damaged: Vec<&str> = rows.lines().collect();
+    damaged[3] = "matmul,nvidia,cut";
+    std::fs::write(&csv, damaged.join("\n") + "\n").unwrap();
+    let out = plot(true).code(1).get_output().stderr.clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.contains(&format!("{}: line 4, column 4", csv.display())), "{text}");
+    // A run.json that does not parse is named, never skipped.
+    std::fs::write(&csv, &rows).unwrap();
+    std::fs::write(dir.path().join("run.json"), "{ garbage").unwrap();
+    let out = plot(true).code(1).get_output().stderr.clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.contains(&dir.path().join("run.json").display().to_string()), "{text}");
 }

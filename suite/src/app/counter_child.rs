@@ -32,7 +32,9 @@ pub(super) fn child(cli: &Cli, experiments: &[Box<dyn Experiment>], plan_path: &
     let index: HashMap<(&str, &str), usize> =
         plan.points.iter().enumerate().map(|(i, p)| ((p.experiment.as_str(), p.key.as_str()), i)).collect();
     let path = outcomes_path(plan_path);
-    let mut outcomes = std::fs::File::create(&path).map_err(|source| crate::counters::Error::Io {
+    // In the results folder: never through a link planted under the name, nor into another user's file.
+    let _ = std::fs::remove_file(&path);
+    let mut outcomes = crate::safe_fs::open_append(&path).map_err(|source| crate::counters::Error::Io {
         action: "cannot create",
         path: path.clone(),
         source,

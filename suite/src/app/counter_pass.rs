@@ -229,7 +229,7 @@ pub fn append_summary(path: &Path, outcome: &Result<PassRecord, String>) -> Resu
         )),
         Err(why) => text.push_str(&format!("No counters: {why}\n")),
     }
-    std::fs::write(path, text).map_err(|source| CounterError::Io {
+    crate::safe_fs::write_whole(path, text.as_bytes()).map_err(|source| CounterError::Io {
         action: "cannot write",
         path: path.to_path_buf(),
         source,
@@ -468,7 +468,7 @@ fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), CounterError> 
         path: path.to_path_buf(),
         source: std::io::Error::other(e),
     })?;
-    std::fs::write(path, text + "\n").map_err(|source| CounterError::Io {
+    crate::safe_fs::write_whole(path, (text + "\n").as_bytes()).map_err(|source| CounterError::Io {
         action: "cannot write",
         path: path.to_path_buf(),
         source,

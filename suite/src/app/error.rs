@@ -22,6 +22,15 @@ pub enum Error {
         /// The CSV.
         csv: PathBuf,
     },
+    /// `suite plot` of a folder that holds fewer points than it planned (or cannot tell), without `--partial`.
+    #[error(
+        "{status}: its plots would show what is there as if it were the whole run; continue the run (or merge it) \
+         first, or pass --partial to draw what is there (every plot's note then says so)"
+    )]
+    PlotIncomplete {
+        /// What the folder holds against its plan, naming it ([`crate::report::status::FolderStatus::line`]).
+        status: String,
+    },
     /// An option is out of range; the message names the flag.
     #[error("{0}")]
     Options(String),
@@ -43,6 +52,8 @@ impl Error {
             | Error::Experiment(experiments::Error::Device(crate::device::Error::UnknownPart { .. })) => 2,
             Error::Experiment(experiments::Error::Report(
                 Report::Locked { .. }
+                | Report::Owned { .. }
+                | Report::Unwritable { .. }
                 | Report::Layout { .. }
                 | Report::FingerprintMismatch { .. }
                 | Report::Exists { .. }
@@ -53,6 +64,7 @@ impl Error {
             {
                 3
             }
+            Error::PlotIncomplete { .. } => 4,
             _ => 1,
         }
     }

@@ -102,31 +102,55 @@ pub fn run(cli: &Cli) -> Result<ExitCode, Error> {
             emit(&text);
             Ok(ExitCode::SUCCESS)
         }
-        Command::Plot { experiment, csv, out } => {
-            let results = registry::results(experiment)?;
-            let out_dir = out.clone().unwrap_or_else(|| csv.parent().map(Path::to_path_buf).unwrap_or_default());
-            let mut written = experiments::render_plots(results, csv, &out_dir)?;
-            if written.is_empty() {
-                return Err(Error::NothingToPlot { csv: csv.clone() });
-            }
-            // Into the run's own folder, the folder-wide plots the experiment's rows are part of are drawn again too:
-            // the roofline, and the one with measured DRAM bytes where the folder holds counters.
-            let run = crate::report::run_json::read(&out_dir).ok().flatten();
-            if let (Some(run), true) = (run, csv.parent() == Some(out_dir.as_path())) {
-                let roles = registry::roofline_roles();
-                written.extend(crate::report::roofline::write(&out_dir, &roles)?);
-                if out_dir.join("counters.csv").exists() {
-                    written.extend(counter_pass::draw_dram_roofline(&out_dir, run.device.platform, &roles)?);
-                }
-            }
-            let mut text = String::new();
-            for path in written {
-                outln!(text, "{}", path.display());
-            }
-            emit(&text);
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Plot { experiment, csv, out, partial } => plot(experiment, csv, out.as_deref(), *partial),
     }
+}
+
+/// `suite plot EXPERIMENT CSV [--out DIR] [--partial]`: the experiment's plots from its CSV. The read side never
+/// guesses: the CSV's folder must say the rows are the whole run (its run.json's plan, and for a sharded folder a
+/// current merge), or `--partial` must be given, and then every plot's note says what the folder holds.
+fn plot(experiment: &str, csv: &Path, out: Option<&Path>, partial: bool) -> Result<ExitCode, Error> {
+    let results = registry::results(experiment)?;
+    let folder = csv.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let out_dir = out.map(Path::to_path_buf).unwrap_or_else(|| folder.to_path_buf());
+    // A run.json that does not parse is an error naming it; none at all is said as such.
+    let run = crate::report::run_json::read(folder)?;
+    let status = crate::report::status::read(folder)?;
+    let complete = run.is_some()
+        && (!status.plan_recorded || status.experiment(experiment).is_none_or(|e| e.complete()))
+        && status.merge.as_ref().is_none_or(|m| *m == crate::report::merge_record::MergeState::Current);
+    let note = if complete {
+        (!status.plan_recorded).then(|| format!("{}: {}", folder.display(), status.line()))
+    } else if partial {
+        Some(format!("partial: {}: {}", folder.display(), status.line()))
+    } else {
+        let line = status.line();
+        let status = if line.starts_with("no run.json in ") { line } else { format!("{}: {line}", folder.display()) };
+        return Err(Error::PlotIncomplete { status });
+    };
+    let mut written = experiments::render_plots_noted(results, csv, &out_dir, note.as_deref())?;
+    if written.is_empty() {
+        return Err(Error::NothingToPlot { csv: csv.to_path_buf() });
+    }
+    // Into the run's own folder, the folder-wide plots the experiment's rows are part of are drawn again too:
+    // the roofline, and the one with measured DRAM bytes where the folder holds counters.
+    let mut text = String::new();
+    match (run, out_dir == folder) {
+        (Some(run), true) => {
+            let roles = registry::roofline_roles();
+            written.extend(crate::report::roofline::write(&out_dir, &roles)?);
+            if out_dir.join("counters.csv").exists() {
+                written.extend(counter_pass::draw_dram_roofline(&out_dir, run.device.platform, &roles)?);
+            }
+        }
+        (None, true) => eprintln!("roofline not drawn again: no run.json in {}", folder.display()),
+        _ => {}
+    }
+    for path in written {
+        outln!(text, "{}", path.display());
+    }
+    emit(&text);
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `results/compare-<run 1>-vs-<run 2>...`, from the folders' own names.
@@ -154,7 +178,13 @@ fn status(dir: &Path) -> Result<ExitCode, Error> {
             if e.failed > 0 { format!(", {} failed verification or errored", e.failed) } else { String::new() };
         outln!(text, "{}{failed}", e.counts());
     }
-    outln!(text, "{}", folder.line());
+    // The verdict names the folder it was given (a recorded continuation may name it as the job did).
+    let line = folder.line();
+    if line.starts_with("no run.json in ") {
+        outln!(text, "{line}");
+    } else {
+        outln!(text, "{}: {line}", dir.display());
+    }
     emit(&text);
     Ok(ExitCode::from(if !folder.plan_recorded {
         5
@@ -165,6 +195,19 @@ fn status(dir: &Path) -> Result<ExitCode, Error> {
     } else {
         0
     }))
+}
+
+/// What `suite` prints for an error that stops it, and its exit status: `error: <the chain>`, or for a results folder
+/// that refused the run (status 3) `refused: <the chain>. Nothing was measured.`, the same words the job scripts
+/// end with, so a refusal never reads as a failure of the run.
+pub fn error_report(e: Error) -> (String, u8) {
+    let code = e.exit_code();
+    let text = error_text(std::iter::successors(Some(&e as &(dyn std::error::Error + 'static)), |e| e.source()));
+    if code == 3 {
+        (format!("refused: {text}. Nothing was measured."), code)
+    } else {
+        (format!("error: {text}"), code)
+    }
 }
 
 /// An error and its causes as one line for the user, each cause once: most of our messages already quote their

@@ -114,6 +114,30 @@ fn plan_all(
     experiments.iter().map(|e| experiments::plan(gpu, e.as_ref(), &whole)).collect()
 }
 
+/// Refuses (status 2) a plan none of whose points can run: every one `invalid` (a size no device holds, a point over
+/// --max-point-seconds), naming the most frequent reasons. Such a run would measure nothing and fail; a job of it
+/// would wait in the queue for that.
+fn some_point_runs(selection: &Selection, plans: &[Vec<Planned>]) -> Result<(), Error> {
+    if plans.iter().flatten().any(|p| p.point.invalid.is_none()) {
+        return Ok(());
+    }
+    let mut reasons: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for p in plans.iter().flatten() {
+        *reasons.entry(p.point.invalid.as_deref().unwrap_or_default()).or_default() += 1;
+    }
+    let mut reasons: Vec<(&str, usize)> = reasons.into_iter().collect();
+    reasons.sort_by_key(|r| std::cmp::Reverse(r.1));
+    let names: Vec<&str> = selection.experiments.iter().map(|e| e.name()).collect();
+    let listed: Vec<String> = reasons.iter().take(3).map(|(why, n)| format!("{n} x {why}")).collect();
+    Err(Error::Options(format!(
+        "no point of this plan can run ({}: {} points, every one invalid: {}): the run would measure nothing; change \
+         the experiment's flags",
+        names.join(", "),
+        plans.iter().map(Vec::len).sum::<usize>(),
+        listed.join("; ")
+    )))
+}
+
 /// The points of `points` (a whole sweep) that `shard` runs.
 fn of_shard(points: &[Planned], shard: Option<Shard>) -> impl Iterator<Item = &Planned> {
     points.iter().enumerate().filter(move |(i, _)| shard.is_none_or(|s| i % s.count == s.index)).map(|(_, p)| p)
@@ -140,7 +164,13 @@ fn measure(cli: &Cli, selection: Selection, args: &RunArgs) -> Result<ExitCode, 
     let opts = run_options(args, &gpu);
     let out_dir = opts.out_dir.clone();
     let wait = if args.wait { Wait::Forever } else { Wait::No };
-    // Before anything else touches the folder: one writer at a time, refused at once (or waited for).
+    // Before anything else touches the folder: one job owns it (another job's tasks are refused here, before they
+    // measure), and one writer at a time, refused at once (or waited for).
+    let what = match opts.shard {
+        Some(s) => format!("suite run (shard {s})"),
+        None => "suite run".to_string(),
+    };
+    crate::report::lock::claim_folder(&out_dir, &what)?;
     let _lock = FolderLock::take(&out_dir, opts.shard, "suite run", wait)?;
     let props = gpu.device.props();
     let compiled = Instant::now();
@@ -155,6 +185,7 @@ fn measure(cli: &Cli, selection: Selection, args: &RunArgs) -> Result<ExitCode, 
     // Every point of every experiment, planned before anything is measured and recorded in run.json, which
     // refuses a folder of another device or layout.
     let plans = plan_all(&gpu, &selection.experiments, &opts)?;
+    some_point_runs(&selection, &plans)?;
     eprintln!(
         "phases: kernels compiled or loaded in {compile_s:.2} s, {} experiments planned in {:.2} s",
         selection.experiments.len(),
@@ -219,8 +250,9 @@ fn measure(cli: &Cli, selection: Selection, args: &RunArgs) -> Result<ExitCode, 
                 };
                 Section::new(name, Some(seconds), Ok(outcome.line()), headlines, &rows, &out_dir)
             }
-            // Another writer or another layout: nothing of this run may go on.
-            Err(e) if is_refusal(&e) => {
+            // Another writer or another layout, or a row that could not be written (a full disk): nothing of this
+            // run may go on. The folder stays resumable: its CSVs end at their last whole row.
+            Err(e) if is_refusal(&e) || is_write_failure(&e) => {
                 return Err(e.into());
             }
             Err(e) => {
@@ -304,9 +336,19 @@ fn is_refusal(e: &experiments::Error) -> bool {
         e,
         experiments::Error::Report(
             crate::report::Error::Locked { .. }
+                | crate::report::Error::Owned { .. }
                 | crate::report::Error::Layout { .. }
                 | crate::report::Error::FingerprintMismatch { .. }
         )
+    )
+}
+
+/// Whether `e` is a results file that could not be written (a row cut back on a full disk, say): the run stops with
+/// it rather than going on to the next experiment, whose rows would not be written either.
+fn is_write_failure(e: &experiments::Error) -> bool {
+    matches!(
+        e,
+        experiments::Error::Report(crate::report::Error::RowWrite { .. } | crate::report::Error::DiskFull { .. })
     )
 }
 
@@ -360,7 +402,33 @@ fn dry_run(cli: &Cli, selection: Selection, args: &RunArgs) -> Result<ExitCode, 
             }
         }
     }
+    // Where the node can get no code object at all (a --kernels-dir that is not there, as on a LUMI login node
+    // before scripts/lumi/build.sh; or no --kernels-dir and no compiler), every point of the job would error: nothing
+    // is queued (status 2).
+    match &cli.kernels_dir {
+        Some(dir) if !dir.is_dir() => {
+            return Err(Error::Options(format!(
+                "--kernels-dir {}: no such folder, so the job would load no kernel and measure nothing: build the \
+                 code objects first (on LUMI: scripts/lumi/build.sh writes kernels-build/; elsewhere: suite kernels \
+                 build --arch {} --out {})",
+                dir.display(),
+                props.arch,
+                dir.display()
+            )))
+        }
+        None => {
+            if let Err(e) = crate::code_objects::KernelStore::new(None).compiler(props.platform) {
+                return Err(Error::Options(format!(
+                    "no code objects can be had for {}: no --kernels-dir was given and {e}; build them where a \
+                     compiler is (suite kernels build --arch {} --out DIR) and pass --kernels-dir DIR",
+                    props.arch, props.arch
+                )));
+            }
+        }
+        Some(_) => {}
+    }
     let plans = plan_all(&gpu, &selection.experiments, &opts)?;
+    some_point_runs(&selection, &plans)?;
     let ceilings = crate::peaks::ceilings(&props);
     let tasks = opts.shard.map_or(1, |s| s.count);
     let what = selection.preset.map_or_else(|| selection.experiments[0].name().to_string(), str::to_string);
@@ -436,11 +504,10 @@ fn dry_run(cli: &Cli, selection: Selection, args: &RunArgs) -> Result<ExitCode, 
         text.push_str(&super::counter_pass::dry_run_line(props.platform));
     }
     let mut refused = None;
-    if let Some(out) = &args.out {
-        match folder_verdict(out, opts.shard) {
-            Ok(line) => text.push_str(&format!("results folder {}: {line}\n", out.display())),
-            Err(e) => refused = Some(e),
-        }
+    let out = &opts.out_dir;
+    match folder_verdict(out, opts.shard, &selection, args, &props) {
+        Ok(line) => text.push_str(&format!("results folder {}: {line}\n", out.display())),
+        Err(e) => refused = Some(e),
     }
     super::emit(&text);
     match refused {
@@ -449,22 +516,135 @@ fn dry_run(cli: &Cli, selection: Selection, args: &RunArgs) -> Result<ExitCode, 
     }
 }
 
-/// What a run of `shard`'s layout would find in `dir`: a line when it may write there, or the refusal it would meet
-/// (another writer holds it, or it was written with another layout).
-fn folder_verdict(dir: &Path, shard: Option<Shard>) -> Result<String, Error> {
+/// What a run of `shard`'s layout (the experiments of `selection`, with `args`, on `props`) would find in `dir`: a
+/// line when it may write there, or the refusal it would meet: `dir` (or, where it does not exist yet, its nearest
+/// existing parent) cannot be written; another job owns it or another writer holds it; it was written with another
+/// layout; it holds rows of these experiments and this is no `--resume`; or, resumed, it holds another device's or
+/// another preset's run of them.
+fn folder_verdict(
+    dir: &Path,
+    shard: Option<Shard>,
+    selection: &Selection,
+    args: &RunArgs,
+    props: &crate::device::Props,
+) -> Result<String, Error> {
+    probe_writable(dir)?;
     if !dir.exists() {
         return Ok("new".into());
+    }
+    if let Some(owner) = crate::report::lock::other_owner(dir) {
+        return Err(crate::report::Error::Owned {
+            dir: dir.to_path_buf(),
+            owner: crate::report::printable(&owner.describe_owner()),
+            record: crate::report::lock::owner_path(dir),
+        }
+        .into());
     }
     let holders = FolderLock::holders(dir);
     if !holders.is_empty() {
         return Err(crate::report::Error::Locked {
             guarded: dir.to_path_buf(),
             lock: crate::report::lock::folder_lock_path(dir),
-            holder: holders.iter().map(|h| h.describe()).collect::<Vec<_>>().join("; "),
+            holder: crate::report::printable(&holders.iter().map(|h| h.describe()).collect::<Vec<_>>().join("; ")),
         }
         .into());
     }
     run_json::check_layout(dir, None, Layout::of(shard))?;
+    if let Some(run) = run_json::read(dir)? {
+        same_run(dir, &run, selection, args, props)?;
+    }
     let status = crate::report::status::read(dir)?;
     Ok(format!("accepts this run; it holds {}", status.line()))
+}
+
+/// Refuses (status 3) a results folder this user cannot write: a probe file is created in `dir`, or in its nearest
+/// existing parent where it does not exist yet, and removed. A job into such a folder would wait in the queue to die
+/// at its first write.
+fn probe_writable(dir: &Path) -> Result<(), Error> {
+    let existing = dir.ancestors().find(|p| p.is_dir()).unwrap_or(Path::new("."));
+    let existing = if existing.as_os_str().is_empty() { Path::new(".") } else { existing };
+    let probe = existing.join(format!(".suite-write-probe-{}", std::process::id()));
+    let created = std::fs::OpenOptions::new().write(true).create_new(true).open(&probe);
+    match created {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            Ok(())
+        }
+        Err(source) => {
+            Err(crate::report::Error::Unwritable { dir: dir.to_path_buf(), probed: existing.into(), source }.into())
+        }
+    }
+}
+
+/// For a folder that already holds a run (`run`): this run must be its continuation. Without `--resume` a folder
+/// holding rows of these experiments refuses it (as the run would); resumed, it must be the same device (platform
+/// and architecture: the plan's part stands for the node's device) and the same preset (each experiment's options
+/// as the recorded command line gives them, worked out here on the same part, so only the arguments can differ).
+fn same_run(
+    dir: &Path,
+    run: &run_json::RunJson,
+    selection: &Selection,
+    args: &RunArgs,
+    props: &crate::device::Props,
+) -> Result<(), Error> {
+    let recorded: Vec<&run_json::Invocation> = run.invocations.iter().collect();
+    let names: Vec<&str> = selection.experiments.iter().map(|e| e.name()).collect();
+    if !args.resume {
+        if let Some(i) = recorded.iter().find(|i| names.contains(&i.experiment.as_str())) {
+            let csv = dir.join(experiments::csv_name(&i.experiment, args.shard));
+            return Err(crate::report::Error::Exists { path: csv }.into());
+        }
+        return Ok(());
+    }
+    if run.device.platform != props.platform || run.device.arch != props.arch {
+        return Err(crate::report::Error::Io {
+            action: "refusing to mix devices in",
+            path: run_json::path(dir),
+            source: std::io::Error::other(format!(
+                "it holds results from {} ({}), this run plans for {} ({}): choose another --out",
+                run.device.name, run.device.arch, props.name, props.arch
+            )),
+        }
+        .into());
+    }
+    for exp in &selection.experiments {
+        let Some(earlier) = recorded.iter().rev().find(|i| i.experiment == exp.name()) else { continue };
+        let Some((options, timing)) = options_of(&earlier.command, exp.name(), props) else { continue };
+        let ours = (exp.options(props), (args.reps, args.warmup, args.time_budget.to_string(), args.timing));
+        if (options.clone(), timing.clone()) != ours {
+            let printable = |v: &serde_json::Value, t: &(u32, u32, String, crate::device::Timing)| {
+                format!("{v}, reps {}, warmup {}, time budget {} s, timing {:?}", t.0, t.1, t.2, t.3)
+            };
+            return Err(crate::report::Error::FingerprintMismatch {
+                path: run_json::path(dir),
+                experiment: exp.name().to_string(),
+                diff: Box::new(crate::report::FieldDifference {
+                    field: "options (another preset or other flags)",
+                    old: format!(
+                        "`{}`: {}",
+                        crate::report::printable(&earlier.command.join(" ")),
+                        printable(&options, &timing)
+                    ),
+                    new: printable(&ours.0, &ours.1),
+                }),
+            }
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// The options of experiment `name` and the timing flags as the recorded command line `command` gives them, on
+/// `props`; `None` where the command does not parse with this suite (then nothing can be told from it).
+fn options_of(
+    command: &[String],
+    name: &str,
+    props: &crate::device::Props,
+) -> Option<(serde_json::Value, (u32, u32, String, crate::device::Timing))> {
+    use clap::Parser as _;
+    let cli = Cli::try_parse_from(command).ok()?;
+    let crate::cli::Command::Run(all) = &cli.command else { return None };
+    let (selection, args) = select(all).ok()?;
+    let exp = selection.experiments.iter().find(|e| e.name() == name)?;
+    Some((exp.options(props), (args.reps, args.warmup, args.time_budget.to_string(), args.timing)))
 }

@@ -115,8 +115,13 @@ pub fn is_bundle(bytes: &[u8]) -> bool {
     bytes.starts_with(MAGIC) || bytes.starts_with(COMPRESSED_MAGIC)
 }
 
-/// Largest uncompressed bundle accepted (1 GiB): a size field beyond it is garbage, not a reason to allocate.
-const MAX_UNCOMPRESSED: u64 = 1 << 30;
+/// Largest uncompressed bundle accepted (64 MiB): far above any real one (this repository's largest, matmul.hip with
+/// every rung for one architecture, is a few MB), so a size field beyond it is garbage or a trap, not a reason to
+/// allocate and decompress.
+pub const MAX_UNCOMPRESSED: u64 = 64 << 20;
+
+/// The most zlib can expand (deflate's limit is about 1032:1): a zlib stream that claims more is not one.
+const ZLIB_MAX_RATIO: u64 = 1032;
 
 /// The header of a compressed bundle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -166,7 +171,15 @@ pub fn compressed_header(bytes: &[u8]) -> Result<CompressedHeader> {
         }
     }
     if uncompressed_bytes > MAX_UNCOMPRESSED {
-        return Err(corrupt(format!("claims {uncompressed_bytes} bytes uncompressed")));
+        return Err(corrupt(format!(
+            "claims {uncompressed_bytes} bytes uncompressed, more than any code object ({MAX_UNCOMPRESSED} bytes at most)"
+        )));
+    }
+    let stream = total_bytes.unwrap_or(bytes.len() as u64).saturating_sub(header_bytes as u64);
+    if method == 0 && uncompressed_bytes > stream.saturating_mul(ZLIB_MAX_RATIO) + 64 {
+        return Err(corrupt(format!(
+            "claims {uncompressed_bytes} bytes uncompressed from a zlib stream of {stream} bytes, more than zlib can expand"
+        )));
     }
     Ok(CompressedHeader { version, method, total_bytes, uncompressed_bytes, header_bytes })
 }

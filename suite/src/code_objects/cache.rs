@@ -7,7 +7,6 @@
 
 use std::collections::HashMap;
 use std::ffi::OsString;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -113,12 +112,71 @@ fn extension(arch: &Arch) -> &'static str {
     }
 }
 
-/// The cache folder: `$SUITE_CACHE_DIR`, else `$XDG_CACHE_HOME/suite/kernels`, else `$HOME/.cache/suite/kernels`,
-/// else `suite-kernels` in the temporary folder.
+/// The cache folder: `$SUITE_CACHE_DIR`, else `$XDG_CACHE_HOME/suite/kernels`, else `$HOME/.cache/suite/kernels`.
+/// With none of them set, a fresh private folder of this process (created 0700 under a random name, so nobody can
+/// have planted it) that later runs do not find: no fixed folder in the temporary directory, which anyone could
+/// create first and fill.
 pub fn default_cache_dir() -> PathBuf {
     let var = |name| std::env::var_os(name);
-    cache_dir_from(var("SUITE_CACHE_DIR"), var("XDG_CACHE_HOME"), var("HOME"))
-        .unwrap_or_else(|| std::env::temp_dir().join("suite-kernels"))
+    cache_dir_from(var("SUITE_CACHE_DIR"), var("XDG_CACHE_HOME"), var("HOME")).unwrap_or_else(|| {
+        match tempfile::Builder::new().prefix("suite-kernels-").tempdir() {
+            Ok(dir) => {
+                let dir = dir.keep();
+                eprintln!(
+                    "kernel cache: none of SUITE_CACHE_DIR, XDG_CACHE_HOME or HOME is set: code objects are cached in \
+                     {} for this run only (set SUITE_CACHE_DIR to keep them)",
+                    dir.display()
+                );
+                dir
+            }
+            // Nowhere to make one: a name no file can have, so every cache write fails saying what to set.
+            Err(_) => PathBuf::from("/nonexistent/set SUITE_CACHE_DIR to a folder of your own"),
+        }
+    })
+}
+
+/// The file beside a code object that holds the SHA-256 (hex) of its bytes, written when it was built.
+pub fn hash_file(object: &Path) -> PathBuf {
+    let name = object.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    object.with_file_name(format!("{name}.sha256"))
+}
+
+/// The SHA-256 (hex) of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Reads the code object at `path` only when it and its hash file are regular files of this user (no link) and its
+/// bytes have the hash recorded when it was built: a file swapped into a shared cache or `--kernels-dir` (another
+/// kernel, another user's code) is never loaded. `Ok(None)` when the object is absent.
+fn read_verified(path: &Path) -> std::result::Result<Option<Vec<u8>>, String> {
+    let bytes = match crate::safe_fs::read_own(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e.to_string()),
+    };
+    let recorded = crate::safe_fs::read_own(&hash_file(path)).map_err(|e| {
+        format!(
+            "its hash file {}: {e} (objects are loaded only with the hash recorded when they were built)",
+            hash_file(path).display()
+        )
+    })?;
+    let recorded = String::from_utf8_lossy(&recorded).trim().to_string();
+    let found = sha256_hex(&bytes);
+    if recorded != found {
+        return Err(format!(
+            "its bytes (SHA-256 {found}) are not those recorded when it was built ({recorded}): the file was replaced \
+             or damaged"
+        ));
+    }
+    Ok(Some(bytes))
+}
+
+/// Writes a code object and, beside it, the hash of its bytes (after it: a reader that finds the new object with the
+/// old hash reads a mismatch and compiles, never the reverse).
+fn write_object(path: &Path, bytes: &[u8], hint: &'static str) -> Result<()> {
+    write_atomically(path, bytes, hint)?;
+    write_atomically(&hash_file(path), (sha256_hex(bytes) + "\n").as_bytes(), hint)
 }
 
 /// [`default_cache_dir`]'s rule over the three variables; empty values count as unset.
@@ -259,7 +317,7 @@ impl KernelStore {
         for spec in specs {
             let object = self.cached_or_compiled(&spec.source(), arch, &spec.defines)?;
             let path = out_dir.join(specialised_file_name(&spec.name, &spec.defines, arch));
-            write_atomically(&path, &object.bytes, ": choose another --out")?;
+            write_object(&path, &object.bytes, ": choose another --out")?;
             written.push(path);
         }
         Ok(written)
@@ -297,7 +355,7 @@ impl KernelStore {
             for source in sources {
                 let object = self.cached_or_compiled(source, arch, &[])?;
                 let path = out_dir.join(prebuilt_file_name(source.name, arch));
-                write_atomically(&path, &object.bytes, ": choose another --out")?;
+                write_object(&path, &object.bytes, ": choose another --out")?;
                 written.push(path);
             }
         }
@@ -328,16 +386,23 @@ impl KernelStore {
         let mut flags = flags(&compiler, arch);
         flags.extend(defines.iter().map(|d| format!("-D{d}")));
         let path = self.cache_file(source, arch, &compiler, &flags);
-        if let Ok(bytes) = std::fs::read(&path) {
-            // An entry that does not check out (a damaged disk, a hand-edited file) is compiled again and
-            // replaced: the cache is only ever a shortcut.
+        // The cache folder is this user's alone: created 0700, and another user's refused.
+        crate::safe_fs::private_dir(&self.cache_dir).map_err(|source| Error::Io {
+            action: "use the kernel cache",
+            path: self.cache_dir.clone(),
+            source,
+            hint: "",
+        })?;
+        if let Ok(Some(bytes)) = read_verified(&path) {
+            // An entry that does not check out (a damaged disk, a hand-edited or swapped file: its hash differs) is
+            // compiled again and replaced: the cache is only ever a shortcut.
             if let Ok(info) = check_arch(&bytes, arch) {
                 return Ok(CodeObject { bytes, origin: Origin::Cached(path), info });
             }
         }
         let bytes = compile_with_flags(&compiler, source, arch, &flags)?;
         let info = check_arch(&bytes, arch)?;
-        write_atomically(&path, &bytes, ": set SUITE_CACHE_DIR to a writable folder")?;
+        write_object(&path, &bytes, ": set SUITE_CACHE_DIR to a writable folder")?;
         Ok(CodeObject { bytes, origin: Origin::Compiled(path), info })
     }
 }
@@ -379,9 +444,9 @@ fn prebuilt(dir: &Path, source: &Source, arch: &Arch) -> Result<CodeObject> {
 /// Reads and checks `<dir>/<file>`, the code object of `source_name` for `arch`; the errors name the file.
 fn prebuilt_at(dir: &Path, file: &str, source_name: &str, arch: &Arch) -> Result<CodeObject> {
     let path = dir.join(file);
-    let bytes = match std::fs::read(&path) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+    let bytes = match read_verified(&path) {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => {
             return Err(Error::PrebuiltMissing {
                 path,
                 dir: dir.to_path_buf(),
@@ -389,8 +454,13 @@ fn prebuilt_at(dir: &Path, file: &str, source_name: &str, arch: &Arch) -> Result
                 arch: arch.clone(),
             })
         }
-        Err(source) => {
-            return Err(Error::Io { action: "read prebuilt code object", path, source, hint: ": check --kernels-dir" })
+        Err(why) => {
+            return Err(Error::Io {
+                action: "refusing the prebuilt code object",
+                source: std::io::Error::new(std::io::ErrorKind::InvalidData, why),
+                path,
+                hint: ": build --kernels-dir again with `suite kernels build` (on LUMI: scripts/lumi/build.sh)",
+            })
         }
     };
     match check_arch(&bytes, arch) {
@@ -403,23 +473,22 @@ fn prebuilt_at(dir: &Path, file: &str, source_name: &str, arch: &Arch) -> Result
     }
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same folder and a rename, creating the folder.
+/// Writes `bytes` to `path` through a fresh temporary file in the same folder and a rename, creating the folder;
+/// never through a link planted under the name, nor over another user's file (crate::safe_fs).
 fn write_atomically(path: &Path, bytes: &[u8], hint: &'static str) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    let io = |action: &'static str, at: &Path| {
-        let at = at.to_path_buf();
-        move |source| Error::Io { action, path: at, source, hint }
-    };
-    std::fs::create_dir_all(dir).map_err(io("create folder", dir))?;
-    let mut tmp = tempfile::Builder::new().prefix(".partial-").tempfile_in(dir).map_err(io("create a file in", dir))?;
-    tmp.write_all(bytes).map_err(io("write", tmp.path()))?;
-    tmp.persist(path).map_err(|e| Error::Io {
-        action: "rename into place",
-        path: path.to_path_buf(),
-        source: e.error,
+    std::fs::create_dir_all(dir).map_err(|source| Error::Io {
+        action: "create folder",
+        path: dir.into(),
+        source,
         hint,
     })?;
-    Ok(())
+    crate::safe_fs::write_whole(path, bytes).map_err(|source| Error::Io {
+        action: "write",
+        path: path.to_path_buf(),
+        source,
+        hint,
+    })
 }
 
 /// The compiler that built a code object, as `run.json` records it.
@@ -433,6 +502,10 @@ pub struct CompilerRecord {
     pub compiler: String,
     /// Flags used.
     pub flags: Vec<String>,
+    /// SHA-256 (hex) of the code object loaded: the hash recorded beside it when it was built, which its bytes
+    /// matched (empty in files from before it was recorded).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub sha256: String,
 }
 
 #[cfg(test)]
@@ -535,7 +608,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = KernelStore::with_cache_dir(Some(dir.path().to_path_buf()), dir.path().join("cache"));
         let smoke = source("smoke").unwrap();
-        let put = |name: &str, bytes: &[u8]| std::fs::write(dir.path().join(name), bytes).unwrap();
+        let put = |name: &str, bytes: &[u8]| write_object(&dir.path().join(name), bytes, "").unwrap();
 
         put("smoke.gfx90a.hsaco", &fixture("smoke.gfx90a.hsaco"));
         let ok = store.code_object(smoke, &arch("gfx90a")).unwrap();
@@ -563,7 +636,7 @@ mod tests {
         let path = dir.path().join("smoke.gfx90a.hsaco");
         let device = "gfx90a:sramecc+:xnack-";
 
-        std::fs::write(&path, fixture("smoke.gfx90a-xnack+.hsaco")).unwrap();
+        write_object(&path, &fixture("smoke.gfx90a-xnack+.hsaco"), "").unwrap();
         let e = store.code_object_for_device(smoke, &arch("gfx90a"), device).unwrap_err();
         assert!(matches!(e, Error::WrongTarget { .. }), "{e}");
         let text = e.to_string();
@@ -574,7 +647,7 @@ mod tests {
         assert!(store.code_object_for_device(smoke, &arch("gfx90a"), "gfx90a:sramecc+:xnack+").is_ok());
         assert!(store.code_object(smoke, &arch("gfx90a")).is_ok());
 
-        std::fs::write(&path, fixture("smoke.gfx90a.v5.ccob.hsaco")).unwrap();
+        write_object(&path, &fixture("smoke.gfx90a.v5.ccob.hsaco"), "").unwrap();
         let ok = store.code_object_for_device(smoke, &arch("gfx90a"), device).unwrap();
         assert_eq!(ok.info.format, Format::AmdBundle);
         assert!(ok.info.amd_kernel("smoke_triad").is_some());
@@ -595,7 +668,7 @@ mod tests {
         let compiler = store.compiler(Platform::Nvidia).unwrap();
         let path = store.cache_file(smoke, &sm90, &compiler, &flags(&compiler, &sm90));
         assert!(path.starts_with(dir.path()));
-        write_atomically(&path, &fixture("smoke.sm_90.cubin"), "").unwrap();
+        write_object(&path, &fixture("smoke.sm_90.cubin"), "").unwrap();
         let hit = store.code_object(smoke, &sm90).unwrap();
         assert_eq!(hit.origin, Origin::Cached(path.clone()));
         assert_eq!(hit.bytes, fixture("smoke.sm_90.cubin"));
@@ -603,6 +676,71 @@ mod tests {
         // A damaged entry is not handed out: it is compiled again (here, and failing, since nothing can run).
         std::fs::write(&path, b"damaged").unwrap();
         assert!(matches!(store.code_object(smoke, &sm90), Err(Error::CompileFailed { .. })));
+    }
+
+    /// Issue 31, item 8: a code object swapped into a shared `--kernels-dir` or kernel cache (another kernel's,
+    /// valid for the same architecture: here a smoke object built otherwise) is never loaded: a prebuilt one is
+    /// refused, naming the file and the hash recorded when it was built; a cached one is compiled again.
+    #[test]
+    fn a_code_object_swapped_after_it_was_built_is_never_loaded() {
+        let c = compiler(Platform::Amd);
+        let dir = tempfile::tempdir().unwrap();
+        let store = KernelStore::with_cache_dir(None, dir.path().join("cache")).with_compiler(c);
+        let smoke = source("smoke").unwrap();
+        let gfx90a = arch("gfx90a");
+        let out = dir.path().join("kernels-build");
+        store.build(&[smoke], std::slice::from_ref(&gfx90a), &out).unwrap();
+        let built = out.join(prebuilt_file_name("smoke", &gfx90a));
+        let original = std::fs::read(&built).unwrap();
+        let other = fixture("smoke.gfx90a.v5.o");
+        assert_ne!(original, other);
+        check_arch(&other, &gfx90a).expect("the swapped-in object is a valid gfx90a code object");
+        std::fs::write(&built, &other).unwrap();
+        let prebuilt = KernelStore::with_cache_dir(Some(out.clone()), dir.path().join("unused"));
+        let e = prebuilt.code_object(smoke, &gfx90a).expect_err("a swapped prebuilt object is refused");
+        let text = e.to_string();
+        assert!(
+            text.contains(&built.display().to_string()) && text.contains("not those recorded when it was built"),
+            "{text}"
+        );
+        // In the cache: the swapped entry is compiled again, and what is loaded is the real compile.
+        let first = store.code_object(smoke, &gfx90a).unwrap();
+        let entry = match &first.origin {
+            Origin::Cached(p) | Origin::Compiled(p) => p.clone(),
+            other => panic!("{other:?}"),
+        };
+        std::fs::write(&entry, &other).unwrap();
+        let again = store.code_object(smoke, &gfx90a).unwrap();
+        assert_eq!(again.origin, Origin::Compiled(entry.clone()), "the swapped entry was loaded");
+        assert_eq!(again.bytes, original);
+        // A link planted under an entry's name is not read through.
+        std::fs::remove_file(&entry).unwrap();
+        std::os::unix::fs::symlink(&built, &entry).unwrap();
+        let e = store.code_object(smoke, &gfx90a).expect_err("a link in the cache is refused");
+        assert!(e.to_string().contains("a symbolic link"), "{e}");
+    }
+
+    /// The cache folder is created for this user alone, and one another user owns is refused (item 8).
+    #[test]
+    fn the_cache_folder_is_private_and_another_users_is_refused() {
+        let c = compiler(Platform::Amd);
+        let dir = tempfile::tempdir().unwrap();
+        let cache = dir.path().join("shared/cache");
+        let store = KernelStore::with_cache_dir(None, cache.clone()).with_compiler(c.clone());
+        store.code_object(source("smoke").unwrap(), &arch("gfx90a")).unwrap();
+        use std::os::unix::fs::PermissionsExt as _;
+        assert_eq!(std::fs::metadata(&cache).unwrap().permissions().mode() & 0o777, 0o700);
+        assert_eq!(
+            crate::safe_fs::user(),
+            0,
+            "giving the folder to another user needs root (the test command runs as root)"
+        );
+        let theirs = dir.path().join("theirs");
+        std::fs::create_dir(&theirs).unwrap();
+        std::os::unix::fs::chown(&theirs, Some(65534), None).unwrap();
+        let store = KernelStore::with_cache_dir(None, theirs).with_compiler(c);
+        let e = store.code_object(source("smoke").unwrap(), &arch("gfx90a")).err().unwrap();
+        assert!(e.to_string().contains("owned by uid 65534"), "{e}");
     }
 
     /// Compiles for real into an empty cache, then hits it; `build` then writes prebuilt files a second store reads.
@@ -620,7 +758,7 @@ mod tests {
         assert_eq!(second.origin, Origin::Cached(path.clone()));
         assert_eq!(second.bytes, first.bytes);
         let names: Vec<_> = std::fs::read_dir(&cache).unwrap().map(|e| e.unwrap().file_name()).collect();
-        assert_eq!(names.len(), 1, "no temporary files left behind: {names:?}");
+        assert_eq!(names.len(), 2, "the entry and its hash, no temporary files left behind: {names:?}");
 
         let out = dir.path().join("out");
         let sources: Vec<&Source> = all().iter().collect();

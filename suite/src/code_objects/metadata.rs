@@ -275,6 +275,8 @@ fn amd_elf(
     bundle_target: Option<&TargetId>,
 ) -> Result<CodeObjectInfo> {
     let desc = amdgpu_note(bytes, header, endian)?;
+    // Every declared length bounded by the bytes present first: the decoder allocates for what is declared.
+    super::msgpack_bounds::check(desc).map_err(|e| corrupt(format!("the AMDGPU metadata note: {e}")))?;
     let value = rmpv::decode::read_value(&mut &desc[..])
         .map_err(|e| corrupt(format!("the AMDGPU metadata note is not msgpack: {e}")))?;
     let root = as_map(&value, "the metadata")?;

@@ -15,6 +15,7 @@ pub mod bundle;
 pub mod cache;
 pub mod compile;
 pub mod metadata;
+pub mod msgpack_bounds;
 pub mod sources;
 pub mod zig;
 
@@ -24,8 +25,8 @@ use crate::device::{Arch, Platform};
 
 pub use bundle::TargetId;
 pub use cache::{
-    cache_key, default_cache_dir, prebuilt_file_name, specialised_file_name, CodeObject, CompilerRecord, DeviceShape,
-    KernelStore, Origin, Specialisation,
+    cache_key, default_cache_dir, hash_file, prebuilt_file_name, sha256_hex, specialised_file_name, CodeObject,
+    CompilerRecord, DeviceShape, KernelStore, Origin, Specialisation,
 };
 pub use compile::{compile, find, flags, Compiler, CompilerKind};
 pub use metadata::{

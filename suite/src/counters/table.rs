@@ -225,9 +225,9 @@ pub fn write(dir: &Path, rows: &[CounterRow]) -> Result<(), Error> {
         path: path.clone(),
         source: std::io::Error::other(e.to_string()),
     })?;
-    let tmp = dir.join(format!(".{CSV}.tmp"));
-    std::fs::write(&tmp, bytes).map_err(|source| Error::Io { action: "cannot write", path: tmp.clone(), source })?;
-    std::fs::rename(&tmp, &path).map_err(|source| Error::Io { action: "cannot rename into", path, source })
+    // A fresh temporary name of its own beside it, renamed over it: never a fixed name another user could plant a
+    // link under (crate::safe_fs).
+    crate::safe_fs::write_whole(&path, &bytes).map_err(|source| Error::Io { action: "cannot write", path, source })
 }
 
 /// The rows of `<dir>/counters.csv` (column → value), or `None` when the folder has none.

@@ -34,8 +34,8 @@ pub use crate::options::{RunOptions, Shard};
 pub use context::{RunContext, Shared};
 pub use estimate::Work;
 pub use runner::{
-    continue_command, csv_name, default_out_dir, plan, plan_record, render_plots, run, Planned, Summary,
-    CONTINUE_VARIABLE,
+    continue_command, csv_name, default_out_dir, plan, plan_record, render_plots, render_plots_noted, run, Planned,
+    Summary, CONTINUE_VARIABLE,
 };
 pub use timing::{
     launch_gaps_us, launches_per_rep, launches_within_budget, time_case, time_case_within, timing_record, Timed,

@@ -501,27 +501,37 @@ pub(super) fn record_timed(row: &mut Row, timed: super::Timed, rate: f64, clocks
 /// ([`ring_flagged`]); returns the files written. Only the read side is needed: `suite plot` and
 /// `suite merge` build no sweep.
 pub fn render_plots(results: &dyn Results, csv_path: &Path, out_dir: &Path) -> Result<Vec<PathBuf>, Error> {
+    render_plots_noted(results, csv_path, out_dir, None)
+}
+
+/// [`render_plots`], with `note` (e.g. that the folder holds fewer points than it planned) added to every plot's
+/// note, so no plot of an incomplete run reads as a complete one.
+pub fn render_plots_noted(
+    results: &dyn Results,
+    csv_path: &Path,
+    out_dir: &Path,
+    note: Option<&str>,
+) -> Result<Vec<PathBuf>, Error> {
     let rows = read_rows(csv_path)?;
-    std::fs::create_dir_all(out_dir).map_err(|source| crate::report::Error::Io {
-        action: "cannot create",
-        path: out_dir.to_path_buf(),
-        source,
-    })?;
+    std::fs::create_dir_all(out_dir).map_err(|source| crate::report::io_error("cannot create", out_dir, source))?;
     let mut written = Vec::new();
     let dir = csv_path.parent().unwrap_or(Path::new("."));
     for (file, text) in results.derived_tables(&rows, dir) {
         let path = dir.join(file);
-        std::fs::write(&path, text).map_err(|source| crate::report::Error::Io {
-            action: "cannot write",
-            path: path.clone(),
-            source,
-        })?;
+        crate::safe_fs::write_whole(&path, text.as_bytes())
+            .map_err(|source| crate::report::io_error("cannot write", &path, source))?;
         written.push(path);
     }
     // Points measured throttled or below their steady clock get a ring (every plot, however it is made).
     let plots = results.plots(&rows, dir);
     let plots = ring_flagged(plots, &rows, results.metric().column, |rows| results.plots(rows, dir));
-    for (file, plot) in plots {
+    for (file, mut plot) in plots {
+        if let Some(note) = note {
+            plot.note = Some(match plot.note.take() {
+                Some(own) => format!("{note}. {own}"),
+                None => note.to_string(),
+            });
+        }
         let path = out_dir.join(file);
         render_png(&plot, &path, PLOT_WIDTH, PLOT_HEIGHT)?;
         written.push(path);

@@ -4,8 +4,8 @@
 //! experiment's own parameter columns, then the measurement columns. Units are in the column names.
 
 use std::collections::HashMap;
-use std::fs::{File, OpenOptions};
-use std::io::Write as _;
+use std::fs::File;
+use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -162,15 +162,20 @@ fn opt(x: Option<f64>) -> String {
 }
 
 fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> Error + 'a {
-    move |source| Error::Io { action, path: path.to_path_buf(), source }
+    move |source| super::io_error(action, path, source)
 }
 
 /// One CSV record of `fields` for the file at `path`, as bytes, fields quoted where they need it.
+/// A line break inside a field (a compiler's message) becomes a space: every record is one line, so a quote that
+/// never closes is told from a cut last row by the line breaks after it ([`parse_table`]).
 fn record_bytes<I: AsRef<[u8]>>(path: &Path, fields: impl IntoIterator<Item = I>) -> Result<Vec<u8>> {
     let mut bytes = Vec::new();
     {
         let mut writer = ::csv::WriterBuilder::new().has_headers(false).from_writer(&mut bytes);
-        writer.write_record(fields).map_err(|source| Error::Csv { path: path.to_path_buf(), source })?;
+        let one_line = fields
+            .into_iter()
+            .map(|f| f.as_ref().iter().map(|&b| if b == b'\n' || b == b'\r' { b' ' } else { b }).collect::<Vec<u8>>());
+        writer.write_record(one_line).map_err(|source| Error::Csv { path: path.to_path_buf(), source })?;
         writer.flush().map_err(io("cannot write", path))?;
     }
     Ok(bytes)
@@ -180,14 +185,29 @@ fn record_bytes<I: AsRef<[u8]>>(path: &Path, fields: impl IntoIterator<Item = I>
 /// `phases.csv`, fusion's compile costs): under the file's lock, the header (when the file is empty) and the row are
 /// one write, so exactly one header leads the file and no two rows interleave.
 pub fn append_shared_row(path: &Path, header: &[String], row: &[String]) -> Result<()> {
-    let mut file = OpenOptions::new().create(true).append(true).open(path).map_err(io("cannot open", path))?;
+    let mut file = crate::safe_fs::open_append(path).map_err(io("cannot open", path))?;
     file.lock().map_err(io("cannot lock", path))?;
     let mut bytes = Vec::new();
     if file.metadata().map_err(io("cannot read", path))?.len() == 0 {
         bytes = record_bytes(path, header)?;
     }
     bytes.extend(record_bytes(path, row)?);
-    file.write_all(&bytes).map_err(io("cannot write", path))
+    write_whole_record(&mut file, path, &bytes)
+}
+
+/// Appends `bytes` (whole records) to `file` (opened for appending, its writer alone under a lock) with one `write`,
+/// or, when they cannot all be written (a full disk), cuts the file back to where it ended, so it ends at its last
+/// whole row, and returns the OS error with the file system named.
+fn write_whole_record(file: &mut File, path: &Path, bytes: &[u8]) -> Result<()> {
+    let before = file.metadata().map_err(io("cannot read", path))?.len();
+    match file.write_all(bytes) {
+        Ok(()) => Ok(()),
+        Err(source) => {
+            // A failed cut leaves a cut row, which every reader and --resume already drop.
+            let _ = file.set_len(before);
+            Err(Error::RowWrite { path: path.to_path_buf(), note: crate::safe_fs::disk_note(path, &source), source })
+        }
+    }
 }
 
 /// An experiment's CSV, open for appending rows, with its lock held: one writer per file.
@@ -210,54 +230,42 @@ impl CsvLog {
     /// dropped: a second writer is refused, naming the first, before it reads or changes anything.
     pub fn open(path: &Path, context: Context, header: &[String], resume: bool) -> Result<CsvLog> {
         let lock = WriterLock::exclusive(&lock_path_for(path), path, "a writer of this CSV", Wait::No)?;
-        let exists = path.exists();
+        let exists = std::fs::symlink_metadata(path).is_ok();
         if exists && !resume {
             return Err(Error::Exists { path: path.to_path_buf() });
         }
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(io("cannot create", dir))?;
+        }
+        // O_APPEND: every write lands at the end of the file as it is then, whoever else wrote since. Never through
+        // a link planted under the name, and only a file of this user's (crate::safe_fs).
+        let file = crate::safe_fs::open_append(path).map_err(io("cannot open", path))?;
         let mut done = HashMap::new();
         let mut write_header = true;
         let mut keep = 0;
         if exists {
-            let bytes = std::fs::read(path).map_err(io("cannot read", path))?;
-            // Only whole records count: everything after the last record terminator is a cut row.
-            keep = complete_len(&bytes);
-            let mut reader = ::csv::ReaderBuilder::new().flexible(true).from_reader(&bytes[..keep]);
-            let found: Vec<String> = reader
-                .headers()
-                .map_err(|source| Error::Csv { path: path.into(), source })?
-                .iter()
-                .map(str::to_string)
-                .collect();
-            if keep == 0 || found.is_empty() {
-                // An empty file, or a header cut short (killed before it was flushed): started afresh.
-                keep = 0;
-            } else if found != header {
+            let mut bytes = Vec::new();
+            (&file).read_to_end(&mut bytes).map_err(io("cannot read", path))?;
+            // Only whole records count: a cut last row is dropped; a row that does not parse is an error.
+            let table = parse_table(path, &bytes)?;
+            keep = table.complete_bytes;
+            if !table.header.is_empty() && table.header != header {
                 return Err(Error::HeaderMismatch {
                     path: path.into(),
-                    found: found.join(","),
+                    found: table.header.join(","),
                     expected: header.join(","),
                 });
-            } else {
+            } else if !table.header.is_empty() {
                 write_header = false;
                 let status = header.iter().position(|c| c == "status").expect("the header has a status column");
                 let key = header.iter().position(|c| c == "key").expect("the header has a key column");
-                for record in reader.records() {
-                    let record = record.map_err(|source| Error::Csv { path: path.into(), source })?;
-                    // A short record is a cut row that an older suite ended with a newline: not a measurement.
-                    if record.len() != header.len() {
-                        continue;
-                    }
+                for record in &table.rows {
                     if let (Some(k), Some(s)) = (record.get(key), record.get(status).and_then(Status::parse)) {
                         done.insert(k.to_string(), s);
                     }
                 }
             }
         }
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(io("cannot create", dir))?;
-        }
-        // O_APPEND: every write lands at the end of the file as it is then, whoever else wrote since.
-        let file = OpenOptions::new().create(true).append(true).open(path).map_err(io("cannot open", path))?;
         // Drop the cut row (or everything, when even the header was cut): under the lock, nobody else writes.
         file.set_len(keep as u64).map_err(io("cannot truncate", path))?;
         let mut log = CsvLog { path: path.to_path_buf(), context, width: header.len(), file, done, _lock: lock };
@@ -271,7 +279,7 @@ impl CsvLog {
     /// one record followed by another's bytes.
     fn write_record<I: AsRef<[u8]>>(&mut self, fields: impl IntoIterator<Item = I>) -> Result<()> {
         let bytes = record_bytes(&self.path, fields)?;
-        self.file.write_all(&bytes).map_err(io("cannot write", &self.path))
+        write_whole_record(&mut self.file, &self.path, &bytes)
     }
 
     /// Whether a point with this key is already in the file (any status).
@@ -361,27 +369,112 @@ pub fn complete_len(bytes: &[u8]) -> usize {
     end
 }
 
-/// Reads a CSV written by [`CsvLog`] into rows of (column → value), for plots and merges. A row cut short by a
-/// killed job is skipped: only bytes up to the last record terminator are read (a row cut inside its last field
-/// still has every column), and a record of another width is dropped (a cut row an older suite ended with a
-/// newline).
-pub fn read_rows(path: &Path) -> Result<Vec<std::collections::BTreeMap<String, String>>> {
-    let bytes = std::fs::read(path).map_err(io("cannot read", path))?;
-    let mut reader = ::csv::ReaderBuilder::new().flexible(true).from_reader(&bytes[..complete_len(&bytes)]);
-    let header: Vec<String> = reader
-        .headers()
-        .map_err(|source| Error::Csv { path: path.into(), source })?
-        .iter()
-        .map(str::to_string)
-        .collect();
+/// A CSV's header and whole rows, read strictly ([`parse_table`]).
+#[derive(Debug, Clone, Default)]
+pub struct Table {
+    /// The header; empty for an empty file or a header cut short.
+    pub header: Vec<String>,
+    /// The whole rows, each of the header's width.
+    pub rows: Vec<::csv::StringRecord>,
+    /// Bytes up to the end of the last whole row: what is left of the file once a cut last row is dropped.
+    pub complete_bytes: usize,
+}
+
+/// Line (1-based) and column (1-based, in bytes) of byte `at` of `bytes`.
+fn line_and_column(bytes: &[u8], at: usize) -> (u64, usize) {
+    let before = &bytes[..at.min(bytes.len())];
+    let line = before.iter().filter(|&&b| b == b'\n').count() as u64 + 1;
+    let column = at - before.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1) + 1;
+    (line, column)
+}
+
+/// Reads the bytes of the CSV at `path` (named in errors) as [`CsvLog`] writes it, without guessing: the header, then
+/// every row, each of the header's width and (in an experiment's CSV) with a status the suite writes. Only a last row cut by a killed writer (the bytes after the last line break outside quotes, on one
+/// line, as every record is) is left out; a row of another width, a status that is none, or a quote that opens and
+/// never closes with rows after it is an error naming the file, the line and the column.
+pub fn parse_table(path: &Path, bytes: &[u8]) -> Result<Table> {
+    let keep = complete_len(bytes);
+    if bytes[keep..].contains(&b'\n') {
+        // The bytes after the last whole record span lines: a quote opened and never closed, hiding every later row.
+        // Each record is one line ([`record_bytes`]): the culprit is the first line after the last whole record
+        // whose quotes do not pair up, at its last opening quote.
+        let mut opened = keep;
+        let mut start = keep;
+        for line in bytes[keep..].split(|&b| b == b'\n') {
+            if line.iter().filter(|&&b| b == b'"').count() % 2 == 1 {
+                let mut quoted = false;
+                for (i, &b) in line.iter().enumerate() {
+                    if b == b'"' {
+                        quoted = !quoted;
+                        if quoted {
+                            opened = start + i;
+                        }
+                    }
+                }
+                break;
+            }
+            start += line.len() + 1;
+        }
+        let (line, column) = line_and_column(bytes, opened);
+        return Err(Error::BadRow {
+            path: path.into(),
+            line,
+            column,
+            what: "a quoted field opens here and never closes, so every row after it would be hidden".into(),
+        });
+    }
+    let bad = |source: ::csv::Error| match source.position() {
+        Some(pos) => Error::BadRow { path: path.into(), line: pos.line(), column: 1, what: source.to_string() },
+        None => Error::Csv { path: path.into(), source },
+    };
+    let mut reader = ::csv::ReaderBuilder::new().flexible(true).from_reader(&bytes[..keep]);
+    let header: Vec<String> = reader.headers().map_err(bad)?.iter().map(str::to_string).collect();
+    if keep == 0 || header.iter().all(String::is_empty) {
+        // An empty file, or a header cut short (killed before it was written whole).
+        return Ok(Table::default());
+    }
+    // An experiment's CSV (the context columns, then its own, then the measurement columns) has a status per row the
+    // suite writes; side tables (counters.csv) have their own.
+    let experiment_csv = header.len() >= CONTEXT_COLUMNS.len() + MEASUREMENT_COLUMNS.len()
+        && header[..CONTEXT_COLUMNS.len()] == CONTEXT_COLUMNS
+        && header[header.len() - 3..] == MEASUREMENT_COLUMNS[MEASUREMENT_COLUMNS.len() - 3..];
+    let status = header.iter().position(|c| c == "status").filter(|_| experiment_csv);
     let mut rows = Vec::new();
     for record in reader.records() {
-        let record = record.map_err(|source| Error::Csv { path: path.into(), source })?;
-        if record.len() == header.len() {
-            rows.push(header.iter().cloned().zip(record.iter().map(str::to_string)).collect());
+        let record = record.map_err(bad)?;
+        let line = record.position().map_or(0, |p| p.line());
+        if record.len() != header.len() {
+            return Err(Error::BadRow {
+                path: path.into(),
+                line,
+                column: record.len().min(header.len()) + 1,
+                what: format!("the row has {} fields, the header {}", record.len(), header.len()),
+            });
         }
+        if let Some(s) = status.filter(|&s| Status::parse(&record[s]).is_none()) {
+            return Err(Error::BadRow {
+                path: path.into(),
+                line,
+                column: s + 1,
+                what: format!("status `{}` is none of ok, fail, error, invalid", &record[s]),
+            });
+        }
+        rows.push(record);
     }
-    Ok(rows)
+    Ok(Table { header, rows, complete_bytes: keep })
+}
+
+/// Reads the CSV at `path` strictly ([`parse_table`]).
+pub fn read_table(path: &Path) -> Result<Table> {
+    let bytes = std::fs::read(path).map_err(io("cannot read", path))?;
+    parse_table(path, &bytes)
+}
+
+/// Reads a CSV written by [`CsvLog`] into rows of (column → value), for plots and merges: strictly
+/// ([`parse_table`]): a cut last row is left out, any other row that does not parse is an error.
+pub fn read_rows(path: &Path) -> Result<Vec<std::collections::BTreeMap<String, String>>> {
+    let table = read_table(path)?;
+    Ok(table.rows.iter().map(|r| table.header.iter().cloned().zip(r.iter().map(str::to_string)).collect()).collect())
 }
 
 #[cfg(test)]
@@ -641,23 +734,48 @@ mod tests {
         }
     }
 
+    /// Issue 31, item 7: a row damaged in the middle of a CSV was dropped silently, and an unclosed quote hid every
+    /// later row. Now every reader (and --resume) stops at it, naming the file, the line and the column; only a last
+    /// row cut by a killed writer is left out.
     #[test]
-    fn resume_skips_a_short_row_an_older_suite_left_and_reads_the_rest() {
+    fn a_row_that_does_not_parse_is_an_error_naming_the_file_line_and_column() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("smoke.csv");
         let h = header(&["n", "group_size"], "gbps");
         let mut log = CsvLog::open(&path, context(), &h, false).unwrap();
-        log.append(&row("a", Status::Ok)).unwrap();
+        for key in ["a", "b", "c"] {
+            log.append(&row(key, Status::Ok)).unwrap();
+        }
         drop(log);
-        // Older versions ended a cut row with a newline on resume, leaving a short record in the middle.
-        let mut text = read(&path);
-        text.push_str("smoke,nvidia,x,sm_90,32,99\n");
-        std::fs::write(&path, text).unwrap();
-        let mut log = CsvLog::open(&path, context(), &h, true).unwrap();
-        assert_eq!(log.done_count(), 1);
-        log.append(&row("b", Status::Ok)).unwrap();
-        let keys: Vec<String> = read_rows(&path).unwrap().into_iter().map(|r| r["key"].clone()).collect();
-        assert_eq!(keys, ["a", "b"]);
+        let whole = read(&path);
+        let lines: Vec<&str> = whole.lines().collect();
+        let damaged = |replace: usize, with: &str| {
+            let mut l = lines.clone();
+            l[replace] = with;
+            l.join("\n") + "\n"
+        };
+        let short = "smoke,nvidia,x,sm_90,32,99".to_string();
+        let bad_status = lines[2].replace(",ok,,b", ",okay,,b");
+        let unclosed = lines[2].replace(",ok,,b", ",ok,\"never closed,b");
+        let cases = [
+            (damaged(2, &short), 3, 7, "the row has 6 fields, the header 30"),
+            (damaged(2, &bad_status), 3, 28, "status `okay` is none of ok, fail, error, invalid"),
+            (damaged(2, &unclosed), 3, lines[2].len() - 1, "a quoted field opens here and never closes"),
+        ];
+        for (text, line, column, what) in cases {
+            std::fs::write(&path, &text).unwrap();
+            for err in [read_rows(&path).err().unwrap(), CsvLog::open(&path, context(), &h, true).err().unwrap()] {
+                let message = err.to_string();
+                let expected = format!("{}: line {line}, column {column}: {what}", path.display());
+                assert!(message.starts_with(&expected), "{message}\nexpected: {expected}");
+            }
+            assert_eq!(read(&path), text, "a refused resume leaves the file as it was");
+        }
+        // A last row cut by a killed writer is not damage: left out, and resumed.
+        std::fs::write(&path, format!("{whole}{}", &lines[1][..20])).unwrap();
+        assert_eq!(read_rows(&path).unwrap().len(), 3);
+        assert_eq!(CsvLog::open(&path, context(), &h, true).unwrap().done_count(), 3);
+        assert_eq!(read(&path), whole);
     }
 
     #[test]

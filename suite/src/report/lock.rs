@@ -93,6 +93,93 @@ impl Holder {
     }
 }
 
+impl Holder {
+    /// A folder's owner as a refusal names it: `Slurm job 123 on host nid001, since 2026-11-25T10:00:00Z (suite run
+    /// (shard 3/8))`, or a process outside Slurm as [`Holder::describe`] says.
+    pub fn describe_owner(&self) -> String {
+        match &self.slurm_job_id {
+            Some(id) => format!("Slurm job {id} on host {}, since {} ({})", self.host, self.since, self.what),
+            None => self.describe(),
+        }
+    }
+}
+
+/// The record of the Slurm job that owns a results folder (its first writer's job).
+pub fn owner_path(dir: &Path) -> PathBuf {
+    dir.join(".suite-owner.json")
+}
+
+/// The owner recorded for `dir`, if any (a record that does not parse counts as none: nothing can be told of it).
+fn read_owner(dir: &Path) -> Option<Holder> {
+    let mut file = crate::safe_fs::open_read(&owner_path(dir)).ok()?;
+    read_record(&mut file)
+}
+
+/// Why `owner` (a folder's owner record) is provably gone, or `None` while it may run. A Slurm job is judged by
+/// Slurm alone (a job's first task may end while its other tasks, and its merge, still run): requeued since, or no
+/// longer running. A writer outside Slurm is judged as a lock's holder is ([`gone`]).
+fn owner_gone(owner: &Holder) -> Option<String> {
+    let Some(job) = &owner.slurm_job_id else { return gone(owner) };
+    if std::env::var("SLURM_JOB_ID").ok().as_ref() == Some(job) {
+        let ours: u32 = std::env::var("SLURM_RESTART_COUNT").ok().and_then(|c| c.parse().ok()).unwrap_or(0);
+        return (ours > owner.slurm_restart_count.unwrap_or(0))
+            .then(|| format!("Slurm requeued job {job} since: its earlier run has ended"));
+    }
+    slurm_job_ended(job)
+}
+
+/// The owner of `dir` that would refuse this process: a recorded Slurm job other than this process's own that is
+/// not provably gone. For `suite run --dry-run`, which tells before a job is queued.
+pub fn other_owner(dir: &Path) -> Option<Holder> {
+    let owner = read_owner(dir)?;
+    let ours = std::env::var("SLURM_JOB_ID").ok().filter(|v| !v.is_empty());
+    if owner.slurm_job_id.is_some() && owner.slurm_job_id == ours {
+        return None;
+    }
+    owner_gone(&owner).is_none().then_some(owner)
+}
+
+/// One job owns a results folder from its first write until it ends: before anything else touches `dir`, a writer
+/// (`what`: `suite run`, a shard, `suite merge`) checks its owner record. Another Slurm job that has not provably
+/// ended refuses it ([`Error::Owned`], naming the job, its host and since when); a writer of the owner's own job (its
+/// other tasks, its merge, its requeued run) goes on; where there is no owner, or it is provably gone, a writer in
+/// a Slurm job records its job as the owner, so the tasks of a second job are refused before they measure, even
+/// when their shards' locks are free. The check and the record are one step under `.suite-owner.lock`.
+pub fn claim_folder(dir: &Path, what: &str) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(io("cannot create", dir))?;
+    let record = owner_path(dir);
+    let _lock = WriterLock::exclusive(&dir.join(".suite-owner.lock"), &record, "a claim of the folder", Wait::Forever)?;
+    let me = Holder::this_process(what);
+    if let Some(owner) = read_owner(dir) {
+        let same_job = owner.slurm_job_id.is_some() && owner.slurm_job_id == me.slurm_job_id;
+        match owner_gone(&owner) {
+            // This job's own record (another of its tasks wrote it): nothing to change.
+            None if same_job => return Ok(()),
+            None => {
+                return Err(Error::Owned {
+                    dir: dir.to_path_buf(),
+                    owner: super::printable(&owner.describe_owner()),
+                    record,
+                })
+            }
+            Some(why) if !same_job => {
+                eprintln!("{}: taking over from {} ({why})", dir.display(), super::printable(&owner.describe_owner()));
+            }
+            Some(_) => {}
+        }
+    }
+    if me.slurm_job_id.is_none() {
+        // A writer outside Slurm owns the folder only while it holds its locks; an owner record of a job that has
+        // ended is of no use to anyone.
+        if record.exists() {
+            std::fs::remove_file(&record).map_err(io("cannot remove", &record))?;
+        }
+        return Ok(());
+    }
+    let text = serde_json::to_string(&me).map_err(|source| Error::Json { path: record.clone(), source })?;
+    crate::safe_fs::write_whole(&record, text.as_bytes()).map_err(io("cannot write", &record))
+}
+
 /// How a lock is held.
 #[derive(Debug)]
 enum Kind {
@@ -248,14 +335,17 @@ fn with_wait<T>(guarded: &Path, wait: Wait, mut attempt: impl FnMut() -> Result<
 }
 
 fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> Error + 'a {
-    move |source| Error::Io { action, path: path.to_path_buf(), source }
+    move |source| super::io_error(action, path, source)
 }
 
+/// A lock file, opened without following a link and only when it is a regular file of this user: a link planted
+/// under a lock's name in a shared folder would otherwise have the record written (and the file cut) where it
+/// points.
 fn open_lock_file(path: &Path) -> Result<File> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(io("cannot create", dir))?;
     }
-    OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path).map_err(io("cannot open", path))
+    crate::safe_fs::open_lock(path).map_err(io("cannot open", path))
 }
 
 /// Whether an error from `flock` means the file system does not do locks (rather than a real failure).
@@ -336,14 +426,17 @@ fn holder_of_kernel_lock(file: &mut File, path: &Path) -> String {
     "another process (it has not written its record yet, or holds the lock shared)".to_string()
 }
 
+/// The refusal of a writer by the holder of `path`; the holder's record (written by another process, maybe another
+/// user's) is printed without its control characters.
 fn locked(path: &Path, guarded: &Path, holder: String) -> Error {
-    Error::Locked { guarded: guarded.to_path_buf(), lock: path.to_path_buf(), holder }
+    Error::Locked { guarded: guarded.to_path_buf(), lock: path.to_path_buf(), holder: super::printable(&holder) }
 }
 
 /// The lock where the file system refuses `flock`: a claim file beside the lock file, created exclusively.
 fn try_claim(path: &Path, guarded: &Path, what: &str, file: File) -> Result<WriterLock> {
     let claim = claim_path(path);
     for _ in 0..3 {
+        // O_EXCL: never through a link planted under the claim's name (create_new fails on any existing name).
         match OpenOptions::new().write(true).create_new(true).open(&claim) {
             Ok(mut f) => {
                 write_record(&mut f, &claim, &Holder::this_process(what))?;
@@ -427,7 +520,8 @@ pub fn held_shards(dir: &Path) -> Vec<Holder> {
 
 /// The holder of the lock at `path` if it is held now (without taking it), `None` when it is free or absent.
 pub fn probe(path: &Path) -> Option<Holder> {
-    let mut file = OpenOptions::new().read(true).write(true).open(path).ok()?;
+    // Read-only and not through a link: `flock` needs no write access, and a prober never changes the file.
+    let mut file = crate::safe_fs::open_read(path).ok()?;
     match file.try_lock() {
         Ok(()) => {
             // Free: a record left in it is of a holder that died (or, on a file system whose locks stay on one
@@ -487,6 +581,10 @@ fn slurm_job_ended(id: &str) -> Option<String> {
         "PENDING" | "REQUEUED" | "REQUEUE_HOLD" | "REQUEUE_FED" | "SPECIAL_EXIT" => {
             Some(format!("Slurm job {id} is {text}: its processes have ended"))
         }
+        // Ended, and still listed for a while (MinJobAge).
+        "COMPLETED" | "FAILED" | "CANCELLED" | "TIMEOUT" | "NODE_FAIL" | "OUT_OF_MEMORY" | "BOOT_FAIL" | "DEADLINE"
+        | "PREEMPTED" | "REVOKED" => Some(format!("Slurm job {id} has ended ({text})")),
+        // Running, completing (its processes may still write), suspended, ...
         _ => None,
     }
 }

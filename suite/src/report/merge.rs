@@ -9,7 +9,6 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use super::csv::complete_len;
 use super::run_json::{Fingerprint, RunJson};
 use super::{Error, Result};
 
@@ -143,6 +142,11 @@ pub fn check(
             .filter_map(|i| i.fingerprint.as_ref())
             .collect();
         if recorded.is_empty() {
+            // A task that created its CSV and then could not record itself (a full disk) wrote no row: nothing of it
+            // to merge, and the plan counts its points as missing.
+            if read_shard(&shard.path)?.rows.is_empty() {
+                continue;
+            }
             return Err(Error::ShardUnrecorded { file: shard.path.clone(), run_json: run_path.into() });
         }
         for fingerprint in recorded {
@@ -201,41 +205,36 @@ fn display_name(path: &Path) -> String {
     path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| path.display().to_string())
 }
 
-/// A CSV's header and complete rows, as written by [`super::csv::CsvLog`]: only bytes up to the last record
-/// terminator count, so a row cut by a killed task (at any byte, inside its last field too, where the cut row
-/// would still have every column) is never read; a record of another width (a cut row an older suite ended with a
-/// newline) is skipped. A file cut before its header was written has neither.
+/// A CSV's header and whole rows, read strictly ([`super::csv::parse_table`]): a row cut by a killed task (at any
+/// byte of the last row) is never read, and any other row that does not parse is an error naming its line. A file
+/// cut before its header was written has neither.
 struct ShardRows {
     header: Option<csv::StringRecord>,
     rows: Vec<csv::StringRecord>,
 }
 
 fn read_shard(path: &Path) -> Result<ShardRows> {
-    let bytes = std::fs::read(path).map_err(|source| Error::Io { action: "cannot read", path: path.into(), source })?;
-    let complete = &bytes[..complete_len(&bytes)];
-    let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(complete);
-    let header = reader.headers().map_err(|source| Error::Csv { path: path.into(), source })?.clone();
-    if header.is_empty() {
+    let table = super::csv::read_table(path)?;
+    if table.header.is_empty() {
         return Ok(ShardRows { header: None, rows: Vec::new() });
     }
-    let mut rows = Vec::new();
-    for record in reader.records() {
-        let record = record.map_err(|source| Error::Csv { path: path.into(), source })?;
-        if record.len() == header.len() {
-            rows.push(record);
-        }
-    }
-    Ok(ShardRows { header: Some(header), rows })
+    Ok(ShardRows { header: Some(csv::StringRecord::from(table.header)), rows: table.rows })
 }
 
-/// Writes `out` with the header of the shards and every complete row of each, in shard order; returns the number of
-/// rows. Shards must share one header and no point (`key`) may appear twice. Check the set with [`check`] first.
+/// The number of whole rows of a shard (0 for a file cut before its header).
+pub fn shard_rows(path: &Path) -> Result<usize> {
+    Ok(read_shard(path)?.rows.len())
+}
+
+/// Writes the merge of `shards` beside `out`: the header of the shards and every complete row of each, in shard
+/// order. Shards must share one header and no point (`key`) may appear twice. Check the set with [`check`] first.
+/// Nothing is in place until [`Merged::place`]: a merge of several experiments writes every file first and renames
+/// them after, and records the merge in run.json last.
 ///
 /// An `out` already there is replaced only when it is an earlier merge of these shards (every row it holds is among
 /// the rows merged now: after a resumed or requeued job, whose shards gained rows), so a merge never loses a row;
-/// any other file is refused. The new file is written beside it and renamed over it: a merge killed midway leaves
-/// the earlier file whole.
-pub fn merge(shards: &[ShardFile], out: &Path) -> Result<usize> {
+/// any other file is refused.
+pub fn merge(shards: &[ShardFile], out: &Path) -> Result<Merged> {
     let mut header: Option<csv::StringRecord> = None;
     let mut rows = Vec::new();
     let mut seen: HashMap<String, PathBuf> = HashMap::new();
@@ -264,33 +263,47 @@ pub fn merge(shards: &[ShardFile], out: &Path) -> Result<usize> {
             rows.push(record);
         }
     }
-    let Some(header) = header else { return Ok(0) };
+    let Some(header) = header else { return Ok(Merged { rows: 0, staged: None }) };
     if out.exists() {
         keeps_every_row(out, &header, &rows)?;
     }
-    let dir = out.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".merge.");
-    // Readable by others like any results file (0666 less the umask), not a temporary file's 0600.
-    #[cfg(unix)]
-    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-    let tmp = builder.tempfile_in(dir).map_err(|source| Error::Io {
-        action: "cannot create a temporary file in",
-        path: dir.into(),
-        source,
-    })?;
-    let mut writer = csv::Writer::from_writer(tmp);
+    let mut staged = crate::safe_fs::Staged::new(out).map_err(|e| super::io_error("cannot write", out, e))?;
+    let tmp_path = staged.tmp_path().to_path_buf();
+    let mut writer = csv::Writer::from_writer(staged.file());
     writer.write_record(&header).map_err(|source| Error::Csv { path: out.into(), source })?;
     for row in &rows {
-        writer.write_record(row).map_err(|source| Error::Csv { path: out.into(), source })?;
+        writer.write_record(row).map_err(|source| match source.into_kind() {
+            csv::ErrorKind::Io(e) => super::io_error("cannot write", &tmp_path, e),
+            kind => Error::Io {
+                action: "cannot write",
+                path: out.into(),
+                source: std::io::Error::other(format!("{kind:?}")),
+            },
+        })?;
     }
-    let tmp = writer.into_inner().map_err(|e| Error::Io {
-        action: "cannot write",
-        path: out.into(),
-        source: std::io::Error::other(e.to_string()),
-    })?;
-    tmp.persist(out).map_err(|e| Error::Io { action: "cannot write", path: out.into(), source: e.error })?;
-    Ok(rows.len())
+    writer.flush().map_err(|e| super::io_error("cannot write", &tmp_path, e))?;
+    drop(writer);
+    Ok(Merged { rows: rows.len(), staged: Some(staged) })
+}
+
+/// A merged CSV written beside its final name, not yet in place: [`Merged::place`] renames it there.
+pub struct Merged {
+    /// Its rows.
+    pub rows: usize,
+    staged: Option<crate::safe_fs::Staged>,
+}
+
+impl Merged {
+    /// Renames the merged file over its final name (nothing when the shards held no header).
+    pub fn place(self) -> Result<()> {
+        match self.staged {
+            Some(staged) => {
+                let path = staged.path().to_path_buf();
+                staged.commit().map_err(|e| super::io_error("cannot write", &path, e))
+            }
+            None => Ok(()),
+        }
+    }
 }
 
 /// Refuses to replace `out` unless it has `header` and each of its complete rows is among `rows`.
@@ -331,6 +344,7 @@ mod tests {
             device: h100(),
             invocations: vec![],
             plans: vec![],
+            merges: vec![],
         });
         run.invocations.push(inv);
         std::fs::write(run_json::path(dir), serde_json::to_string(&run).unwrap()).unwrap();
@@ -343,6 +357,14 @@ mod tests {
         std::fs::write(&path, format!("shard,key\n{rows}")).unwrap();
         recorded(dir, "m", &format!("{i}/{n}"), fingerprint());
         path
+    }
+
+    /// Merges and places the merged file; its rows.
+    fn placed(shards: &[ShardFile], out: &Path) -> usize {
+        let merged = merge(shards, out).unwrap();
+        let rows = merged.rows;
+        merged.place().unwrap();
+        rows
     }
 
     fn check_dir(dir: &Path, partial: bool) -> Result<Gaps> {
@@ -384,11 +406,11 @@ mod tests {
         std::fs::write(dir.path().join(shard_file_name("m", 4, 11)), "shard,key\n4,k4\n4,k1").unwrap();
         assert_eq!(check_dir(dir.path(), false).unwrap(), Gaps::default());
         let out = dir.path().join("m.csv");
-        assert_eq!(merge(&shard_files(dir.path()).unwrap()["m"], &out).unwrap(), 11);
+        assert_eq!(placed(&shard_files(dir.path()).unwrap()["m"], &out), 11);
         let expected: String = (0..11).map(|i| format!("{i},k{i}\n")).collect();
         assert_eq!(std::fs::read_to_string(&out).unwrap(), format!("shard,key\n{expected}"));
         // Merging the same shards again gives the same file.
-        assert_eq!(merge(&shard_files(dir.path()).unwrap()["m"], &out).unwrap(), 11);
+        assert_eq!(placed(&shard_files(dir.path()).unwrap()["m"], &out), 11);
         assert_eq!(std::fs::read_to_string(&out).unwrap(), format!("shard,key\n{expected}"));
     }
 
@@ -398,26 +420,26 @@ mod tests {
         shard(dir.path(), 0, 2, &["a"]);
         shard(dir.path(), 1, 2, &["b"]);
         let out = dir.path().join("m.csv");
-        assert_eq!(merge(&shard_files(dir.path()).unwrap()["m"], &out).unwrap(), 2);
+        assert_eq!(placed(&shard_files(dir.path()).unwrap()["m"], &out), 2);
         // A resumed job measured the rest: the merged file is made again from the shards.
         std::fs::write(dir.path().join(shard_file_name("m", 0, 2)), "shard,key\n0,a\n0,c\n").unwrap();
         std::fs::write(dir.path().join(shard_file_name("m", 1, 2)), "shard,key\n1,b\n1,d\n").unwrap();
-        assert_eq!(merge(&shard_files(dir.path()).unwrap()["m"], &out).unwrap(), 4);
+        assert_eq!(placed(&shard_files(dir.path()).unwrap()["m"], &out), 4);
         assert_eq!(std::fs::read_to_string(&out).unwrap(), "shard,key\n0,a\n0,c\n1,b\n1,d\n");
         // A file with a row the shards lack (not a merge of them) is never replaced.
         std::fs::write(&out, "shard,key\n0,a\n9,z\n").unwrap();
-        let err = merge(&shard_files(dir.path()).unwrap()["m"], &out).unwrap_err();
+        let err = merge(&shard_files(dir.path()).unwrap()["m"], &out).err().unwrap();
         assert!(matches!(&err, Error::MergeWouldLoseRows { rows: 1, key, .. } if key == "z"), "{err}");
         assert!(err.to_string().contains("move it out of the folder"), "{err}");
         assert_eq!(std::fs::read_to_string(&out).unwrap(), "shard,key\n0,a\n9,z\n");
         // Nor one of other columns.
         std::fs::write(&out, "other\n1\n").unwrap();
-        let err = merge(&shard_files(dir.path()).unwrap()["m"], &out).unwrap_err();
+        let err = merge(&shard_files(dir.path()).unwrap()["m"], &out).err().unwrap();
         assert!(matches!(err, Error::HeaderMismatch { .. }), "{err}");
         // No temporary file is left behind.
         let names: Vec<String> =
             std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into()).collect();
-        assert!(names.iter().all(|n| !n.starts_with(".merge.")), "{names:?}");
+        assert!(names.iter().all(|n| !n.starts_with(".m.csv.")), "{names:?}");
     }
 
     #[test]
@@ -461,7 +483,7 @@ mod tests {
             "incomplete m.shard-1-of-4.csv (1 of at least 2 rows), m.shard-2-of-4.csv (0 of at least 2 rows)"
         );
         let out = dir.path().join("m.csv");
-        assert_eq!(merge(&shard_files(dir.path()).unwrap()["m"], &out).unwrap(), 5);
+        assert_eq!(placed(&shard_files(dir.path()).unwrap()["m"], &out), 5);
         assert_eq!(std::fs::read_to_string(&out).unwrap(), "shard,key\n0,p0\n0,p4\n1,p1\n3,p3\n3,p7\n");
     }
 
@@ -550,7 +572,7 @@ mod tests {
         let b = shard(dir.path(), 1, 2, &["k3", "k2"]);
         check_dir(dir.path(), false).unwrap();
         let out = dir.path().join("m.csv");
-        let err = merge(&shard_files(dir.path()).unwrap()["m"], &out).unwrap_err();
+        let err = merge(&shard_files(dir.path()).unwrap()["m"], &out).err().unwrap();
         let text = err.to_string();
         assert!(matches!(err, Error::DuplicateKey { ref key, .. } if key == "k2"), "{text}");
         assert!(text.contains(&a.display().to_string()) && text.contains(&b.display().to_string()), "{text}");
@@ -558,7 +580,7 @@ mod tests {
         // Twice in one file (an older suite's resume) is refused too.
         let other = tempfile::tempdir().unwrap();
         let c = shard(other.path(), 0, 1, &["x", "x"]);
-        let err = merge(&[ShardFile { index: 0, count: 1, path: c }], &out).unwrap_err();
+        let err = merge(&[ShardFile { index: 0, count: 1, path: c }], &out).err().unwrap();
         assert!(matches!(err, Error::DuplicateKey { ref key, .. } if key == "x"), "{err}");
     }
 
@@ -569,7 +591,7 @@ mod tests {
         std::fs::write(&a, "a,b\n1,2\n").unwrap();
         std::fs::write(&b, "a,c\n1,2\n").unwrap();
         let files = [ShardFile { index: 0, count: 2, path: a }, ShardFile { index: 1, count: 2, path: b }];
-        let err = merge(&files, &dir.path().join("m.csv")).unwrap_err();
+        let err = merge(&files, &dir.path().join("m.csv")).err().unwrap();
         assert!(matches!(err, Error::HeaderMismatch { .. }), "{err}");
     }
 }

@@ -4,6 +4,7 @@ pub mod compare;
 pub mod csv;
 pub mod lock;
 pub mod merge;
+pub mod merge_record;
 pub mod plot;
 pub mod roofline;
 pub mod run_json;
@@ -25,6 +26,44 @@ pub enum Error {
         path: PathBuf,
         /// The cause.
         source: std::io::Error,
+    },
+    /// A write failed because the file system is full or over quota; the note names the file system.
+    #[error("{action} {path}: {source}{note}")]
+    DiskFull {
+        /// What was being done, e.g. "cannot write".
+        action: &'static str,
+        /// The path.
+        path: PathBuf,
+        /// Which file system, and what is free on it ([`crate::safe_fs::disk_note`]).
+        note: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A row could not be appended whole (the disk is full, say): the file was cut back to its last whole row and
+    /// the run stops, resumable.
+    #[error(
+        "cannot write a row to {path}: {source}{note}; the file ends at its last whole row, so the folder stays \
+         resumable: make room, then run the same command again with --resume"
+    )]
+    RowWrite {
+        /// The CSV.
+        path: PathBuf,
+        /// Which file system, where it is full ([`crate::safe_fs::disk_note`]).
+        note: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A row of a CSV does not parse: the folder's files were damaged (or edited), and a reader would guess.
+    #[error("{path}: line {line}, column {column}: {what}; the file was damaged or edited: restore it, or remove the line (then a resumed run measures its point again)")]
+    BadRow {
+        /// The CSV.
+        path: PathBuf,
+        /// The line (1-based) where the bad row starts.
+        line: u64,
+        /// The column (1-based) where it goes wrong.
+        column: usize,
+        /// What is wrong.
+        what: String,
     },
     /// A CSV could not be parsed or written.
     #[error("CSV {path}: {source}")]
@@ -154,6 +193,31 @@ pub enum Error {
         /// Who holds it, as [`lock::Holder::describe`] says.
         holder: String,
     },
+    /// The results folder (or the parent it would be created in) cannot be written by this user.
+    #[error("{dir} cannot be written: a probe file could not be created in {probed} ({source}): a job into it would stop at its first write: choose another --out (SUITE_OUT), or make it writable")]
+    Unwritable {
+        /// The results folder.
+        dir: PathBuf,
+        /// Where the probe was tried: the folder, or its nearest existing parent.
+        probed: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The folder belongs to another Slurm job, which still runs (or is not provably gone): one job owns a folder
+    /// from its first write until it ends.
+    #[error(
+        "{dir} belongs to {owner}, which has not ended: one job writes a folder from its first row to its end. Wait \
+         for it to end (then continue the folder), or choose another SUITE_OUT/--out (its record is {record}; \
+         remove it by hand only once you are sure that job has ended)"
+    )]
+    Owned {
+        /// The results folder.
+        dir: PathBuf,
+        /// The owner, as [`lock::Holder::describe_owner`] says.
+        owner: String,
+        /// The owner's record.
+        record: PathBuf,
+    },
     /// The folder was written with another layout (unsharded, or sharded in another count) than this run's: its
     /// rows and this run's would neither merge nor resume.
     #[error(
@@ -189,6 +253,24 @@ pub enum Error {
         /// The cause.
         source: serde_json::Error,
     },
+}
+
+/// The error of a failed file operation: [`Error::DiskFull`], naming the file system, where it is full or over
+/// quota; [`Error::Io`] otherwise.
+pub fn io_error(action: &'static str, path: &std::path::Path, source: std::io::Error) -> Error {
+    let note = crate::safe_fs::disk_note(path, &source);
+    if note.is_empty() {
+        Error::Io { action, path: path.to_path_buf(), source }
+    } else {
+        Error::DiskFull { action, path: path.to_path_buf(), note, source }
+    }
+}
+
+/// `text` read from a file others may write (a recorded command, a lock's holder), fit to print: every control
+/// character (terminal escapes, carriage returns, line breaks) is shown as `\u{..}` instead of acting on the
+/// terminal that prints it.
+pub fn printable(text: &str) -> String {
+    text.chars().map(|c| if c.is_control() { c.escape_unicode().to_string() } else { c.to_string() }).collect()
 }
 
 /// A fingerprint field whose value differs between two records.

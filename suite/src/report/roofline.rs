@@ -470,11 +470,8 @@ pub fn write_dram(
 pub fn write(dir: &Path, roles: &Roles) -> Result<Vec<PathBuf>> {
     let Some(r) = of_run(dir, roles)? else { return Ok(Vec::new()) };
     let csv = dir.join(CSV);
-    std::fs::write(&csv, csv_text(&r)).map_err(|source| Error::Io {
-        action: "cannot write",
-        path: csv.clone(),
-        source,
-    })?;
+    crate::safe_fs::write_whole(&csv, csv_text(&r).as_bytes())
+        .map_err(|source| super::io_error("cannot write", &csv, source))?;
     let png = dir.join(PNG);
     render_png(&plot(&[(String::new(), &r)]), &png, DEFAULT_SIZE.0, DEFAULT_SIZE.1).map_err(|e| Error::Io {
         action: "cannot draw",

@@ -5,7 +5,6 @@
 //! new text goes to a temporary file of its own that is renamed into place: a reader never sees half a file and no
 //! writer loses another's invocation.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -246,6 +245,10 @@ pub struct RunJson {
     /// plans were recorded): every reader compares the rows with it.
     #[serde(default)]
     pub plans: Vec<Plan>,
+    /// Every merge of the folder's shards (`suite merge`), oldest first, each recorded after its last file was
+    /// renamed into place: the latest says what the merged files must be ([`super::merge_record`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merges: Vec<super::merge_record::MergeRecord>,
 }
 
 /// What one process (`suite run`, one shard of a sharded run) planned before it measured anything: the points of
@@ -482,36 +485,26 @@ pub fn record_phases(dir: &Path, device: &Props, index: usize, experiment: &str,
 
 /// Read-modify-write of `dir`'s run.json under its lock: `change` sees the file as it is (a new one for this device
 /// when there is none) and either changes it or refuses, leaving the file as it was.
-fn update(dir: &Path, device: &Props, change: impl FnOnce(&mut RunJson, &Path) -> Result<()>) -> Result<()> {
+pub(super) fn update(dir: &Path, device: &Props, change: impl FnOnce(&mut RunJson, &Path) -> Result<()>) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|source| Error::Io { action: "cannot create", path: dir.into(), source })?;
     let path = path(dir);
     // A separate lock file, because run.json itself is replaced by a rename (a lock on the old inode would not
     // exclude a writer that opens the new one). Held for a moment by each writer, so it is waited for; released
     // when `lock` is dropped, also on error.
     let lock = WriterLock::exclusive(&dir.join(".run.json.lock"), &path, "an update of run.json", Wait::Forever)?;
-    let mut run = read(dir)?.unwrap_or_else(|| RunJson { device: device.clone(), invocations: vec![], plans: vec![] });
+    let mut run = read(dir)?.unwrap_or_else(|| RunJson {
+        device: device.clone(),
+        invocations: vec![],
+        plans: vec![],
+        merges: vec![],
+    });
     change(&mut run, &path)?;
     run.device = device.clone();
     let text = serde_json::to_string_pretty(&run).map_err(|source| Error::Json { path: path.clone(), source })?;
-    // A temporary file of this process's own (the name is random), renamed over run.json: readers see the old or
-    // the new file, never a mix.
-    // Created readable by others like any results file (0666 less the umask); a temporary file's own default,
-    // 0600, would hide run.json from the rest of a project team.
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".run.json.");
-    #[cfg(unix)]
-    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-    let mut tmp = builder.tempfile_in(dir).map_err(|source| Error::Io {
-        action: "cannot create a temporary file in",
-        path: dir.into(),
-        source,
-    })?;
-    tmp.write_all((text + "\n").as_bytes()).map_err(|source| Error::Io {
-        action: "cannot write",
-        path: tmp.path().to_path_buf(),
-        source,
-    })?;
-    tmp.persist(&path).map_err(|e| Error::Io { action: "cannot write", path, source: e.error })?;
+    // A temporary file of this process's own, renamed over run.json (crate::safe_fs): readers see the old or the new
+    // file, never a mix, and nothing is written through a link planted under the name.
+    crate::safe_fs::write_whole(&path, (text + "\n").as_bytes())
+        .map_err(|e| super::io_error("cannot write", &path, e))?;
     drop(lock);
     Ok(())
 }
@@ -630,6 +623,7 @@ pub(crate) mod tests {
             origin: "cached /tmp/x".into(),
             compiler: "nvcc 13.0".into(),
             flags: vec!["-O3".into()],
+            sha256: String::new(),
         }];
         let options = serde_json::json!({"smoke": {"sizes": [1024]}, "reps": 20, "warmup": 3, "time_budget_s": 2.0});
         Fingerprint::new(&options, &["smoke"], &compilers, &h100(), &["a".to_string(), "b".to_string()])
@@ -809,12 +803,14 @@ pub(crate) mod tests {
             origin: "compiled".into(),
             compiler: "nvcc 13.0".into(),
             flags: vec!["-O3".into()],
+            sha256: String::new(),
         }];
         compilers.push(CompilerRecord {
             source: "smoke".into(),
             origin: "cached /tmp/x".into(),
             compiler: "nvcc 13.0".into(),
             flags: vec!["-O3".into()],
+            sha256: String::new(),
         });
         let options = serde_json::json!({"smoke": {"sizes": [1024]}, "reps": 20, "warmup": 3, "time_budget_s": 2.0});
         let both = Fingerprint::new(&options, &["smoke"], &compilers, &h100(), &["a".to_string(), "b".to_string()]);

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use super::csv::read_rows;
 use super::merge::{self, shard_points};
+use super::merge_record::MergeState;
 use super::run_json::{self, Layout};
 use super::Result;
 
@@ -70,6 +71,11 @@ impl ExperimentStatus {
 pub struct FolderStatus {
     /// The folder.
     pub dir: PathBuf,
+    /// Whether the folder has a run.json at all.
+    pub run_json: bool,
+    /// For a sharded folder, whether its merged files (what readers read) are the merge of its shards as they are
+    /// now; `None` for an unsharded one.
+    pub merge: Option<MergeState>,
     /// How it was written, where run.json says.
     pub layout: Option<Layout>,
     /// Whether run.json records any plan (folders written before plans were recorded have none).
@@ -81,8 +87,14 @@ pub struct FolderStatus {
 }
 
 impl FolderStatus {
-    /// Whether the folder holds a row for every planned point; false when no plan is recorded (unknown).
+    /// Whether the folder holds a row for every planned point, in the files readers read (a sharded folder's merge
+    /// is current); false when no plan is recorded (unknown).
     pub fn complete(&self) -> bool {
+        self.rows_complete() && self.merge.as_ref().is_none_or(|m| *m == MergeState::Current)
+    }
+
+    /// Whether every planned point has a row (in a sharded folder, in its shards), whatever became of the merge.
+    pub fn rows_complete(&self) -> bool {
         self.plan_recorded && self.experiments.iter().all(ExperimentStatus::complete)
     }
 
@@ -99,10 +111,22 @@ impl FolderStatus {
     /// One line a person reads first: `complete: ...`, `incomplete: matmul 8 of 40 points, ...; continue with ...`,
     /// or that completeness is unknown.
     pub fn line(&self) -> String {
+        if !self.run_json {
+            return format!(
+                "no run.json in {}: nothing here records a run (not a results folder, or no run has started in it)",
+                self.dir.display()
+            );
+        }
         if !self.plan_recorded {
             return "completeness unknown: run.json records no plan (the folder was written by an older suite), so \
                     the rows cannot be checked against what was meant to run"
                 .into();
+        }
+        if let (true, Some(MergeState::Incomplete(why))) = (self.rows_complete(), &self.merge) {
+            return format!(
+                "merge incomplete: run suite merge {} (every planned point has a row in the shards, but {why})",
+                self.dir.display()
+            );
         }
         if self.complete() {
             let counts: Vec<String> = self.experiments.iter().map(|e| format!("{} {}", e.name, e.rows)).collect();
@@ -115,13 +139,14 @@ impl FolderStatus {
             line.push_str(&format!(" ({} complete)", done.join(", ")));
         }
         if let Some(command) = &self.continue_with {
-            line.push_str(&format!("; continue with: {command}"));
+            line.push_str(&format!("; continue with: {}", super::printable(command)));
         }
         line
     }
 }
 
-/// Keys of the complete rows of a CSV, and how many of them failed or errored; a missing file holds none.
+/// Keys of the complete rows of a CSV, and how many of them failed or errored; a missing file holds none; a row that
+/// does not parse is an error naming it.
 fn rows_of(path: &Path) -> Result<(usize, usize)> {
     if !path.exists() {
         return Ok((0, 0));
@@ -145,6 +170,8 @@ pub fn read(dir: &Path) -> Result<FolderStatus> {
         // Nothing written yet (a job that ended before its plan): no plan, no rows.
         return Ok(FolderStatus {
             dir: dir.to_path_buf(),
+            run_json: false,
+            merge: None,
             layout: None,
             plan_recorded: false,
             experiments: Vec::new(),
@@ -198,8 +225,14 @@ pub fn read(dir: &Path) -> Result<FolderStatus> {
         }
         experiments.push(status);
     }
+    let merge = match layout {
+        Some(Layout::Sharded { .. }) => Some(super::merge_record::state(dir, run.as_ref())?),
+        _ => None,
+    };
     Ok(FolderStatus {
         dir: dir.to_path_buf(),
+        run_json: run.is_some(),
+        merge,
         layout,
         plan_recorded: run.as_ref().is_some_and(|r| !r.plans.is_empty()),
         experiments,
@@ -336,6 +369,13 @@ mod tests {
     fn a_folder_without_a_plan_is_of_unknown_completeness_never_complete() {
         let dir = tempfile::tempdir().unwrap();
         rows(dir.path(), "smoke.csv", &[("a", Status::Ok)]);
+        let status = read(dir.path()).unwrap();
+        assert!(!status.complete() && !status.plan_recorded);
+        let no_run_json = format!("no run.json in {}: nothing here records a run", dir.path().display());
+        assert!(status.line().starts_with(&no_run_json), "{}", status.line());
+        let run =
+            crate::report::run_json::RunJson { device: h100(), invocations: vec![], plans: vec![], merges: vec![] };
+        std::fs::write(dir.path().join("run.json"), serde_json::to_string(&run).unwrap()).unwrap();
         let status = read(dir.path()).unwrap();
         assert!(!status.complete() && !status.plan_recorded);
         assert!(status.line().starts_with("completeness unknown: run.json records no plan"), "{}", status.line());

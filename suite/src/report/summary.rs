@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::{Error, Result};
+use super::Result;
 use crate::device::Props;
 use crate::options::Shard;
 
@@ -196,7 +196,7 @@ pub fn roofline_note(dir: &Path) -> String {
 
 /// Writes the summary to `path`.
 pub fn write(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text).map_err(|source| Error::Io { action: "cannot write", path: path.to_path_buf(), source })
+    crate::safe_fs::write_whole(path, text.as_bytes()).map_err(|source| super::io_error("cannot write", path, source))
 }
 
 #[cfg(test)]
@@ -264,6 +264,8 @@ mod tests {
     fn status(experiments: &[(&str, usize, usize)]) -> crate::report::status::FolderStatus {
         crate::report::status::FolderStatus {
             dir: "r".into(),
+            run_json: true,
+            merge: None,
             layout: None,
             plan_recorded: true,
             experiments: experiments

@@ -50,10 +50,11 @@ fn error_text(status: sys::CUresult) -> String {
     }
 }
 
-/// Where a CUDA library may be: `$CUDA_PATH`, `/usr/local/cuda`, then the system loader's own search (bare names).
+/// Where a CUDA library may be: `$CUDA_PATH`, `/usr/local/cuda`, then the system loader's own search (bare names). A
+/// `CUDA_PATH` that is not an absolute path is ignored: it would load libraries from the current folder.
 pub(super) fn candidates(env_cuda_path: Option<&str>, file_names: &[&str]) -> Vec<String> {
     let mut dirs: Vec<PathBuf> = Vec::new();
-    if let Some(root) = env_cuda_path.filter(|p| !p.is_empty()) {
+    if let Some(root) = env_cuda_path.filter(|p| !p.is_empty() && std::path::Path::new(p).is_absolute()) {
         dirs.push(PathBuf::from(root).join("lib64"));
         dirs.push(PathBuf::from(root).join("lib"));
     }

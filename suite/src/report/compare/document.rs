@@ -45,7 +45,7 @@ pub fn compare(dirs: &[PathBuf], out: &Path, known: &Known) -> Result<Written, E
         written.push(path);
     }
     let report = out.join("report.md");
-    std::fs::write(&report, markdown).map_err(io("cannot write", &report))?;
+    crate::safe_fs::write_whole(&report, markdown.as_bytes()).map_err(io("cannot write", &report))?;
     Ok(Written { report, plots: written })
 }
 

@@ -350,7 +350,7 @@ pub fn fmt_num(v: f64) -> String {
 }
 
 fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> Error + 'a {
-    move |source| Error::Report(super::Error::Io { action, path: path.to_path_buf(), source })
+    move |source| Error::Report(super::io_error(action, path, source))
 }
 
 /// Reads the results folder `dir` as run number `index`: its `run.json` (any schema the suite has written: fields
