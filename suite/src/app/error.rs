@@ -22,6 +22,20 @@ pub enum Error {
         /// The CSV.
         csv: PathBuf,
     },
+    /// The experiment draws no plot from the verified rows the CSV holds (smoke draws none at all).
+    #[error(
+        "{}: {experiment} draws no plots from its {verified} verified rows (smoke has none; its figures are in the \
+         run's summary.md and the CSV)",
+        .csv.display()
+    )]
+    NoPlots {
+        /// The CSV.
+        csv: PathBuf,
+        /// The experiment.
+        experiment: String,
+        /// Its `ok` rows.
+        verified: usize,
+    },
     /// An option is out of range; the message names the flag.
     #[error("{0}")]
     Options(String),

@@ -107,7 +107,13 @@ pub fn run(cli: &Cli) -> Result<ExitCode, Error> {
             let out_dir = out.clone().unwrap_or_else(|| csv.parent().map(Path::to_path_buf).unwrap_or_default());
             let mut written = experiments::render_plots(results, csv, &out_dir)?;
             if written.is_empty() {
-                return Err(Error::NothingToPlot { csv: csv.clone() });
+                let rows = crate::report::csv::read_rows(csv)?;
+                let verified = experiments::ok_rows(&rows).count();
+                return Err(if verified == 0 {
+                    Error::NothingToPlot { csv: csv.clone() }
+                } else {
+                    Error::NoPlots { csv: csv.clone(), experiment: experiment.clone(), verified }
+                });
             }
             // Into the run's own folder, the folder-wide plots the experiment's rows are part of are drawn again too:
             // the roofline, and the one with measured DRAM bytes where the folder holds counters.

@@ -198,7 +198,7 @@ pub trait Results {
         Vec::new()
     }
     /// Tables derived from all rows of its CSV (and side files in its folder `dir`), as (file name, CSV text),
-    /// written beside the CSV by the runner, `suite plot` and `suite merge` before the plots (e.g. pt's speedups).
+    /// written with the plots (beside the CSV, or into `suite plot --out`) before them (e.g. pt's speedups).
     /// Most experiments have none.
     fn derived_tables(&self, rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, String)> {
         let _ = (rows, dir);
