@@ -392,6 +392,7 @@ pub fn plot(runs: &[(String, &Roofline)]) -> LinePlot {
         series,
         y_max: None,
         note: Some(note.trim_end().to_string()),
+        ..LinePlot::default()
     }
 }
 
@@ -443,6 +444,7 @@ pub fn plot_dram(r: &Roofline, measured: &BTreeMap<(String, String), f64>, cache
              {cache_note} Memory ceiling: {}; FP32 ceilings: {}.",
             r.roof.memory_source, r.roof.compute_source
         )),
+        ..LinePlot::default()
     })
 }
 

@@ -107,6 +107,7 @@ fn operation_plots(table: &Table, op: &str, p: &str, vendor: &str, device: &str)
                 series: speed,
                 y_max: None,
                 note: (op == "sum").then(|| "sum has no map: nothing to unfuse".to_string()),
+                ..LinePlot::default()
             },
         ),
         (
@@ -127,6 +128,7 @@ fn operation_plots(table: &Table, op: &str, p: &str, vendor: &str, device: &str)
                      can beat the HBM bandwidth"
                         .into(),
                 ),
+                ..LinePlot::default()
             },
         ),
     ]
@@ -172,6 +174,7 @@ fn ratios_plot(table: &Table, p: &str, device: &str) -> Option<(String, LinePlot
             series: ratios,
             y_max: None,
             note: None,
+            ..LinePlot::default()
         },
     ))
 }
@@ -217,6 +220,7 @@ fn precision_plot(table: &Table, vendor: &str, device: &str) -> Option<(String, 
             series,
             y_max: None,
             note: Some(format!("vendor: {vendor} ddot/dasum over sdot/sasum (sum: dasum over sasum, a stand-in)")),
+            ..LinePlot::default()
         },
     ))
 }

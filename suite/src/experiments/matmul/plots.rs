@@ -124,12 +124,12 @@ fn plots_of(rows: &[BTreeMap<String, String>], precision: Precision) -> Vec<(Str
 
     let mut by_size: Vec<Series> = kernels
         .iter()
-        .map(|k| Series { label: family_label(k), points: series_of(k, &gflops), kind: SeriesKind::Line })
+        .map(|k| Series::of_kind(SeriesKind::Line, family_label(k), series_of(k, &gflops)))
         .filter(|s| !s.points.is_empty())
         .collect();
     let vendor_points = vendor_series(&gflops);
     if !vendor_points.is_empty() {
-        by_size.push(Series { label: vendor_label.into(), points: vendor_points, kind: SeriesKind::Reference });
+        by_size.push(Series::reference(vendor_label, vendor_points));
     }
 
     let mut sizes: Vec<f64> = ok.iter().filter_map(|r| num(r, "n")).collect();
@@ -144,7 +144,7 @@ fn plots_of(rows: &[BTreeMap<String, String>], precision: Precision) -> Vec<(Str
                 .filter_map(|r| Some((num(r, "tile_m")?, num(r, "gflops")?)))
                 .collect();
             pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-            Series { label: format!("N = {n}"), points: pts, kind: SeriesKind::Line }
+            Series::of_kind(SeriesKind::Line, format!("N = {n}"), pts)
         })
         .filter(|s| !s.points.is_empty())
         .collect();
@@ -153,25 +153,25 @@ fn plots_of(rows: &[BTreeMap<String, String>], precision: Precision) -> Vec<(Str
         .iter()
         .map(|k| {
             let pts = series_of(k, &|r| Some(100.0 * num(r, "gflops")? / vendor_at(num(r, "n")?)?));
-            Series { label: family_label(k), points: pts, kind: SeriesKind::Line }
+            Series::of_kind(SeriesKind::Line, family_label(k), pts)
         })
         .filter(|s| !s.points.is_empty())
         .collect();
     if let (false, Some(lo), Some(hi)) = (percent.is_empty(), sizes.first(), sizes.last()) {
         let label = format!("{vendor_label} = 100%");
-        percent.push(Series { label, points: vec![(*lo, 100.0), (*hi, 100.0)], kind: SeriesKind::Reference });
+        percent.push(Series::of_kind(SeriesKind::Reference, label, vec![(*lo, 100.0), (*hi, 100.0)]));
     }
 
     // % of the peak of each row's unit in this precision (`unit_peak_tflops`), the vendor BLAS's too.
     let of_peak = |r: &BTreeMap<String, String>| Some(100.0 * num(r, "gflops")? / (num(r, "unit_peak_tflops")? * 1e3));
     let mut peak_share: Vec<Series> = kernels
         .iter()
-        .map(|k| Series { label: family_label(k), points: series_of(k, &of_peak), kind: SeriesKind::Line })
+        .map(|k| Series::of_kind(SeriesKind::Line, family_label(k), series_of(k, &of_peak)))
         .filter(|s| !s.points.is_empty())
         .collect();
     let vendor_peak = vendor_series(&of_peak);
     if !vendor_peak.is_empty() {
-        peak_share.push(Series { label: vendor_label.into(), points: vendor_peak, kind: SeriesKind::Reference });
+        peak_share.push(Series::reference(vendor_label, vendor_peak));
     }
 
     let prefix = match precision {
@@ -191,6 +191,7 @@ fn plots_of(rows: &[BTreeMap<String, String>], precision: Precision) -> Vec<(Str
                 series,
                 note: note.clone(),
                 y_max: None,
+                ..LinePlot::default()
             },
         )
     };

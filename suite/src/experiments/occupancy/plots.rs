@@ -7,7 +7,7 @@ use std::path::Path;
 use super::timeline::{read_timeline, resident_over_time, timeline_file};
 use super::{BARRIER_CONFIGS, SPIN_TIMELINE};
 use crate::experiments::{num, ok_rows};
-use crate::report::plot::{Axis, LinePlot, Series, SeriesKind};
+use crate::report::plot::{Axis, LinePlot, Series};
 
 /// The lines of [`crate::experiments::Results::headlines`]: the copy bandwidth, then for each memory-bound sweep its range of
 /// bandwidth over the copy's at full (100%) theoretical occupancy, and the residency probe's groups per round.
@@ -104,6 +104,7 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
                     series: occupancy.into_iter().filter(|s| !s.points.is_empty()).collect(),
                     note: None,
                     y_max: None,
+                    ..LinePlot::default()
                 },
             ));
         }
@@ -138,6 +139,7 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
                     series: bandwidth,
                     note: None,
                     y_max: None,
+                    ..LinePlot::default()
                 },
             ));
         }
@@ -183,7 +185,7 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
             continue;
         }
         let mut s =
-            vec![Series { label: "time per launch (ms)".into(), points: times.clone(), kind: SeriesKind::Line }];
+            vec![Series::line("time per launch (ms)", times.clone())];
         // Resident capacity = groups / rounds, the same on every row; the row with the most groups has the most
         // significant digits in its rounds column.
         let capacity = rows
@@ -194,11 +196,10 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
         if let Some(cap) = capacity {
             let top = times.iter().map(|p| p.1).fold(0.0, f64::max);
             for (k, label) in [(1.0, "1 round: every group resident"), (2.0, "2 rounds")] {
-                s.push(Series {
-                    label: format!("{label} ({:.0} groups)", k * cap),
-                    points: vec![(k * cap, 0.0), (k * cap, top)],
-                    kind: SeriesKind::Reference,
-                });
+                s.push(Series::reference(
+                    format!("{label} ({:.0} groups)", k * cap),
+                    vec![(k * cap, 0.0), (k * cap, top)],
+                ));
             }
         }
         out.push((
@@ -213,6 +214,7 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
                 series: s,
                 note: None,
                 y_max: None,
+                ..LinePlot::default()
             },
         ));
     }
@@ -251,7 +253,7 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
                 prev = 100.0 * f64::from(s.waves) / slots.max(1) as f64;
                 pts.push((t, prev));
             }
-            series.push(Series { label: format!("{label}, {cus} CUs used"), points: pts, kind: SeriesKind::Line });
+            series.push(Series::line(format!("{label}, {cus} CUs used"), pts));
         }
         if !series.is_empty() {
             out.push((
@@ -269,6 +271,7 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
                     series,
                     note: None,
                     y_max: None,
+                    ..LinePlot::default()
                 },
             ));
         }

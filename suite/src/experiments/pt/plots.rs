@@ -39,6 +39,7 @@ pub fn plots(rows: &[CsvRow]) -> Vec<(String, LinePlot)> {
         series,
         y_max: None,
         note,
+        ..LinePlot::default()
     }
     };
     // Figure 5: one plot per flavour, speedup vs FMAs, one line per item count.
@@ -226,6 +227,7 @@ pub fn plots(rows: &[CsvRow]) -> Vec<(String, LinePlot)> {
                 note: overlaps(&qs),
                 series: qs,
                 y_max: None,
+                ..LinePlot::default()
             },
         ));
     }
@@ -258,6 +260,7 @@ pub fn plots(rows: &[CsvRow]) -> Vec<(String, LinePlot)> {
                 ],
                 y_max: None,
                 note: None,
+                ..LinePlot::default()
             },
         ));
     }
@@ -309,6 +312,7 @@ fn barrier_plots(costs: &[StepCost], device: &str) -> Vec<(String, LinePlot)> {
                      barrier: the platform's cooperative grid sync; relaunch: one launch per step, replayed as a graph"
                         .into(),
                 ),
+                ..LinePlot::default()
             },
         )
     };

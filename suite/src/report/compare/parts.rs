@@ -73,6 +73,7 @@ pub fn per_run_plot(
         series,
         y_max: (y_max > 0.0).then_some(y_max * 1.08),
         note,
+        ..LinePlot::default()
     })
 }
 
