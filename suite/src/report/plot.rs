@@ -1244,9 +1244,11 @@ const RIGHT_LEGEND_MAX: f64 = 0.3;
 /// The legend's geometry: a framed box of columns filled top to bottom, in entry order.
 struct LegendLayout {
     em: f64,
-    rows: usize,
     row_h: f64,
-    col_w: f64,
+    /// Each column's left edge, from the first's.
+    col_x: Vec<f64>,
+    /// Each entry's (column, row).
+    positions: Vec<(usize, usize)>,
     sample_w: f64,
     inner_pad: f64,
     box_w: f64,
@@ -1254,33 +1256,60 @@ struct LegendLayout {
     place: Place,
 }
 
-/// The legend of `items` at text size `em`: in columns of at most `rows_fit` rows (beside the chart) or of as many
-/// columns as fit in `width` (under it).
+/// The legend of `items` at text size `em`: in columns of at most as many rows as fit in `limit` (beside the
+/// chart: its height), or in as many columns as fit in `limit` (under it: its width). Each column is as wide as its
+/// own entries, so one long entry does not widen the others.
 fn legend_geometry(items: &[LegendItem], ts: &Typesetter, em: f64, place: Place, limit: f64) -> LegendLayout {
     let row_h = 1.65 * em;
     let sample_w = 2.4 * em;
     let inner_pad = 0.7 * em;
     let col_gap = 1.4 * em;
-    let content_w = items
+    let widths: Vec<f64> = items
         .iter()
         .map(|i| match i.sample {
             Sample::Heading => ts.width(em, &i.label),
             _ => sample_w + 0.6 * em + ts.width(em, &i.label),
         })
-        .fold(0.0, f64::max);
+        .collect();
     let n = items.len().max(1);
-    let cols = match place {
+    // Each entry's (column, row) and each column's left edge for `rows` rows a column, filled top to bottom; a
+    // heading never ends a column (it moves to the top of the next, with the entries it heads). Balanced: 13
+    // entries in two columns are 7 + 6, not 12 + 1.
+    let columns = |rows: usize| -> (usize, Vec<(usize, usize)>, Vec<f64>, f64) {
+        let rows = rows.max(1);
+        let mut at = Vec::with_capacity(items.len());
+        let (mut col, mut row) = (0, 0);
+        for (i, item) in items.iter().enumerate() {
+            let last_row = row + 1 == rows;
+            if matches!(item.sample, Sample::Heading) && last_row && i + 1 < items.len() && rows > 1 {
+                (col, row) = (col + 1, 0);
+            }
+            at.push((col, row));
+            row += 1;
+            if row == rows {
+                (col, row) = (col + 1, 0);
+            }
+        }
+        let cols = at.iter().map(|p| p.0 + 1).max().unwrap_or(1);
+        let mut col_x = Vec::new();
+        let mut x = 0.0;
+        for c in 0..cols {
+            col_x.push(x);
+            let widest = at.iter().zip(&widths).filter(|(p, _)| p.0 == c).map(|(_, w)| *w).fold(0.0, f64::max);
+            x += widest + col_gap;
+        }
+        let used_rows = at.iter().map(|p| p.1 + 1).max().unwrap_or(1);
+        (used_rows, at, col_x, x - col_gap + 2.0 * inner_pad)
+    };
+    let (rows, positions, col_x, box_w) = match place {
         Place::Right => {
             let rows_fit = (((limit - 2.0 * inner_pad) / row_h).floor() as usize).max(1);
-            n.div_ceil(rows_fit)
+            columns(n.div_ceil(n.div_ceil(rows_fit)))
         }
-        _ => ((((limit - 2.0 * inner_pad) + col_gap) / (content_w + col_gap)).floor() as usize).clamp(1, n),
+        _ => (1..=n).map(|cols| columns(n.div_ceil(cols))).rev().find(|c| c.3 <= limit).unwrap_or_else(|| columns(n)),
     };
-    // Balance the columns: 13 entries in two columns are 7 + 6, not 12 + 1.
-    let rows = n.div_ceil(cols);
-    let box_w = cols as f64 * content_w + (cols as f64 - 1.0) * col_gap + 2.0 * inner_pad;
     let box_h = rows as f64 * row_h + 2.0 * inner_pad;
-    LegendLayout { em, rows, row_h, col_w: content_w + col_gap, sample_w, inner_pad, box_w, box_h, place }
+    LegendLayout { em, row_h, col_x, positions, sample_w, inner_pad, box_w, box_h, place }
 }
 
 /// A bar plot's bars: the one x they share and each bar's label, wrapped under it.
@@ -1364,9 +1393,9 @@ fn layout(
     if items.is_empty() {
         legend = Some(LegendLayout {
             em: m.legend_em,
-            rows: 0,
             row_h: 0.0,
-            col_w: 0.0,
+            col_x: Vec::new(),
+            positions: Vec::new(),
             sample_w: 0.0,
             inner_pad: 0.0,
             box_w: 0.0,
@@ -1784,8 +1813,8 @@ fn draw_shapes(
 /// The left end and vertical middle of legend entry `i`'s sample line, in final pixels.
 fn legend_entry(l: &Layout, i: usize) -> (f64, f64) {
     let lg = &l.legend;
-    let (col, row) = (i / lg.rows.max(1), i % lg.rows.max(1));
-    let x = l.legend_origin.0 + lg.inner_pad + col as f64 * lg.col_w;
+    let (col, row) = lg.positions.get(i).copied().unwrap_or((0, i));
+    let x = l.legend_origin.0 + lg.inner_pad + lg.col_x.get(col).copied().unwrap_or_default();
     let y = l.legend_origin.1 + lg.inner_pad + (row as f64 + 0.5) * lg.row_h;
     (x, y)
 }
