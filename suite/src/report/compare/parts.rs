@@ -97,16 +97,17 @@ pub fn sorted_points(mut pts: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
     pts
 }
 
-/// The distinct devices of `runs` with their wave sizes, for titles.
+/// Each run's device with its wave size, for titles: `run 1 H100 80GB HBM3 warp32 vs run 2 H200 warp32`. Every run
+/// is named, so a comparison of two devices (or of one device over the HIP-over-CUDA test runtime) says so in its
+/// title.
 pub fn devices_in_title(runs: &[&Run]) -> String {
-    let mut seen: Vec<String> = Vec::new();
-    for r in runs {
-        let d = format!("{} {}", r.short_device(), r.wave());
-        if !seen.contains(&d) {
-            seen.push(d);
-        }
-    }
-    seen.join(" vs ")
+    runs.iter()
+        .map(|r| {
+            let over = if r.device.test_runtime.is_some() { ", HIP over CUDA" } else { "" };
+            format!("run {} {} {}{over}", r.index, r.short_device(), r.wave())
+        })
+        .collect::<Vec<_>>()
+        .join(" vs ")
 }
 
 #[cfg(test)]
