@@ -240,19 +240,35 @@ impl Series {
 pub struct LegendEntry {
     /// The text.
     pub label: String,
-    /// The marker beside it; `None`: a heading over the entries below it (e.g. an experiment, or "FP64: hollow").
-    pub style: Option<Style>,
+    /// What is drawn beside it.
+    pub sample: LegendSample,
+}
+
+/// What a grouped legend's entry shows beside its text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LegendSample {
+    /// Nothing: a heading over the entries below it (e.g. an experiment, or "FP64: hollow").
+    Heading,
+    /// A marker (the series of the plot that carry this style).
+    Marker(Style),
+    /// The sample of the series with this entry's label (its line, dashes or marker), listed in the group.
+    Series,
 }
 
 impl LegendEntry {
     /// A heading.
     pub fn heading(label: impl Into<String>) -> Self {
-        Self { label: label.into(), style: None }
+        Self { label: label.into(), sample: LegendSample::Heading }
     }
 
     /// An entry with its marker.
     pub fn marker(label: impl Into<String>, style: Style) -> Self {
-        Self { label: label.into(), style: Some(style) }
+        Self { label: label.into(), sample: LegendSample::Marker(style) }
+    }
+
+    /// The entry of the plot's series labelled `label`.
+    pub fn series(label: impl Into<String>) -> Self {
+        Self { label: label.into(), sample: LegendSample::Series }
     }
 }
 
@@ -644,7 +660,10 @@ pub fn legend_entries(plot: &LinePlot) -> usize {
     let bars = single_x(&plot).is_some();
     let own = plot.series.iter().filter(|s| !s.is_measured()).count();
     match &plot.legend {
-        Some(entries) => entries.len() + own,
+        Some(entries) => {
+            let listed = |s: &&Series| entries.iter().any(|e| e.sample == LegendSample::Series && e.label == s.label);
+            entries.len() + plot.series.iter().filter(|s| !s.is_measured()).filter(|s| !listed(s)).count()
+        }
         None if bars => own,
         None => plot.series.len(),
     }
@@ -1214,11 +1233,20 @@ struct LegendItem {
 /// are listed.
 fn legend_items(plot: &LinePlot, series: &[Prepared<'_>], bars: bool) -> Vec<LegendItem> {
     let item = |i: usize| LegendItem { label: series[i].label.to_string(), sample: Sample::Series(i) };
-    let others = (0..series.len()).filter(|&i| !plot.series[i].is_measured()).map(item);
+    let listed =
+        |i: usize| plot.legend.iter().flatten().any(|e| e.sample == LegendSample::Series && e.label == series[i].label);
+    let others = (0..series.len()).filter(|&i| !plot.series[i].is_measured() && !listed(i)).map(item);
     match &plot.legend {
         Some(entries) => entries
             .iter()
-            .map(|e| LegendItem { label: e.label.clone(), sample: e.style.map_or(Sample::Heading, Sample::Marker) })
+            .filter_map(|e| {
+                let sample = match e.sample {
+                    LegendSample::Heading => Sample::Heading,
+                    LegendSample::Marker(style) => Sample::Marker(style),
+                    LegendSample::Series => Sample::Series(series.iter().position(|p| p.label == e.label)?),
+                };
+                Some(LegendItem { label: e.label.clone(), sample })
+            })
             .chain(others)
             .collect(),
         None if bars => others.collect(),

@@ -8,7 +8,7 @@ use super::headlines::vendor_note;
 use super::rungs::VARIANTS;
 use crate::experiments::rate_spread;
 use crate::precision::Precision;
-use crate::report::plot::{Axis, LinePlot, Series, SeriesKind};
+use crate::report::plot::{Axis, LegendEntry, LinePlot, Series, SeriesKind};
 
 /// The plots of a matmul CSV, per precision it holds (FP32: `matmul-*.png`, as before FP64; FP64:
 /// `matmul-f64-*.png`): GFLOP/s vs size, GFLOP/s vs tile M, % of the vendor BLAS vs size, and % of the peak of each
@@ -152,8 +152,25 @@ fn plots_of(rows: &[BTreeMap<String, String>], precision: Precision) -> Vec<(Str
     let mut sizes: Vec<f64> = ok.iter().filter_map(|r| num(r, "n")).collect();
     sizes.sort_by(f64::total_cmp);
     sizes.dedup();
+    // One line per size: with many (odd sizes among them), the powers of two, and the note names the rest.
+    let tile_sizes: Vec<f64> = ok
+        .iter()
+        .filter(|r| num(r, "tile_m").is_some())
+        .filter_map(|r| num(r, "n"))
+        .fold(Vec::new(), |mut v, n| {
+            if !v.contains(&n) {
+                v.push(n);
+            }
+            v
+        });
+    let (tile_lines, tile_left_out): (Vec<f64>, Vec<f64>) = if tile_sizes.len() > MAX_LEGEND {
+        tile_sizes.iter().partition(|n| (**n as u64).is_power_of_two())
+    } else {
+        (tile_sizes.clone(), Vec::new())
+    };
     let by_tile: Vec<Series> = sizes
         .iter()
+        .filter(|n| tile_lines.contains(n))
         .map(|&n| {
             let mut rows: Vec<(f64, &BTreeMap<String, String>)> =
                 ok.iter().filter(|r| num(r, "n") == Some(n)).filter_map(|r| Some((num(r, "tile_m")?, *r))).collect();
@@ -206,10 +223,34 @@ fn plots_of(rows: &[BTreeMap<String, String>], precision: Precision) -> Vec<(Str
         Precision::F32 => "matmul-",
         Precision::F64 => "matmul-f64-",
     };
+    // The family each line's label stands for, to group a long legend by the ladder's stages.
+    let label_family: Vec<(String, String)> = kernels.iter().map(|k| (family_label(k), k.clone())).collect();
+    let legend_of = |series: &[Series]| -> Option<Vec<LegendEntry>> {
+        if series.len() <= MAX_LEGEND {
+            return None;
+        }
+        let stage_of = |s: &Series| -> &'static str {
+            if !s.is_measured() {
+                return "references";
+            }
+            let family = label_family.iter().find(|(l, _)| *l == s.label).map_or(s.label.as_str(), |(_, f)| f.as_str());
+            STAGES.iter().find(|(_, families)| families.contains(&family)).map_or("others", |(stage, _)| stage)
+        };
+        let mut entries = Vec::new();
+        for stage in STAGES.iter().map(|(stage, _)| *stage).chain(["others", "references"]) {
+            let members: Vec<&Series> = series.iter().filter(|s| stage_of(s) == stage).collect();
+            if !members.is_empty() {
+                entries.push(LegendEntry::heading(format!("{stage}:")));
+                entries.extend(members.iter().map(|s| LegendEntry::series(s.label.clone())));
+            }
+        }
+        Some(entries)
+    };
     let plot = |file: &str, what: &str, x_label: &str, axes: (Axis, Axis), y_label: &str, series: Vec<Series>| {
         (
             format!("{prefix}{}", file.trim_start_matches("matmul-")),
             LinePlot {
+                legend: legend_of(&series),
                 title: format!("{} matmul {what} on {title_device}", precision.label()),
                 subtitle: Some(
                     "C = A*B, row-major, M = N = K; median of the timed repetitions, error bars from the slowest to \
@@ -242,14 +283,25 @@ fn plots_of(rows: &[BTreeMap<String, String>], precision: Precision) -> Vec<(Str
         ));
     }
     if !by_tile.is_empty() {
-        out.push(plot(
+        let mut left_out = tile_left_out;
+        left_out.sort_by(f64::total_cmp);
+        let left_out: Vec<String> = left_out.iter().map(|n| n.to_string()).collect();
+        let (file, mut p) = plot(
             "matmul-gflops-vs-tile.png",
             "tiled kernel vs tile size",
             "tile size M (M x M items per group, M x M LDS tiles)",
             (Axis::Log2, Axis::Linear),
             "GFLOP/s",
             by_tile,
-        ));
+        );
+        if !left_out.is_empty() {
+            let line = format!(
+                "Sizes that are not powers of two ({}) are left out of this plot to keep it readable; the CSV has them.",
+                left_out.join(", ")
+            );
+            p.note = Some(p.note.map_or(line.clone(), |n| format!("{n}\n{line}")));
+        }
+        out.push((file, p));
     }
     if !percent.is_empty() {
         // The y axis stops a little above the vendor's 100%, and at most at PERCENT_TOP: one outlier (a small size
@@ -286,6 +338,18 @@ fn plots_of(rows: &[BTreeMap<String, String>], precision: Precision) -> Vec<(Str
     }
     out
 }
+
+/// Most lines a matmul plot lists one by one; with more, its legend is grouped by the ladder's stages.
+const MAX_LEGEND: usize = 12;
+
+/// The ladder's stages and their families, in the legend's order when it is grouped.
+const STAGES: [(&str, &[&str]); 5] = [
+    ("the seed's ladder", &["naive", "accumulator", "tiled", "coalesced"]),
+    ("register-blocked", &["blocktile_1d", "blocktile_2d", "vectorized", "warptile", "double_buffer"]),
+    ("K split across groups", &["splitk", "splitk_atomic", "streamk"]),
+    ("matrix units", &["dmma", "mfma"]),
+    ("picked by measurement", &["autotune"]),
+];
 
 /// The highest % of the vendor BLAS the %-of-vendor plot shows, so an outlier cannot stretch its y axis.
 const PERCENT_TOP: f64 = 150.0;
