@@ -566,7 +566,7 @@ impl Prepared<'_> {
     /// Width factor of its line and marker radius factor, from [`Prepared::under`].
     fn widening(&self) -> (f64, f64) {
         let k = self.under as f64;
-        (1.0 + 2.0 * k, 1.0 + 0.7 * k)
+        (1.0 + 1.5 * k, 1.0 + 0.6 * k)
     }
 }
 
@@ -1750,6 +1750,11 @@ fn draw_shapes(
             (_, Some(scale)) => scale * m.marker_r * big,
             _ => (m.marker_r * big).min(0.3 * spacing.max(1.0) * big),
         };
+        // A line whose points are closer than a marker (a curve over every group size 1..1024) is drawn as a line
+        // alone: markers there would only blur it.
+        if p.kind == SeriesKind::Line && spacing < 1.5 * m.marker_r {
+            continue;
+        }
         let marker_r = s(marker_r.max(1.5));
         // Markers at absolute pixels on the whole image (points lie inside the plotting area).
         for &q in &p.points {
