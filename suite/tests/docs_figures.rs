@@ -10,13 +10,15 @@
 //!   `kernels.csv`) the selector is `column=value` pairs joined by `,`, and must pick exactly one row:
 //!   `registers@target=gfx90a,kernel=matmul_double_buffer`.
 //! - `COLUMN@SELECTOR:over:SELECTOR2`: divided by the same column of a second row (a ratio, a share of the vendor);
-//!   `:scale:FACTOR` multiplies (`:scale:1000` turns ms into µs, `:scale:100` a share into %); both may follow.
+//!   `:per:COLUMN2` divides by another column of the same row (DRAM bytes per counted byte); `:scale:FACTOR`
+//!   multiplies (`:scale:1000` turns ms into µs, `:scale:100` a share into %); they may follow one another.
 //! - `min:COLUMN@FILTER` (also `max:`, `mean:`, `count:`): over the rows `FILTER` picks (`column=value` pairs joined
 //!   by `,`; `*`: every row), e.g. `mean:object_ms@origin=compiled` of `fusion_compile.csv`; `:scale:F` may follow.
 //! - `[1980 MHz](../results/<run>/run.json#json:device.clock_mhz)`: a number in run.json, by its dotted path (list
 //!   items by index: `invocations.0.timing.launch_gap_us`).
 //! - `[0.998](../results/<compare folder>/#low@matmul)`: a comparison's summary of an experiment (`median@`,
-//!   `low@`, `high@` of run 2 / run 1 over the points both runs hold, `points@` their number), computed again by
+//!   `low@`, `high@` of run 2 / run 1 over the points both runs hold, `points@` their number; `raw-median@` and
+//!   the like: the same of the raw rate, which the report adds for runs of one device), computed again by
 //!   `suite compare` from the runs its report.md names.
 //!
 //! The link's text holds exactly one number, the figure as written (`2,839`, `0.86x`, `107.4 µs`, `95%`): it must
@@ -137,7 +139,7 @@ fn evaluate(path: &Path, fragment: &str) -> Result<f64, String> {
         }
         return at.as_f64().ok_or_else(|| format!("{rel}: `{dotted}` is not a number ({at})"));
     }
-    for what in ["median", "low", "high", "points"] {
+    for what in ["median", "low", "high", "points", "raw-median", "raw-low", "raw-high", "raw-points"] {
         if let Some(experiment) = fragment.strip_prefix(&format!("{what}@")) {
             return comparison_summary(path, experiment, what);
         }
@@ -151,6 +153,21 @@ fn evaluate(path: &Path, fragment: &str) -> Result<f64, String> {
     let head = parts.next().unwrap_or_default();
     let (column, selector) = head.split_once('@').ok_or_else(|| format!("`{fragment}`: expected COLUMN@SELECTOR"))?;
     let rows = suite::report::csv::read_rows(path).map_err(|e| e.to_string())?;
+    let row_of = |selector: &str| -> Result<&std::collections::BTreeMap<String, String>, String> {
+        let picked: Vec<_> = rows
+            .iter()
+            .filter(|r| match r.get("key") {
+                Some(key) => key == selector,
+                None => selector
+                    .split(',')
+                    .all(|pair| pair.split_once('=').is_some_and(|(c, v)| r.get(c).is_some_and(|x| x == v))),
+            })
+            .collect();
+        match picked.as_slice() {
+            [row] => Ok(*row),
+            _ => Err(format!("{rel}: `{selector}` picks {} rows, not one", picked.len())),
+        }
+    };
     let value = |selector: &str| -> Result<f64, String> {
         let picked: Vec<_> = rows
             .iter()
@@ -172,8 +189,14 @@ fn evaluate(path: &Path, fragment: &str) -> Result<f64, String> {
         let arg = parts.next().ok_or_else(|| format!("`{fragment}`: `:{op}:` needs an argument"))?;
         match op {
             "over" => result /= value(arg)?,
+            "per" => {
+                let row = row_of(selector)?;
+                let text = row.get(arg).ok_or_else(|| format!("{rel}: no column `{arg}`"))?;
+                result /=
+                    text.trim().parse::<f64>().map_err(|_| format!("{rel}: `{arg}` is `{text}`, not a number"))?;
+            }
             "scale" => result *= arg.parse::<f64>().map_err(|e| format!("`{fragment}`: scale `{arg}`: {e}"))?,
-            other => return Err(format!("`{fragment}`: unknown operation `:{other}:` (over, scale)")),
+            other => return Err(format!("`{fragment}`: unknown operation `:{other}:` (over, per, scale)")),
         }
     }
     Ok(result)
@@ -228,10 +251,16 @@ fn comparison_summary(dir: &Path, experiment: &str, what: &str) -> Result<f64, S
         .collect::<Result<_, _>>()?;
     let (md, _) = suite::report::compare::report(&runs, &suite::experiments::registry::known());
     let section = md.split(&format!("\n## {experiment}\n")).nth(1).ok_or(format!("no section {experiment}"))?;
+    // The first summary is of the compared values; a second (runs of one device) of the raw rate.
+    let (nth, what) = match what.strip_prefix("raw-") {
+        Some(w) => (1, w),
+        None => (0, what),
+    };
     let line = section
         .lines()
-        .find(|l| l.starts_with("Run 2 / run 1 over "))
-        .ok_or(format!("{experiment}: no summary of run 2 / run 1"))?;
+        .filter(|l| l.starts_with("Run 2 / run 1 over "))
+        .nth(nth)
+        .ok_or(format!("{experiment}: no summary {nth} of run 2 / run 1"))?;
     // "Run 2 / run 1 over 36 points: median 0.999, from 0.984 to 1.068."
     let number_after = |word: &str| -> Result<f64, String> {
         let rest = line.split(word).nth(1).ok_or(format!("`{line}` has no `{word}`"))?;
