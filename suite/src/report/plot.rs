@@ -323,6 +323,9 @@ pub struct LinePlot {
     pub legend: Option<Vec<LegendEntry>>,
     /// Text beside chosen points.
     pub labels: Vec<PointLabel>,
+    /// The least height the plot needs, in pixels (a roofline with a grouped legend and a long note); a smaller
+    /// height asked of [`render_png`] is raised to it.
+    pub min_height: Option<u32>,
 }
 
 impl Default for LinePlot {
@@ -340,16 +343,19 @@ impl Default for LinePlot {
             note: None,
             legend: None,
             labels: Vec::new(),
+            min_height: None,
         }
     }
 }
 
-/// Renders `plot` as a `width` x `height` pixel PNG at `path` (overwriting it). The parent folder must exist.
+/// Renders `plot` as a `width` x `height` pixel PNG at `path` (overwriting it; the height raised to the plot's
+/// [`LinePlot::min_height`]). The parent folder must exist.
 ///
 /// Fails, naming `path`, when there is nothing to draw (no series, or a series with no drawable point), when the
 /// image is smaller than [`MIN_SIZE`], or when drawing, encoding or writing fails. The same input always gives the
 /// same bytes.
 pub fn render_png(plot: &LinePlot, path: &Path, width: u32, height: u32) -> Result<(), Error> {
+    let height = plot.min_height.map_or(height, |h| height.max(h));
     let rgb = render_rgb(plot, path, width, height)?;
     let bytes = encode_png(&rgb, width, height).map_err(|source| Error::Encode { path: path.to_owned(), source })?;
     std::fs::write(path, bytes).map_err(|source| Error::Write { path: path.to_owned(), source })
@@ -610,19 +616,54 @@ fn and_list(items: &[&str]) -> String {
 pub fn normalised(plot: &LinePlot) -> LinePlot {
     let mut out = plot.clone();
     let pts: Vec<Vec<(f64, f64)>> = plot.series.iter().map(|s| drawable(plot, s)).collect();
+    // A line identical to the series the plot is about (drawn over it, dashed) joins it too.
+    let kin = |a: SeriesKind, b: SeriesKind| {
+        a == b || matches!((a, b), (SeriesKind::Focus, SeriesKind::Line) | (SeriesKind::Line, SeriesKind::Focus))
+    };
     let mut merged_into: Vec<Option<usize>> = vec![None; plot.series.len()];
-    let mut series = Vec::with_capacity(plot.series.len());
-    for (i, s) in plot.series.iter().enumerate() {
-        let same = (0..i).find(|&j| {
-            merged_into[j].is_none()
-                && s.kind != SeriesKind::Flagged
-                && plot.series[j].kind == s.kind
-                && !pts[i].is_empty()
-                && pts[j] == pts[i]
+    let mut keep: Vec<usize> = Vec::with_capacity(plot.series.len());
+    for i in 0..plot.series.len() {
+        let s = &plot.series[i];
+        let same = keep.iter().copied().find(|&j| {
+            s.kind != SeriesKind::Flagged && kin(plot.series[j].kind, s.kind) && !pts[i].is_empty() && pts[j] == pts[i]
         });
         match same {
             Some(j) => merged_into[i] = Some(j),
-            None => series.push(i),
+            None => keep.push(i),
+        }
+    }
+    // Where a line joins the series the plot is about, the merged series is that one (its kind and style).
+    let series: Vec<usize> = keep
+        .iter()
+        .map(|&i| {
+            let focus = std::iter::once(i)
+                .chain((0..plot.series.len()).filter(|&k| merged_into[k] == Some(i)))
+                .find(|&k| plot.series[k].kind == SeriesKind::Focus);
+            focus.unwrap_or(i)
+        })
+        .collect();
+    // Re-point the members of a group at the series that stands for it.
+    for (&kept, &stand) in keep.iter().zip(&series) {
+        if kept != stand {
+            merged_into[kept] = Some(stand);
+            merged_into[stand] = None;
+            for k in 0..plot.series.len() {
+                if merged_into[k] == Some(kept) {
+                    merged_into[k] = Some(stand);
+                }
+            }
+        }
+    }
+    // Bars on a log axis are read by their height: from the axis' floor that misleads (983 GB/s drawn as a sliver
+    // beside 1,983). A bar plot keeps its log axis only where its values lie on both sides of 1 (speedups: the bars
+    // grow up or down from 1); otherwise it is drawn on a linear axis from 0.
+    if single_x(plot).is_some() && plot.y_axis != Axis::Linear {
+        let ys: Vec<f64> =
+            plot.series.iter().filter(|s| s.is_measured()).flat_map(|s| drawable(plot, s)).map(|p| p.1).collect();
+        let straddles_one = ys.iter().any(|&y| y < 1.0) && ys.iter().any(|&y| y > 1.0);
+        if !straddles_one {
+            out.y_axis = Axis::Linear;
+            out.y_label = out.y_label.replace(" (log scale)", "");
         }
     }
     out.series = series
@@ -675,7 +716,8 @@ pub fn legend_is_grouped(plot: &LinePlot) -> bool {
 }
 
 /// Pairs of series (labels) whose drawn lines or points coincide somewhere while the one underneath is not drawn
-/// wider: a line that shares a segment with one drawn over it, or points that share a point. [`render_png`] widens
+/// wider: a line that shares a segment with one drawn over it, or points that share a point (equal, or closer than
+/// a line's width). [`render_png`] widens
 /// the one underneath and merges identical ones, so this is empty for what it draws; the plots' tests check it.
 pub fn hidden_series(plot: &LinePlot) -> Vec<(String, String)> {
     let plot = normalised(plot);
@@ -683,7 +725,7 @@ pub fn hidden_series(plot: &LinePlot) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for (i, a) in prepared.iter().enumerate() {
         for b in &prepared[i + 1..] {
-            if a.kind == b.kind && a.under == 0 && coincide(a, b) {
+            if a.kind == b.kind && a.under == 0 && coincide_within(a, b, line_width_in_y(&prepared)) {
                 out.push((a.label.to_string(), b.label.to_string()));
             }
         }
@@ -691,15 +733,33 @@ pub fn hidden_series(plot: &LinePlot) -> Vec<(String, String)> {
     out
 }
 
-/// Whether `b`, drawn after `a`, covers part of it: a line segment both have, or (points) a point both have.
-fn coincide(a: &Prepared<'_>, b: &Prepared<'_>) -> bool {
+/// How close (a share of the y axis' span) two values at one x must be to be drawn over each other: about a line's
+/// width on a chart of the default size.
+const COVERS: f64 = 0.006;
+
+/// Whether `b`, drawn after `a`, covers part of it: a line segment both have, or (points) a point both have, equal
+/// or closer than a line's width (`tolerance`, in axis units of y).
+fn coincide_within(a: &Prepared<'_>, b: &Prepared<'_>, tolerance: f64) -> bool {
+    let same = |p: (f64, f64), q: (f64, f64)| p.0 == q.0 && (p.1 - q.1).abs() <= tolerance;
     match a.kind {
         SeriesKind::Line | SeriesKind::Focus => {
-            a.points.windows(2).any(|s| b.points.windows(2).any(|t| s[0] == t[0] && s[1] == t[1]))
+            a.points.windows(2).any(|s| b.points.windows(2).any(|t| same(s[0], t[0]) && same(s[1], t[1])))
         }
-        SeriesKind::Points | SeriesKind::Rings => a.points.iter().any(|p| b.points.contains(p)),
+        SeriesKind::Points | SeriesKind::Rings => a.points.iter().any(|p| b.points.iter().any(|q| same(*p, *q))),
         _ => false,
     }
+}
+
+/// [`coincide_within`] for exactly equal values.
+#[cfg(test)]
+fn coincide(a: &Prepared<'_>, b: &Prepared<'_>) -> bool {
+    coincide_within(a, b, 0.0)
+}
+
+/// A line's width in `series`' y units: [`COVERS`] of the span of their values.
+fn line_width_in_y(series: &[Prepared<'_>]) -> f64 {
+    let (lo, hi) = bounds(series.iter().flat_map(|s| s.points.iter().map(|p| p.1)));
+    COVERS * (hi - lo).abs()
 }
 
 fn prepare<'a>(plot: &'a LinePlot, path: &Path) -> Result<Vec<Prepared<'a>>, Error> {
@@ -763,11 +823,13 @@ fn prepare<'a>(plot: &'a LinePlot, path: &Path) -> Result<Vec<Prepared<'a>>, Err
                 s.points.iter().filter_map(|&(_, y)| tops.iter().find(|t| t.0 == y).map(|t| (t.1, t.2))).collect();
         }
     } else {
-        // Series drawn later over an earlier one of the same kind: the earlier is widened (lines and points are
-        // drawn in series order within their kind).
+        // Series drawn later over an earlier one of the same kind (equal there, or closer than a line's width): the
+        // earlier is widened (lines and points are drawn in series order within their kind).
+        let width = line_width_in_y(&out);
         for i in 0..out.len() {
-            let under =
-                (i + 1..out.len()).filter(|&j| out[j].kind == out[i].kind && coincide(&out[i], &out[j])).count();
+            let under = (i + 1..out.len())
+                .filter(|&j| out[j].kind == out[i].kind && coincide_within(&out[i], &out[j], width))
+                .count();
             out[i].under = under;
         }
     }
@@ -2087,6 +2149,7 @@ mod tests {
 
     /// Where data point `p` lands in the final image of `plot` at `w` x `h`, in whole pixels.
     fn pixel_of(plot: &LinePlot, w: u32, h: u32, (x, y): (f64, f64)) -> (u32, u32) {
+        let plot = &normalised(plot);
         let path = Path::new("test.png");
         let series = prepare(plot, path).expect("drawable series");
         let ts = Typesetter::new(typeface(path).expect("the bundled font"));
@@ -2139,8 +2202,8 @@ mod tests {
         }
     }
 
-    /// The series a plot is about is drawn over a line with the very same values (the occupancy plots' case):
-    /// its markers win, its colour is in no palette, and the line still shows between its dashes.
+    /// The series a plot is about and a line with the very same values (the occupancy plots' case) are drawn as one,
+    /// in the focus' colour (in no palette), named for both; it is thicker than a line and its markers win.
     #[test]
     fn the_focus_series_is_drawn_last_and_stays_visible() {
         let pts: Vec<(f64, f64)> = (5..=10).map(|k| (f64::from(1u32 << k), if k < 8 { 100.0 } else { 50.0 })).collect();
@@ -2156,23 +2219,25 @@ mod tests {
         for &p in &pts {
             assert_eq!(colour_at(&img, w, pixel_of(&plot, w, h, p)), rgb(FOCUS), "focus marker hidden at {p:?}");
         }
-        // Along the flat stretch at 100%, between the first two markers: both colours, the line in the dash gaps.
+        let drawn = normalised(&plot);
+        assert_eq!(drawn.series[0].label, "theoretical occupancy and occupied lanes (identical)");
+        assert_eq!(drawn.series.len(), 2);
+        // Along the flat stretch at 100%, between the first two markers: the focus' dashes.
         let (x0, y) = pixel_of(&plot, w, h, pts[0]);
         let (x1, _) = pixel_of(&plot, w, h, pts[1]);
         let band = (x0 + 12, y - 3, x1 - 12, y + 4);
-        let (focus, line) = (count(&img, w, band, rgb(FOCUS)), count(&img, w, band, rgb(PALETTE[0])));
+        let focus = count(&img, w, band, rgb(FOCUS));
         if let Some(out) = std::env::var_os("SUITE_PLOT_EXAMPLE") {
             std::fs::write(out, &bytes).expect("the example copy is written");
         }
         assert!(2 * focus > 3 * (x1 - x0 - 24) as usize, "the focus line is thin or missing: {focus} px");
-        assert!(line > 10, "the line under the focus does not show through its gaps: {line} px");
         // The focus line is thicker than a line: compare column heights at the bandwidth line's flat stretch.
         let thickness =
             |c: [u8; 3], y: u32| (y - 10..y + 10).filter(|&yy| colour_at(&img, w, (x0 + 20, yy)) == c).count();
         let (_, y_bw) = pixel_of(&plot, w, h, (pts[0].0, 40.0));
         let focus_column = (0..30)
             .map(|dx| (y - 10..y + 10).filter(|&yy| colour_at(&img, w, (x0 + 12 + dx, yy)) == rgb(FOCUS)).count());
-        assert!(focus_column.max().unwrap_or(0) > thickness(rgb(PALETTE[1]), y_bw), "focus not thicker than a line");
+        assert!(focus_column.max().unwrap_or(0) > thickness(rgb(PALETTE[0]), y_bw), "focus not thicker than a line");
         // The legend shows the focus colour too, right of the plotting area.
         let legend = (3 * w / 5, 0, w, h / 2);
         assert!(count(&img, w, legend, rgb(FOCUS)) > 20, "no focus sample in the legend");
@@ -2426,6 +2491,14 @@ mod tests {
         assert_eq!(legend_entries(&plot), 3);
         assert!(hidden_series(&plot).is_empty());
         render(&plot, 800, 500);
+        // A line identical to the series the plot is about joins it, which keeps its kind.
+        plot.series = vec![Series::line("lanes", pts.clone()), Series::focus("theoretical", pts.clone())];
+        let drawn = normalised(&plot);
+        assert_eq!(drawn.series.len(), 1);
+        assert_eq!(
+            (drawn.series[0].label.as_str(), drawn.series[0].kind),
+            ("theoretical and lanes (identical)", SeriesKind::Focus)
+        );
     }
 
     /// A line that a later one covers along part of its length is drawn wider, so it shows on both sides of the

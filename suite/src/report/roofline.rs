@@ -466,6 +466,8 @@ pub fn plot(runs: &[(String, &Roofline)]) -> LinePlot {
         title,
         legend: Some(legend),
         labels,
+        // Its grouped legend and its note (the ceilings' sources, what was left out) take room under the chart.
+        min_height: Some(1300),
         subtitle: Some(if several {
             "run 1's kernels filled, later runs' as rings (a filled point inside a ring: the runs agree); a point \
              under its roof left speed on the table"

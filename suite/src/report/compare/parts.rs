@@ -51,11 +51,11 @@ pub fn per_run_plot(
                 p.0 == q.0 && gap
             })
     };
+    // (Identical lines need no note: the plot draws them as one, labelled with both names.)
     let mut coincide = Vec::new();
     for (i, a) in series.iter().enumerate() {
-        if let Some(b) = series[..i].iter().find(|b| b.kind == a.kind && near(a, b)) {
-            let within = if a.points == b.points { String::new() } else { " (closer than a line's width)".into() };
-            coincide.push(format!("\"{}\" lies on \"{}\"{within}", a.label, b.label));
+        if let Some(b) = series[..i].iter().find(|b| b.kind == a.kind && near(a, b) && a.points != b.points) {
+            coincide.push(format!("\"{}\" lies on \"{}\" (closer than a line's width)", a.label, b.label));
         }
     }
     let note = match (note, coincide.is_empty()) {
@@ -119,14 +119,16 @@ mod tests {
         per_run_plot("t".into(), "s".into(), ("x", Axis::Log2, "y", y_axis), series, None).expect("a plot")
     }
 
-    /// A line closer to another than a line's width hides it as an identical one does: the note says which lies
-    /// on which; lines apart by more get no note.
+    /// A line closer to another than a line's width would hide it: the note says which lies on which (the plot
+    /// also draws the one underneath wider); lines apart by more get no note.
     #[test]
     fn lines_that_hide_one_another_are_named_in_the_note() {
         let xs = [32.0, 64.0, 128.0];
         let run = |ys: [f64; 3]| xs.iter().copied().zip(ys).collect::<Vec<_>>();
+        // Identical lines are drawn as one, named for both, and need no note.
         let same = plot_of(run([10.0, 60.0, 100.0]), run([10.0, 60.0, 100.0]), Axis::Linear);
-        assert_eq!(same.note.as_deref(), Some("\"run 2\" lies on \"run 1\""));
+        assert_eq!(same.note, None);
+        assert_eq!(crate::report::plot::normalised(&same).series[0].label, "run 1 and run 2 (identical)");
         let close = plot_of(run([10.0, 60.0, 100.0]), run([10.5, 59.5, 100.0]), Axis::Linear);
         assert_eq!(close.note.as_deref(), Some("\"run 2\" lies on \"run 1\" (closer than a line's width)"));
         let apart = plot_of(run([10.0, 60.0, 100.0]), run([10.0, 63.0, 100.0]), Axis::Linear);
