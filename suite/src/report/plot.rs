@@ -571,7 +571,9 @@ struct Prepared<'a> {
 impl Prepared<'_> {
     /// Width factor of its line and marker radius factor, from [`Prepared::under`].
     fn widening(&self) -> (f64, f64) {
-        let k = self.under as f64;
+        // Two widths more at most: a line under three others is told apart by then, and a marker would grow into a
+        // blot.
+        let k = self.under.min(2) as f64;
         (1.0 + 1.5 * k, 1.0 + 0.6 * k)
     }
 }
@@ -725,7 +727,7 @@ pub fn hidden_series(plot: &LinePlot) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for (i, a) in prepared.iter().enumerate() {
         for b in &prepared[i + 1..] {
-            if a.kind == b.kind && a.under == 0 && coincide_within(a, b, line_width_in_y(&prepared)) {
+            if a.kind == b.kind && a.under == 0 && coincide_within(a, b, line_width_in_y(&prepared, &plot)) {
                 out.push((a.label.to_string(), b.label.to_string()));
             }
         }
@@ -745,7 +747,9 @@ fn coincide_within(a: &Prepared<'_>, b: &Prepared<'_>, tolerance: f64) -> bool {
         SeriesKind::Line | SeriesKind::Focus => {
             a.points.windows(2).any(|s| b.points.windows(2).any(|t| same(s[0], t[0]) && same(s[1], t[1])))
         }
-        SeriesKind::Points | SeriesKind::Rings => a.points.iter().any(|p| b.points.iter().any(|q| same(*p, *q))),
+        // Points are markers: they cover one another only where they are the same point (a scatter's neighbours
+        // within a line's width are still seen apart, each with its white ring).
+        SeriesKind::Points | SeriesKind::Rings => a.points.iter().any(|p| b.points.contains(p)),
         _ => false,
     }
 }
@@ -756,9 +760,16 @@ fn coincide(a: &Prepared<'_>, b: &Prepared<'_>) -> bool {
     coincide_within(a, b, 0.0)
 }
 
-/// A line's width in `series`' y units: [`COVERS`] of the span of their values.
-fn line_width_in_y(series: &[Prepared<'_>]) -> f64 {
-    let (lo, hi) = bounds(series.iter().flat_map(|s| s.points.iter().map(|p| p.1)));
+/// A line's width in `series`' y units: [`COVERS`] of the y axis' span as `plot` draws it (a linear axis from 0, up
+/// to its `y_max` where it has one).
+fn line_width_in_y(series: &[Prepared<'_>], plot: &LinePlot) -> f64 {
+    let (mut lo, mut hi) = bounds(series.iter().flat_map(|s| s.points.iter().map(|p| p.1)));
+    if plot.y_axis == Axis::Linear {
+        (lo, hi) = (lo.min(0.0), hi.max(0.0));
+    }
+    if let Some(top) = plot.y_max.and_then(|v| to_axis(plot.y_axis, v)) {
+        hi = top;
+    }
     COVERS * (hi - lo).abs()
 }
 
@@ -825,7 +836,7 @@ fn prepare<'a>(plot: &'a LinePlot, path: &Path) -> Result<Vec<Prepared<'a>>, Err
     } else {
         // Series drawn later over an earlier one of the same kind (equal there, or closer than a line's width): the
         // earlier is widened (lines and points are drawn in series order within their kind).
-        let width = line_width_in_y(&out);
+        let width = line_width_in_y(&out, plot);
         for i in 0..out.len() {
             let under = (i + 1..out.len())
                 .filter(|&j| out[j].kind == out[i].kind && coincide_within(&out[i], &out[j], width))
