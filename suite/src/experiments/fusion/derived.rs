@@ -48,7 +48,8 @@ impl Table {
             else {
                 continue;
             };
-            let (min, max) = (s("time_ms_min").parse::<f64>().unwrap_or(t), s("time_ms_max").parse::<f64>().unwrap_or(t));
+            let (min, max) =
+                (s("time_ms_min").parse::<f64>().unwrap_or(t), s("time_ms_max").parse::<f64>().unwrap_or(t));
             let key = (s("operation"), precision(r).to_string(), s("variant"), n, s("measure"));
             map.insert(key, Timed { median: t, min, max, gbps: g });
         }
@@ -57,7 +58,11 @@ impl Table {
 
     /// The spread of `slow`'s time over `fast`'s (a speedup of `fast`), from the least to the most favourable
     /// pairing of their repetitions.
-    pub(super) fn speedup_spread(&self, slow: (&str, &str, &str, usize, &str), fast: (&str, &str, &str, usize, &str)) -> Option<(f64, f64)> {
+    pub(super) fn speedup_spread(
+        &self,
+        slow: (&str, &str, &str, usize, &str),
+        fast: (&str, &str, &str, usize, &str),
+    ) -> Option<(f64, f64)> {
         let (a, b) = (self.timed(slow)?, self.timed(fast)?);
         (a.min > 0.0 && b.min > 0.0).then(|| (a.min / b.max, a.max / b.min))
     }

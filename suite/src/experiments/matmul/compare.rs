@@ -125,7 +125,11 @@ impl Comparison for MatmulComparison {
         if !any_vendor {
             return Err(format!("run {} has no vendor BLAS rows (run without --no-vendor to get them)", run.index));
         }
-        Ok(Values { unit: "% of the run's vendor BLAS at the same shape and precision".into(), by_key, ..Values::default() })
+        Ok(Values {
+            unit: "% of the run's vendor BLAS at the same shape and precision".into(),
+            by_key,
+            ..Values::default()
+        })
     }
 
     fn headline(&self, experiment: &str, runs: &[&Run]) -> Headline {
@@ -310,7 +314,8 @@ fn precision_headline(out: &mut Headline, experiment: &str, runs: &[&Run], preci
         Some((s.0 as f64, lo, hi))
     };
     for (r, v) in runs.iter().zip(&vendors) {
-        let spread = v.iter().filter(|(s, _)| square(s)).filter_map(|(s, g)| spread_at(r, &is_vendor, s, g.0)).collect();
+        let spread =
+            v.iter().filter(|(s, _)| square(s)).filter_map(|(s, g)| spread_at(r, &is_vendor, s, g.0)).collect();
         vendor_series.push(
             Series::line(
                 format!("{} ({})", r.label(), vendor_name(r)),

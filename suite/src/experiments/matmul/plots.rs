@@ -88,7 +88,9 @@ fn plots_of(rows: &[BTreeMap<String, String>], precision: Precision) -> Vec<(Str
     };
     // A series of rows, `y` mapping a row to its plotted value (a rate, or a share of a fixed reference), with the
     // spread of its repetitions as error bars.
-    let drawn = |label: String, rows: Vec<(f64, &BTreeMap<String, String>)>, y: &dyn Fn(&BTreeMap<String, String>) -> Option<f64>| {
+    let drawn = |label: String,
+                 rows: Vec<(f64, &BTreeMap<String, String>)>,
+                 y: &dyn Fn(&BTreeMap<String, String>) -> Option<f64>| {
         let points = rows.iter().filter_map(|(n, r)| Some((*n, y(r)?))).collect();
         let spread = rows
             .iter()
@@ -153,11 +155,8 @@ fn plots_of(rows: &[BTreeMap<String, String>], precision: Precision) -> Vec<(Str
     sizes.sort_by(f64::total_cmp);
     sizes.dedup();
     // One line per size: with many (odd sizes among them), the powers of two, and the note names the rest.
-    let tile_sizes: Vec<f64> = ok
-        .iter()
-        .filter(|r| num(r, "tile_m").is_some())
-        .filter_map(|r| num(r, "n"))
-        .fold(Vec::new(), |mut v, n| {
+    let tile_sizes: Vec<f64> =
+        ok.iter().filter(|r| num(r, "tile_m").is_some()).filter_map(|r| num(r, "n")).fold(Vec::new(), |mut v, n| {
             if !v.contains(&n) {
                 v.push(n);
             }
@@ -205,7 +204,8 @@ fn plots_of(rows: &[BTreeMap<String, String>], precision: Precision) -> Vec<(Str
     let mut peaks: Vec<(String, f64)> = Vec::new();
     for r in &ok {
         let unit = r.get("unit").filter(|u| !u.is_empty()).map_or("vector", String::as_str);
-        let tflops = num(r, "unit_peak_tflops").or_else(|| (unit == "vector").then(|| num(r, "fp32_vector_peak_tflops")).flatten());
+        let tflops = num(r, "unit_peak_tflops")
+            .or_else(|| (unit == "vector").then(|| num(r, "fp32_vector_peak_tflops")).flatten());
         if let Some(t) = tflops.filter(|t| *t > 0.0) {
             let label = format!("{} {unit} peak {t} TFLOP/s", precision.label());
             if !peaks.iter().any(|(l, _)| *l == label) {
@@ -574,7 +574,10 @@ mod tests {
                 .chain(["m", "n", "k"].iter().map(|c| (c.to_string(), "1024".to_string())))
                 .chain([("gflops".to_string(), gflops.to_string())])
                 .chain(
-                    ["time_ms_median", "time_ms_min", "time_ms_max"].iter().zip(times).map(|(c, t)| (c.to_string(), t.to_string())),
+                    ["time_ms_median", "time_ms_min", "time_ms_max"]
+                        .iter()
+                        .zip(times)
+                        .map(|(c, t)| (c.to_string(), t.to_string())),
                 )
                 .collect()
         };

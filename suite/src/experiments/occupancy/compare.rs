@@ -232,7 +232,9 @@ impl Comparison for OccupancyComparison {
                     rows.iter().filter_map(|x| Some((num(x, "rounds")?, num(x, "time_ms_median")? * 1e3))).collect();
                 let spread = rows
                     .iter()
-                    .filter_map(|x| Some((num(x, "rounds")?, num(x, "time_ms_min")? * 1e3, num(x, "time_ms_max")? * 1e3)))
+                    .filter_map(|x| {
+                        Some((num(x, "rounds")?, num(x, "time_ms_min")? * 1e3, num(x, "time_ms_max")? * 1e3))
+                    })
                     .collect();
                 Series::line(r.label(), sorted_points(pts)).with_spread(spread)
             })

@@ -68,11 +68,12 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
                 .collect::<Vec<(f64, f64, f64)>>()
         };
     // The spread of a row's time itself: its fastest and slowest repetition.
-    let time_spread = |rows: &[&&BTreeMap<String, String>], x: &str| {
-        rows.iter()
-            .filter_map(|r| Some((num(r, x)?, num(r, "time_ms_min")?, num(r, "time_ms_max")?)))
-            .collect::<Vec<(f64, f64, f64)>>()
-    };
+    let time_spread =
+        |rows: &[&&BTreeMap<String, String>], x: &str| {
+            rows.iter()
+                .filter_map(|r| Some((num(r, x)?, num(r, "time_ms_min")?, num(r, "time_ms_max")?)))
+                .collect::<Vec<(f64, f64, f64)>>()
+        };
     let mut out = Vec::new();
     // `x_scale` turns the CSV's x column into the axis' unit (e.g. bytes to KiB).
     let percent_plot = |file: &str,

@@ -98,7 +98,8 @@ pub fn plots(rows: &[CsvRow]) -> Vec<(String, LinePlot)> {
         inputs.dedup();
         for n in inputs {
             let of = pairs.iter().filter(|p| p.use_case == shape && p.clock == "host" && p.items == n);
-            forest.push(speedup_line(format!("{} forest, {n} initial inputs", &shape[7..]), of.collect(), |p| p.levels));
+            forest
+                .push(speedup_line(format!("{} forest, {n} initial inputs", &shape[7..]), of.collect(), |p| p.levels));
         }
     }
     if let Some(all) = forest.first().map(|s| s.points.clone()) {
@@ -248,7 +249,8 @@ pub fn plots(rows: &[CsvRow]) -> Vec<(String, LinePlot)> {
     // A part's median, fastest and slowest time, µs.
     let rt_times = |part: &str| {
         let r = ok.iter().find(|r| {
-            r.get("use_case").map(String::as_str) == Some("roundtrip") && r.get("queue").map(String::as_str) == Some(part)
+            r.get("use_case").map(String::as_str) == Some("roundtrip")
+                && r.get("queue").map(String::as_str) == Some(part)
         })?;
         let median = num(r, "time_ms_median")?;
         let of = |c: &str| num(r, c).filter(|v| *v > 0.0).unwrap_or(median) * 1e3;
