@@ -328,11 +328,11 @@ fn check_figures(doc: &Path) -> Vec<String> {
 /// Units of a measurement: a number written before one of these is a measured figure unless said otherwise.
 const UNITS: [&str; 10] = ["GB/s", "GFLOP/s", "TFLOP/s", "TB/s", "µs", "us", "ms", "×", "x", "%"];
 
-/// Numbers with a measurement's unit in `doc`, outside code and figure links and outside paragraphs marked
+/// Numbers with a measurement's unit in a document's `text`, outside code and figure links and outside paragraphs marked
 /// `<!-- not measured: ... -->`: (line, the number with its unit).
-fn unlinked_figures(doc: &Path, text: &str) -> Vec<(usize, String)> {
+fn unlinked_figures(text: &str) -> Vec<(usize, String)> {
     let mut prose = without_fences(text).into_bytes();
-    for (a, b) in code_spans(&String::from_utf8_lossy(&prose).into_owned()) {
+    for (a, b) in code_spans(&String::from_utf8_lossy(&prose)) {
         prose[a..b].iter_mut().filter(|c| **c != b'\n').for_each(|c| *c = b' ');
     }
     // A figure in a link's text names where it comes from: a run (checked above), or a datasheet, a paper, the code
@@ -433,7 +433,7 @@ fn every_measured_figure_is_a_link_to_its_run() {
             continue;
         }
         let text = std::fs::read_to_string(root().join(&doc)).expect("a readable document");
-        for (line, figure) in unlinked_figures(&doc, &text) {
+        for (line, figure) in unlinked_figures(&text) {
             found.push(format!("{}:{line}: {figure}", doc.display()));
         }
     }

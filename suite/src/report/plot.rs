@@ -649,10 +649,8 @@ pub fn normalised(plot: &LinePlot) -> LinePlot {
         if kept != stand {
             merged_into[kept] = Some(stand);
             merged_into[stand] = None;
-            for k in 0..plot.series.len() {
-                if merged_into[k] == Some(kept) {
-                    merged_into[k] = Some(stand);
-                }
+            for m in merged_into.iter_mut().filter(|m| **m == Some(kept)) {
+                *m = Some(stand);
             }
         }
     }
@@ -1812,7 +1810,7 @@ fn draw_shapes(
                 }
             }
         }
-        if bars && measured || p.kind == SeriesKind::Reference && bars {
+        if bars && (measured || p.kind == SeriesKind::Reference) {
             continue;
         }
         // Markers with a thin white ring, so crossing lines do not blur into them; smaller where points crowd.

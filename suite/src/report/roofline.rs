@@ -328,6 +328,10 @@ fn roof_series(prefix: &str, roof: &Roof, x_lo: f64, x_hi: f64) -> Vec<Series> {
     series
 }
 
+/// A group of a run's points drawn as one series: its experiment, its kernel family (none when several runs are
+/// drawn) and whether it is FP64.
+type GroupKey = (String, String, bool);
+
 /// The roofline plot of one or more runs (labelled `run N` when several), with a legend grouped so it stays
 /// readable however many kernels a run measured: a marker shape per experiment; one run's points in a colour per
 /// family (FP64 hollow beside FP32 filled), several runs' in a colour per run (run 1 filled, later runs as rings
@@ -357,7 +361,7 @@ pub fn plot(runs: &[(String, &Roofline)]) -> LinePlot {
     for (i, (label, r)) in runs.iter().enumerate() {
         let prefix = if several { format!("{label}: ") } else { String::new() };
         // Groups of points, in order: (experiment, family or none, FP64), each one series in one style.
-        let mut groups: Vec<((String, String, bool), Vec<(f64, f64)>)> = Vec::new();
+        let mut groups: Vec<(GroupKey, Vec<(f64, f64)>)> = Vec::new();
         for p in &r.points {
             // One colour for a family in both precisions: FP64's marker is hollow, so its name drops the suffix.
             let family = if several {
@@ -484,7 +488,6 @@ pub fn plot(runs: &[(String, &Roofline)]) -> LinePlot {
         series,
         y_max: None,
         note: Some(note.trim_end().to_string()),
-        ..LinePlot::default()
     }
 }
 
