@@ -15,15 +15,15 @@ use crate::options::Shard;
 #[command(name = "suite", version, about, long_about = None)]
 pub struct Cli {
     /// Which platform to use: auto tries AMD, then NVIDIA.
-    #[arg(long, global = true, value_enum, default_value_t = PlatformChoice::Auto)]
+    #[arg(long, global = true, value_enum, default_value_t = PlatformChoice::Auto, help_heading = GLOBAL_HEADING)]
     pub platform: PlatformChoice,
 
     /// Device index on that platform (under Slurm, one process per GPU usually sees device 0).
-    #[arg(long, global = true, default_value_t = 0)]
+    #[arg(long, global = true, default_value_t = 0, help_heading = GLOBAL_HEADING)]
     pub device: u32,
 
     /// Folder of prebuilt code objects (from `suite kernels build --out`), for nodes without a compiler.
-    #[arg(long, global = true, value_name = "DIR")]
+    #[arg(long, global = true, value_name = "DIR", help_heading = GLOBAL_HEADING)]
     pub kernels_dir: Option<PathBuf>,
 
     /// What to do.
@@ -187,26 +187,37 @@ pub enum AmdCompiler {
     Zig,
 }
 
+/// The help heading of the options every command takes (`--platform`, `--device`, `--kernels-dir`).
+pub const GLOBAL_HEADING: &str = "Global options (every command)";
+/// The help heading of the options every `suite run` takes, whichever experiment it runs.
+pub const RUN_HEADING: &str = "Run options (every experiment)";
+
+/// The help heading of the flags of one experiment's sweep, e.g. `matmul options`.
+pub fn experiment_heading(name: &str) -> String {
+    format!("{name} options")
+}
+
 /// Options shared by every `suite run` experiment.
 #[derive(Debug, Args)]
+#[command(next_help_heading = RUN_HEADING)]
 pub struct RunArgs {
     /// Timed repetitions per point (the median, min and max are recorded); each is a batch of launches back to
     /// back, sized to last about 1 ms, whose time / launches is the time per launch.
-    #[arg(long, global = true, default_value_t = 20)]
+    #[arg(long, global = true, default_value_t = 20, allow_negative_numbers = true)]
     pub reps: u32,
     /// Untimed batches before timing (the first two size the batch).
-    #[arg(long, global = true, default_value_t = 3)]
+    #[arg(long, global = true, default_value_t = 3, allow_negative_numbers = true)]
     pub warmup: u32,
     /// How a batch is enqueued: `graph` captures it once and replays it (CUDA or HIP graphs), `stream` launches
     /// each kernel on the stream.
     #[arg(long, global = true, value_enum, default_value_t = crate::device::Timing::Graph)]
     pub timing: crate::device::Timing,
     /// Seconds one point may spend in warm-up and timed launches: slow points get fewer repetitions (at least 3).
-    #[arg(long, global = true, default_value_t = 2.0)]
+    #[arg(long, global = true, default_value_t = 2.0, allow_negative_numbers = true)]
     pub time_budget: f64,
     /// A point whose estimated time (from its operations and bytes at the device's peak, with its warm-up and
     /// repetitions) is longer than this many seconds is not run: it becomes an `invalid` row giving the estimate.
-    #[arg(long, global = true, default_value_t = 60.0, value_name = "SECONDS")]
+    #[arg(long, global = true, default_value_t = 60.0, value_name = "SECONDS", allow_negative_numbers = true)]
     pub max_point_seconds: f64,
     /// Results folder (default: results/<date>-<host>-<arch>).
     #[arg(long, global = true)]
@@ -251,9 +262,10 @@ pub struct RunAll {
     /// One experiment, with its own flags; none: every experiment.
     #[command(subcommand)]
     pub experiment: Option<RunCommand>,
-    /// Every experiment's complete sweep instead of its quick preset (the headline points, about a minute in all
-    /// on an H100).
-    #[arg(long)]
+    /// Every experiment's complete sweep (its flags' defaults) instead of the quick preset. The quick preset, run
+    /// without --full, holds the headline points and takes about a minute on an H100; the complete sweeps take far
+    /// longer: `suite run --full --dry-run --part <PART>` estimates them.
+    #[arg(long, help_heading = RUN_HEADING)]
     pub full: bool,
     /// The shared run options, for every experiment.
     #[command(flatten)]
@@ -278,7 +290,7 @@ impl FromArgMatches for RunCommand {
             return Err(clap::Error::raw(ErrorKind::MissingSubcommand, "suite run needs an experiment\n"));
         };
         let experiment =
-            registry::find(name).map_err(|e| clap::Error::raw(ErrorKind::InvalidSubcommand, format!("{e}\n")))?;
+            registry::find(name).map_err(|e| clap::Error::raw(ErrorKind::InvalidSubcommand, e.to_string()))?;
         Ok(RunCommand { experiment, matches: sub.clone(), run: RunArgs::from_arg_matches(sub)? })
     }
 
@@ -290,10 +302,21 @@ impl FromArgMatches for RunCommand {
 
 impl Subcommand for RunCommand {
     fn augment_subcommands(cmd: clap::Command) -> clap::Command {
-        // The help goes on last: the derived flag groups would otherwise put their own doc comments there.
-        registry::EXPERIMENTS
-            .iter()
-            .fold(cmd, |cmd, e| cmd.subcommand((e.flags)(clap::Command::new(e.name)).about(e.help).long_about(None)))
+        // The help goes on last: the derived flag groups would otherwise put their own doc comments there. The
+        // experiment's own flags get a heading of their own (the global and run options bring theirs), and a value
+        // that starts with `-` is taken as the flag's value, so `--sizes -1` is refused by the flag's own check,
+        // which names it, rather than read as an unknown flag `-1`.
+        let cmd = registry::EXPERIMENTS.iter().fold(cmd, |cmd, e| {
+            let heading = experiment_heading(e.name);
+            let flags = (e.flags)(clap::Command::new(e.name)).mut_args(|a| {
+                let takes_values = a.get_action().takes_values();
+                a.help_heading(heading.clone()).allow_negative_numbers(takes_values)
+            });
+            cmd.subcommand(flags.about(e.help).long_about(None))
+        });
+        // A name that is no experiment reaches `from_arg_matches`, whose error lists the experiments, rather than
+        // clap's "unrecognized subcommand".
+        cmd.allow_external_subcommands(true)
     }
 
     fn augment_subcommands_for_update(cmd: clap::Command) -> clap::Command {
@@ -301,7 +324,10 @@ impl Subcommand for RunCommand {
     }
 
     fn has_subcommand(name: &str) -> bool {
-        registry::find(name).is_ok()
+        // Every name is taken, so an unknown one is refused with the list of experiments (from_arg_matches) rather
+        // than running every experiment.
+        let _ = name;
+        true
     }
 }
 

@@ -345,6 +345,7 @@ pub fn group_size_plots(targets: &[Target]) -> Vec<(String, LinePlot)> {
                  96 items are 2 waves of 64 (32 lanes idle) or 3 warps of 32."
                     .into(),
             ),
+            ..LinePlot::default()
         }
     };
     let items = |o: &Occupancy, g: u32, w: WaveSize| item_occupancy(o, g, w);

@@ -24,8 +24,14 @@
 //! Other spans with a `/` are not paths (CSV keys such as `triad/n=1048576,group=256`, `time_ms_median/min/max`,
 //! `DIR/kernels.md`). A failure lists every broken link and path with its file and line.
 
+// Only the Markdown helpers are used here.
+#[allow(dead_code)]
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+use common::markdown::{code_spans, without_fences};
 
 /// Extensions of source files, whose fragments (`report/plot.rs`) are checked wherever they stand.
 const SOURCE_EXTENSIONS: &[&str] = &["rs", "hip", "h", "cpp", "cu", "sh", "sbatch", "py", "toml"];
@@ -208,74 +214,6 @@ fn check_link(root: &Path, folder: &Path, own_text: &str, target: &str) -> Resul
 fn shown_path(folder: &Path, path: &str) -> String {
     let joined = folder.join(path);
     format!("{} (from the root: {})", path, joined.display())
-}
-
-/// `text` with every line of a fenced code block blanked, so offsets and line numbers stay those of `text`.
-fn without_fences(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut fence: Option<String> = None;
-    for line in text.split_inclusive('\n') {
-        let trimmed = line.trim_start();
-        let marker: String = trimmed.chars().take_while(|&c| c == '`' || c == '~').collect();
-        let opens = marker.len() >= 3 && marker.chars().all(|c| c == marker.chars().next().unwrap_or('`'));
-        let inside = match &fence {
-            Some(open) => {
-                if opens && marker.starts_with(open.as_str()) && trimmed[marker.len()..].trim().is_empty() {
-                    fence = None;
-                }
-                true
-            }
-            None if opens => {
-                fence = Some(marker);
-                true
-            }
-            None => false,
-        };
-        if inside {
-            out.extend(line.chars().map(|c| if c == '\n' { '\n' } else { ' ' }));
-        } else {
-            out.push_str(line);
-        }
-    }
-    out
-}
-
-/// The byte ranges of the inline code spans of `text`, backticks included: a run of n backticks up to the next
-/// run of exactly n (CommonMark's rule); an unmatched run is literal.
-fn code_spans(text: &str) -> Vec<(usize, usize)> {
-    let bytes = text.as_bytes();
-    let run_at = |i: usize| bytes[i..].iter().take_while(|&&b| b == b'`').count();
-    let mut spans = Vec::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] != b'`' {
-            i += 1;
-            continue;
-        }
-        let n = run_at(i);
-        let mut j = i + n;
-        let mut close = None;
-        while j < bytes.len() {
-            if bytes[j] == b'`' {
-                let m = run_at(j);
-                if m == n {
-                    close = Some(j + m);
-                    break;
-                }
-                j += m;
-            } else {
-                j += 1;
-            }
-        }
-        match close {
-            Some(end) => {
-                spans.push((i, end));
-                i = end;
-            }
-            None => i += n,
-        }
-    }
-    spans
 }
 
 /// The targets of `[text](target)` and `![alt](target)` in `text`, with their offsets; a title after the target

@@ -31,6 +31,20 @@ pub enum Error {
         /// What the folder holds against its plan, naming it ([`crate::report::status::FolderStatus::line`]).
         status: String,
     },
+    /// The experiment draws no plot from the verified rows the CSV holds (smoke draws none at all).
+    #[error(
+        "{}: {experiment} draws no plots from its {verified} verified rows (smoke has none; its figures are in the \
+         run's summary.md and the CSV)",
+        .csv.display()
+    )]
+    NoPlots {
+        /// The CSV.
+        csv: PathBuf,
+        /// The experiment.
+        experiment: String,
+        /// Its `ok` rows.
+        verified: usize,
+    },
     /// An option is out of range; the message names the flag.
     #[error("{0}")]
     Options(String),

@@ -130,7 +130,13 @@ fn plot(experiment: &str, csv: &Path, out: Option<&Path>, partial: bool) -> Resu
     };
     let mut written = experiments::render_plots_noted(results, csv, &out_dir, note.as_deref())?;
     if written.is_empty() {
-        return Err(Error::NothingToPlot { csv: csv.to_path_buf() });
+        let rows = crate::report::csv::read_rows(csv)?;
+        let verified = experiments::ok_rows(&rows).count();
+        return Err(if verified == 0 {
+            Error::NothingToPlot { csv: csv.to_path_buf() }
+        } else {
+            Error::NoPlots { csv: csv.to_path_buf(), experiment: experiment.to_string(), verified }
+        });
     }
     // Into the run's own folder, the folder-wide plots the experiment's rows are part of are drawn again too:
     // the roofline, and the one with measured DRAM bytes where the folder holds counters.

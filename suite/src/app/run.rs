@@ -392,12 +392,17 @@ fn dry_run(cli: &Cli, selection: Selection, args: &RunArgs) -> Result<ExitCode, 
     let props = gpu.device.props().clone();
     // The kernels' code objects tell registers and LDS, which decide some points (and occupancy's group counts):
     // without them the plan is only approximate, and says so.
-    let mut unreadable: Vec<String> = Vec::new();
+    // Each distinct error once, with the sources it stopped: a missing compiler stops them all with the same
+    // several-line text, which would otherwise be printed once per source and once per reason of invalid points.
+    let mut unreadable: Vec<(String, Vec<&str>)> = Vec::new();
     for exp in &selection.experiments {
         for source in exp.sources() {
             if let Err(e) = gpu.module(source) {
-                if !unreadable.iter().any(|u| u.starts_with(&format!("{source}:"))) {
-                    unreadable.push(format!("{source}: {e}"));
+                let text = e.to_string();
+                match unreadable.iter_mut().find(|(t, _)| *t == text) {
+                    Some((_, sources)) if sources.contains(source) => {}
+                    Some((_, sources)) => sources.push(source),
+                    None => unreadable.push((text, vec![source])),
                 }
             }
         }
@@ -427,6 +432,11 @@ fn dry_run(cli: &Cli, selection: Selection, args: &RunArgs) -> Result<ExitCode, 
         }
         Some(_) => {}
     }
+    let without_unreadable = |why: &str| {
+        unreadable.iter().fold(why.to_string(), |why, (text, _)| {
+            why.replace(text.as_str(), "its code object could not be read (the warning below says why)")
+        })
+    };
     let plans = plan_all(&gpu, &selection.experiments, &opts)?;
     some_point_runs(&selection, &plans)?;
     let ceilings = crate::peaks::ceilings(&props);
@@ -451,7 +461,7 @@ fn dry_run(cli: &Cli, selection: Selection, args: &RunArgs) -> Result<ExitCode, 
         for (i, p) in points.iter().enumerate() {
             task_s[i % tasks] += p.estimate_s;
             if let Some(why) = &p.point.invalid {
-                *reasons.entry(why.clone()).or_default() += 1;
+                *reasons.entry(without_unreadable(why)).or_default() += 1;
             }
         }
         total_points += points.len();
@@ -488,16 +498,19 @@ fn dry_run(cli: &Cli, selection: Selection, args: &RunArgs) -> Result<ExitCode, 
         TIME_FIXED_S / 60.0,
     ));
     if !unreadable.is_empty() {
+        let sources: Vec<&str> = unreadable.iter().flat_map(|(_, s)| s.iter().copied()).collect();
         text.push_str(&format!(
             "warning: this plan is approximate: the code objects of {} could not be read, so the points that depend \
              on their registers and LDS are counted as invalid above and left out of the estimate (occupancy's \
              group counts depend on them too). Build them first (on LUMI: scripts/lumi/build.sh; elsewhere: suite \
              kernels build --arch {}):\n",
-            unreadable.iter().map(|u| u.split(':').next().unwrap_or_default()).collect::<Vec<_>>().join(", "),
+            sources.join(", "),
             props.arch
         ));
-        for u in &unreadable {
-            text.push_str(&format!("  {u}\n"));
+        for (why, sources) in &unreadable {
+            let why = why.replace('\n', "\n    ");
+            let which = if unreadable.len() > 1 { format!("{}: ", sources.join(", ")) } else { String::new() };
+            text.push_str(&format!("  {which}{why}\n"));
         }
     }
     if args.counters {

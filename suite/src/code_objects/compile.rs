@@ -341,7 +341,16 @@ pub(crate) fn compile_with_flags(
         command: command.clone(),
         stderr,
     };
-    let out = cmd.output().map_err(|e| failed(format!("cannot run {}: {e}", compiler.path.display())))?;
+    // A compile takes seconds to tens of seconds (matmul.hip: about 30 s for gfx90a), and a first run or dry run
+    // on a machine compiles every source: a compile still running after a second says so, once, so a silent
+    // wait is not taken for a hang. Fast compiles (and cache hits, which never get here) stay quiet.
+    let notice = format!(
+        "compiling {} for {arch} with {} (not in the kernel cache yet: later runs take it from there) ...",
+        source.file_name,
+        compiler.label()
+    );
+    let out = after_a_while(SLOW_COMPILE, &notice, || cmd.output())
+        .map_err(|e| failed(format!("cannot run {}: {e}", compiler.path.display())))?;
     if !out.status.success() {
         return Err(failed(compiler_said(&out.stdout, &out.stderr, &format!("exited with {}", out.status))));
     }
@@ -351,6 +360,25 @@ pub(crate) fn compile_with_flags(
         Ok(_) => Err(failed(compiler_said(&out.stdout, &out.stderr, "it succeeded but wrote an empty file"))),
         Err(e) => Err(failed(compiler_said(&out.stdout, &out.stderr, &format!("it succeeded but {output_name}: {e}")))),
     }
+}
+
+/// How long a compile runs before the suite says it is compiling.
+const SLOW_COMPILE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Runs `work`; when it is still running after `after`, prints `notice` on stderr (once).
+fn after_a_while<T>(after: std::time::Duration, notice: &str, work: impl FnOnce() -> T) -> T {
+    let (done, waiting) = std::sync::mpsc::channel::<()>();
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            // Disconnected (the work ended first) says nothing; only a timeout does.
+            if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = waiting.recv_timeout(after) {
+                eprintln!("{notice}");
+            }
+        });
+        let result = work();
+        drop(done);
+        result
+    })
 }
 
 /// Longest compiler output quoted in an error, in bytes: enough for the first errors of a bad kernel.

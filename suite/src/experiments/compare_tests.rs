@@ -154,7 +154,10 @@ fn different_sweeps_compare_on_their_intersection_and_list_the_rest() {
     // matmul: the common kernel point at 512 is compared as % of each run's vendor BLAS: 25% vs 20%.
     let matmul = &md[md.find("## matmul").unwrap()..md.find("## occupancy").unwrap()];
     assert!(matmul.contains("### Points in every run (1), compared by % of the run's vendor BLAS"), "{matmul}");
-    assert!(matmul.contains("| `tiled_m16/m=512,n=512,k=512` | 25.0 | 20.0 | 0.80 |"), "{matmul}");
+    assert!(
+        matmul.contains("| `tiled_m16/m=512,n=512,k=512` | 25.0 ±0.00% | 20.0 ±0.00% | 0.80 | slower |"),
+        "{matmul}"
+    );
     // The vendor itself: 20,000 vs 40,000 GFLOP/s, with % of each device's peak (23.9 and 66.9 TFLOP/s).
     assert!(matmul.contains("| 512 | 20,000 (84%) | 40,000 (60%) | 2.00 |"), "{matmul}");
     assert!(matmul.contains("| 256 | 10,000 (42%) | - | - |"), "{matmul}");
@@ -172,7 +175,7 @@ fn different_sweeps_compare_on_their_intersection_and_list_the_rest() {
     assert!(matmul.contains("| tiled_m16 | 25% | 20% |"), "{matmul}");
     // occupancy (its own tables and plots: experiments::occupancy::compare): the common group size is joined.
     let occ = &md[md.find("## occupancy").unwrap()..];
-    assert!(occ.contains("`group_size/g=96,n=64` | 40.0 | 60.0 | 1.50 |"), "{occ}");
+    assert!(occ.contains("`group_size/g=96,n=64` | 40.0 ±0.00% | 60.0 ±0.00% | 1.50 | faster |"), "{occ}");
     assert!(occ.contains("Only in run 1 (1 points): `group_size/g=64,n=64`"), "{occ}");
     let names: Vec<&str> = plots.iter().map(|(f, _)| f.as_str()).collect();
     assert_eq!(
@@ -353,7 +356,7 @@ fn without_its_reference_an_experiment_is_compared_by_the_raw_metric_and_says_wh
     let (md, plots) = report(&runs, &known());
     assert!(md.contains("Not normalised (run 1 has no copy reference"), "{md}");
     assert!(md.contains("compared by gbps"), "{md}");
-    assert!(md.contains("| `triad/n=1024,group=256` | 1,000 | 1,500 | 1.50 |"), "{md}");
+    assert!(md.contains("| `triad/n=1024,group=256` | 1,000 ±0.00% | 1,500 ±0.00% | 1.50 | faster |"), "{md}");
     assert!(md.contains("FP32 peak unknown for run 1, run 2"), "{md}");
     assert!(plots.is_empty(), "no copy reference, no % plot");
 }
@@ -374,7 +377,7 @@ fn an_experiment_without_a_comparison_of_its_own_compares_its_metric_column() {
     assert_eq!(runs[0].tables["future"].metric_column(), Some("speedup"));
     let (md, _) = report(&runs, &known());
     assert!(md.contains("## future"), "{md}");
-    assert!(md.contains("| `pt/1` | 2.00 | 3.00 | 1.50 |"), "{md}");
+    assert!(md.contains("| `pt/1` | 2.00 ±0.00% | 3.00 ±0.00% | 1.50 | faster |"), "{md}");
     assert!(md.contains("host clock around sequences (1 rows)"), "{md}");
 }
 
@@ -495,4 +498,87 @@ fn the_registry_places_each_experiment_on_the_roofline() {
     assert_eq!(r.roof.memory_gbps, 4100.0, "{}", r.roof.memory_source);
     assert!(r.roof.memory_source.contains("occupancy copy/n=1"), "{}", r.roof.memory_source);
     assert!(r.left_out.iter().any(|l| l.starts_with("pt: persistent threads")), "{:?}", r.left_out);
+}
+
+/// A matmul CSV whose rows carry their repetitions' spread: (kernel, gflops, relative half-range of the time).
+fn matmul_with_spreads(ctx: &str, rows: &[(&str, f64, f64)]) -> String {
+    let mut s = format!(
+        "{CTX},kernel,tile_m,m,n,k,group_x,group_y,reference,{MEAS},gflops,max_rel_err,tolerance,status,message,key\n"
+    );
+    for (k, g, spread) in rows {
+        // A median time of 1 ms and its fastest and slowest repetition `spread` either side.
+        let (min, max) = (1.0 - spread, 1.0 + spread);
+        let _ = writeln!(
+            s,
+            "{ctx},{k},,512,512,512,,,gpu_f64,20,8,graph,true,,,1,{min},{max},{g},0,1,ok,,\"{k}/m=512,n=512,k=512\""
+        );
+    }
+    s
+}
+
+/// The classes follow from both runs' spreads on fixture runs: 10% apart with 1% spreads is faster or slower, 0.5%
+/// apart within 0.4% spreads the same, 3% apart within 5% spreads noisy; the counts head the section, each point of
+/// the table carries both spreads and its class, and a kernel only one run ran is said before the figures.
+#[test]
+fn compare_classes_each_point_from_both_runs_spreads() {
+    let root = tempfile::tempdir().unwrap();
+    let ctx = "matmul,nvidia,NVIDIA H100 80GB HBM3,sm_90,32";
+    let json = run_json("nvidia", "NVIDIA H100 80GB HBM3", "sm_90", 32, 132);
+    let (one, two) = (root.path().join("one"), root.path().join("two"));
+    let base = [
+        ("cublas", 10000.0, 0.001),
+        ("faster", 5000.0, 0.01),
+        ("slower", 5000.0, 0.01),
+        ("same", 5000.0, 0.004),
+        ("noisy", 5000.0, 0.05),
+        ("only_in_one", 1000.0, 0.01),
+    ];
+    let changed = [
+        ("cublas", 10000.0, 0.001),
+        ("faster", 5500.0, 0.01),
+        ("slower", 4500.0, 0.01),
+        ("same", 5025.0, 0.004),
+        ("noisy", 5150.0, 0.05),
+    ];
+    write_run(&one, Some(&json), &[("matmul.csv", matmul_with_spreads(ctx, &base))]);
+    write_run(&two, Some(&json), &[("matmul.csv", matmul_with_spreads(ctx, &changed))]);
+    let runs = [read_run(&one, 1).unwrap(), read_run(&two, 2).unwrap()];
+    let (md, _) = report(&runs, &known());
+    let section = &md[md.find("## matmul").unwrap()..];
+    let counts = section.find("run 2 against run 1: 1 faster, 1 slower, 1 same, 1 noisy (of 4 points both hold)");
+    let first_table = section.find("| size |").unwrap();
+    assert!(counts.is_some_and(|c| c < first_table), "the counts do not head the section:\n{section}");
+    let kernels = section.find("**The runs ran different kernels** (run 1 6, run 2 5): run 2 lacks `only_in_one` (1)");
+    assert!(kernels.is_some_and(|k| k < first_table), "no line on the kernel sets before the figures:\n{section}");
+    for line in [
+        "| `faster/m=512,n=512,k=512` | 50.0 ±1.0% | 55.0 ±1.0% | 1.10 | faster |",
+        "| `slower/m=512,n=512,k=512` | 50.0 ±1.0% | 45.0 ±1.0% | 0.90 | slower |",
+        "| `noisy/m=512,n=512,k=512` | 50.0 ±5.0% | 51.5 ±5.0% | 1.03 | noisy |",
+        "| `same/m=512,n=512,k=512` | 50.0 ±0.4% | 50.2 ±0.4% | 1.00 | same |",
+        "Faster in run 2 than in run 1 beyond both spreads (1 points): `faster/m=512,n=512,k=512`",
+    ] {
+        assert!(section.contains(line), "missing {line:?} in\n{section}");
+    }
+}
+
+/// Where a value is a time (pt's sequences, occupancy's residency probe), lower is faster.
+#[test]
+fn a_shorter_time_is_faster() {
+    let root = tempfile::tempdir().unwrap();
+    let (one, two) = (root.path().join("one"), root.path().join("two"));
+    let json = run_json("nvidia", "NVIDIA H100 80GB HBM3", "sm_90", 32, 132);
+    let csv = |t: f64| {
+        format!(
+            "{CTX},use_case,variant,flavour,items,fmas,levels,steps,clock,{MEAS},gitems_per_s,max_rel_err,tolerance,\
+             status,message,key\npt,nvidia,NVIDIA H100 80GB HBM3,sm_90,32,reduce,pt,,1024,0,0,0,device,20,1,graph,\
+             false,,,{t},{},{},1,0,0,ok,,reduce/pt/n=1024/device\n",
+            t * 0.99,
+            t * 1.01
+        )
+    };
+    write_run(&one, Some(&json), &[("pt.csv", csv(2.0))]);
+    write_run(&two, Some(&json), &[("pt.csv", csv(1.0))]);
+    let runs = [read_run(&one, 1).unwrap(), read_run(&two, 2).unwrap()];
+    let (md, _) = report(&runs, &known());
+    assert!(md.contains("run 2 against run 1: 1 faster, 0 slower, 0 same, 0 noisy"), "{md}");
 }

@@ -198,7 +198,7 @@ pub trait Results {
         Vec::new()
     }
     /// Tables derived from all rows of its CSV (and side files in its folder `dir`), as (file name, CSV text),
-    /// written beside the CSV by the runner, `suite plot` and `suite merge` before the plots (e.g. pt's speedups).
+    /// written with the plots (beside the CSV, or into `suite plot --out`) before them (e.g. pt's speedups).
     /// Most experiments have none.
     fn derived_tables(&self, rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, String)> {
         let _ = (rows, dir);
@@ -268,6 +268,22 @@ pub fn ok_rows(rows: &[BTreeMap<String, String>]) -> impl Iterator<Item = &BTree
 /// A row's numeric column, when it has one.
 pub fn num(row: &BTreeMap<String, String>, column: &str) -> Option<f64> {
     row.get(column).and_then(|v| v.parse::<f64>().ok())
+}
+
+/// The spread behind `value`, a rate (or a share of a fixed reference) a row reaches at its median time: the value
+/// at its slowest and at its fastest repetition (`time_ms_max`, `time_ms_min`), (low, high), for error bars.
+/// `None` where the row lacks those times.
+pub fn rate_spread(row: &BTreeMap<String, String>, value: f64) -> Option<(f64, f64)> {
+    let (median, fastest, slowest) = (num(row, "time_ms_median")?, num(row, "time_ms_min")?, num(row, "time_ms_max")?);
+    (median > 0.0 && fastest > 0.0 && slowest >= fastest).then(|| (value * median / slowest, value * median / fastest))
+}
+
+/// The spread of the ratio of two rows' median times, `slow / fast` (a speedup of `fast` over `slow`): from the
+/// least favourable pairing of their repetitions to the most, (low, high).
+pub fn speedup_spread(slow: &BTreeMap<String, String>, fast: &BTreeMap<String, String>) -> Option<(f64, f64)> {
+    let (slow_min, slow_max) = (num(slow, "time_ms_min")?, num(slow, "time_ms_max")?);
+    let (fast_min, fast_max) = (num(fast, "time_ms_min")?, num(fast, "time_ms_max")?);
+    (slow_min > 0.0 && fast_min > 0.0).then(|| (slow_min / fast_max, slow_max / fast_min))
 }
 
 #[cfg(test)]

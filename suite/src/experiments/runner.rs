@@ -496,8 +496,8 @@ pub(super) fn record_timed(row: &mut Row, timed: super::Timed, rate: f64, clocks
     row.message = notes.join("; ");
 }
 
-/// Writes an experiment's derived tables beside its CSV ([`Results::derived_tables`]), then renders its plots
-/// from the CSV into `out_dir`, with rings around the points measured throttled or below their steady clock
+/// Writes an experiment's derived tables ([`Results::derived_tables`]) and then renders its plots from the CSV,
+/// both into `out_dir` (the run, the merge and `suite plot` without `--out`: the CSV's own folder), with rings around the points measured throttled or below their steady clock
 /// ([`ring_flagged`]); returns the files written. Only the read side is needed: `suite plot` and
 /// `suite merge` build no sweep.
 pub fn render_plots(results: &dyn Results, csv_path: &Path, out_dir: &Path) -> Result<Vec<PathBuf>, Error> {
@@ -516,8 +516,9 @@ pub fn render_plots_noted(
     std::fs::create_dir_all(out_dir).map_err(|source| crate::report::io_error("cannot create", out_dir, source))?;
     let mut written = Vec::new();
     let dir = csv_path.parent().unwrap_or(Path::new("."));
+    // Derived tables go with the plots, into `out_dir`: `suite plot --out D` writes nothing beside its input.
     for (file, text) in results.derived_tables(&rows, dir) {
-        let path = dir.join(file);
+        let path = out_dir.join(file);
         crate::safe_fs::write_whole(&path, text.as_bytes())
             .map_err(|source| crate::report::io_error("cannot write", &path, source))?;
         written.push(path);

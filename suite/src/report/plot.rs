@@ -9,8 +9,17 @@
 //! same plot gives the same bytes and a failed write names the file.
 //!
 //! Layout, top to bottom: title and subtitle (centred), then the chart with the legend in its own column to the
-//! right of the plotting area (never over the data; it grows a second column when the series do not fit in one),
-//! then the note (left-aligned, grey). Long titles and notes wrap.
+//! right of the plotting area (never over the data; it grows a second column when the series do not fit in one;
+//! a legend wider than 30% of the image goes under the chart instead), then the note (left-aligned, grey). Long
+//! titles and notes wrap.
+//!
+//! So that a person can read every plot: series with identical points are merged into one labelled with both
+//! names, and a line that a later one covers along part of its length is drawn wider so it shows around it
+//! ([`normalised`], [`hidden_series`]); a plot whose series all sit at one x is drawn as bars, one per series,
+//! labelled under them ([`single_x`]); a series may carry error bars ([`Series::spread`]); a plot may group its
+//! own legend (a marker per experiment, a colour per family: [`LinePlot::legend`]) and label chosen points
+//! ([`LinePlot::labels`]); a log axis over a few decades is labelled densely enough to read a value between two
+//! labels.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -148,38 +157,130 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
     /// How the series is drawn.
     pub kind: SeriesKind,
+    /// The spread behind plotted values, drawn as error bars: (x, low, high) in the axes' units, e.g. the rate at
+    /// the slowest and at the fastest repetition of a point whose median is plotted. Empty: no bars.
+    pub spread: Vec<(f64, f64, f64)>,
+    /// A colour and marker the plot chooses (a legend grouped by experiment and family, [`LinePlot::legend`])
+    /// instead of the next palette entry.
+    pub style: Option<Style>,
+}
+
+/// A colour and marker chosen by the plot for a measured series.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Style {
+    /// The colour.
+    pub color: RGBColor,
+    /// The marker's shape.
+    pub marker: Marker,
+    /// Drawn as an outline rather than filled (e.g. FP64 beside FP32's filled markers).
+    pub hollow: bool,
 }
 
 impl Series {
+    fn of(label: impl Into<String>, points: Vec<(f64, f64)>, kind: SeriesKind) -> Self {
+        Self { label: label.into(), points, kind, spread: Vec::new(), style: None }
+    }
+
     /// A measured series ([`SeriesKind::Line`]).
     pub fn line(label: impl Into<String>, points: Vec<(f64, f64)>) -> Self {
-        Self { label: label.into(), points, kind: SeriesKind::Line }
+        Self::of(label, points, SeriesKind::Line)
     }
 
     /// A reference series ([`SeriesKind::Reference`]).
     pub fn reference(label: impl Into<String>, points: Vec<(f64, f64)>) -> Self {
-        Self { label: label.into(), points, kind: SeriesKind::Reference }
+        Self::of(label, points, SeriesKind::Reference)
     }
 
     /// Points without a line ([`SeriesKind::Points`]).
     pub fn points(label: impl Into<String>, points: Vec<(f64, f64)>) -> Self {
-        Self { label: label.into(), points, kind: SeriesKind::Points }
+        Self::of(label, points, SeriesKind::Points)
     }
 
     /// Points drawn as rings ([`SeriesKind::Rings`]).
     pub fn rings(label: impl Into<String>, points: Vec<(f64, f64)>) -> Self {
-        Self { label: label.into(), points, kind: SeriesKind::Rings }
+        Self::of(label, points, SeriesKind::Rings)
     }
 
     /// The series the plot is about ([`SeriesKind::Focus`]).
     pub fn focus(label: impl Into<String>, points: Vec<(f64, f64)>) -> Self {
-        Self { label: label.into(), points, kind: SeriesKind::Focus }
+        Self::of(label, points, SeriesKind::Focus)
     }
 
     /// Rings around points to be read with care ([`SeriesKind::Flagged`]).
     pub fn flagged(label: impl Into<String>, points: Vec<(f64, f64)>) -> Self {
-        Self { label: label.into(), points, kind: SeriesKind::Flagged }
+        Self::of(label, points, SeriesKind::Flagged)
     }
+
+    /// A series of `kind`.
+    pub fn of_kind(kind: SeriesKind, label: impl Into<String>, points: Vec<(f64, f64)>) -> Self {
+        Self::of(label, points, kind)
+    }
+
+    /// The same series with error bars (see [`Series::spread`]).
+    pub fn with_spread(mut self, spread: Vec<(f64, f64, f64)>) -> Self {
+        self.spread = spread;
+        self
+    }
+
+    /// The same series in a colour and marker of the plot's choosing (see [`Series::style`]).
+    pub fn styled(mut self, style: Style) -> Self {
+        self.style = Some(style);
+        self
+    }
+
+    /// Whether the series is measured data (a line, points, rings, or the series the plot is about), as opposed to
+    /// a reference line or rings flagging other points.
+    pub fn is_measured(&self) -> bool {
+        matches!(self.kind, SeriesKind::Line | SeriesKind::Points | SeriesKind::Rings | SeriesKind::Focus)
+    }
+}
+
+/// One entry of a legend the plot groups itself ([`LinePlot::legend`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LegendEntry {
+    /// The text.
+    pub label: String,
+    /// What is drawn beside it.
+    pub sample: LegendSample,
+}
+
+/// What a grouped legend's entry shows beside its text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LegendSample {
+    /// Nothing: a heading over the entries below it (e.g. an experiment, or "FP64: hollow").
+    Heading,
+    /// A marker (the series of the plot that carry this style).
+    Marker(Style),
+    /// The sample of the series with this entry's label (its line, dashes or marker), listed in the group.
+    Series,
+}
+
+impl LegendEntry {
+    /// A heading.
+    pub fn heading(label: impl Into<String>) -> Self {
+        Self { label: label.into(), sample: LegendSample::Heading }
+    }
+
+    /// An entry with its marker.
+    pub fn marker(label: impl Into<String>, style: Style) -> Self {
+        Self { label: label.into(), sample: LegendSample::Marker(style) }
+    }
+
+    /// The entry of the plot's series labelled `label`.
+    pub fn series(label: impl Into<String>) -> Self {
+        Self { label: label.into(), sample: LegendSample::Series }
+    }
+}
+
+/// Text beside a point of the plot (e.g. the best kernel of a group), in data units.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PointLabel {
+    /// x of the point.
+    pub x: f64,
+    /// y of the point.
+    pub y: f64,
+    /// The text, one line.
+    pub text: String,
 }
 
 /// The scale of one axis.
@@ -216,14 +317,45 @@ pub struct LinePlot {
     pub y_max: Option<f64>,
     /// A footnote drawn under the chart, e.g. why the reference is out of reach.
     pub note: Option<String>,
+    /// The legend's entries for the measured series, where the plot groups them itself (a marker per experiment, a
+    /// colour per family: the series carry those [`Style`]s); the reference and flagged series keep their own
+    /// entries after these. `None`: one entry per series.
+    pub legend: Option<Vec<LegendEntry>>,
+    /// Text beside chosen points.
+    pub labels: Vec<PointLabel>,
+    /// The least height the plot needs, in pixels (a roofline with a grouped legend and a long note); a smaller
+    /// height asked of [`render_png`] is raised to it.
+    pub min_height: Option<u32>,
 }
 
-/// Renders `plot` as a `width` x `height` pixel PNG at `path` (overwriting it). The parent folder must exist.
+impl Default for LinePlot {
+    /// An empty plot on linear axes, for `..LinePlot::default()` after the fields a plot sets.
+    fn default() -> Self {
+        LinePlot {
+            title: String::new(),
+            subtitle: None,
+            x_label: String::new(),
+            y_label: String::new(),
+            x_axis: Axis::Linear,
+            y_axis: Axis::Linear,
+            series: Vec::new(),
+            y_max: None,
+            note: None,
+            legend: None,
+            labels: Vec::new(),
+            min_height: None,
+        }
+    }
+}
+
+/// Renders `plot` as a `width` x `height` pixel PNG at `path` (overwriting it; the height raised to the plot's
+/// [`LinePlot::min_height`]). The parent folder must exist.
 ///
 /// Fails, naming `path`, when there is nothing to draw (no series, or a series with no drawable point), when the
 /// image is smaller than [`MIN_SIZE`], or when drawing, encoding or writing fails. The same input always gives the
 /// same bytes.
 pub fn render_png(plot: &LinePlot, path: &Path, width: u32, height: u32) -> Result<(), Error> {
+    let height = plot.min_height.map_or(height, |h| height.max(h));
     let rgb = render_rgb(plot, path, width, height)?;
     let bytes = encode_png(&rgb, width, height).map_err(|source| Error::Encode { path: path.to_owned(), source })?;
     // Beside its name and renamed, never through a link planted under it (crate::safe_fs).
@@ -335,8 +467,8 @@ fn draw_ring<DB: DrawingBackend>(
     }
 }
 
-/// Draws series `p`'s marker at `c`: a ring for [`SeriesKind::Rings`] (`ring_w` wide) and [`SeriesKind::Flagged`]
-/// (twice as wide), filled otherwise.
+/// Draws series `p`'s marker at `c`: a ring for [`SeriesKind::Rings`] (`ring_w` wide), [`SeriesKind::Flagged`]
+/// (twice as wide) and hollow markers, filled otherwise.
 fn draw_sample<DB: DrawingBackend>(
     root: &DrawingArea<DB, plotters::coord::Shift>,
     p: &Prepared,
@@ -347,6 +479,8 @@ fn draw_sample<DB: DrawingBackend>(
     match p.kind {
         SeriesKind::Rings => draw_ring(root, p.marker, c, r, ring_w, p.color),
         SeriesKind::Flagged => draw_ring(root, p.marker, c, r, 2 * ring_w, p.color),
+        // A hollow marker: an outline of the series' colour, a little thicker than a ring of a second run.
+        _ if p.hollow => draw_ring(root, p.marker, c, r, (3 * ring_w).div_ceil(2), p.color),
         _ => draw_marker(root, p.marker, c, r, p.color),
     }
 }
@@ -418,13 +552,31 @@ impl Metrics {
 // ---------------------------------------------------------------------------------------------------------------
 // Data preparation
 
-/// A series after skipping undrawable points, mapped into axis space (log axes hold exponents).
+/// A series after skipping undrawable points, mapped into axis space (log axes hold exponents; in a bar plot x is
+/// the bar's slot).
 struct Prepared<'a> {
     label: &'a str,
     kind: SeriesKind,
     color: RGBColor,
     marker: Marker,
+    /// Markers drawn as outlines ([`Style::hollow`]).
+    hollow: bool,
     points: Vec<(f64, f64)>,
+    /// Error bars (x, low, high), in axis space.
+    spread: Vec<(f64, f64, f64)>,
+    /// How many series drawn later lie on this one somewhere (a shared segment of line, or a shared point): it is
+    /// drawn that much wider, so it shows around them rather than under them.
+    under: usize,
+}
+
+impl Prepared<'_> {
+    /// Width factor of its line and marker radius factor, from [`Prepared::under`].
+    fn widening(&self) -> (f64, f64) {
+        // Two widths more at most: a line under three others is told apart by then, and a marker would grow into a
+        // blot.
+        let k = self.under.min(2) as f64;
+        (1.0 + 1.5 * k, 1.0 + 0.6 * k)
+    }
 }
 
 /// The value on the axis that `v` is drawn at, or `None` when it cannot be drawn on that axis.
@@ -440,11 +592,192 @@ fn to_axis(axis: Axis, v: f64) -> Option<f64> {
     }
 }
 
+/// A series' drawable points in data units, sorted by x: what two series are compared by.
+fn drawable(plot: &LinePlot, s: &Series) -> Vec<(f64, f64)> {
+    let mut pts: Vec<(f64, f64)> = s
+        .points
+        .iter()
+        .copied()
+        .filter(|&(x, y)| to_axis(plot.x_axis, x).is_some() && to_axis(plot.y_axis, y).is_some())
+        .collect();
+    pts.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    pts
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => (*one).to_string(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+/// The plot as drawn: series of one kind whose drawable points are identical are merged into one, labelled with
+/// every name ("A and B (identical)"), so a legend entry never stands for a line hidden under another. Rings
+/// flagging points are meant to lie on them and are kept as they are.
+pub fn normalised(plot: &LinePlot) -> LinePlot {
+    let mut out = plot.clone();
+    let pts: Vec<Vec<(f64, f64)>> = plot.series.iter().map(|s| drawable(plot, s)).collect();
+    // A line identical to the series the plot is about (drawn over it, dashed) joins it too.
+    let kin = |a: SeriesKind, b: SeriesKind| {
+        a == b || matches!((a, b), (SeriesKind::Focus, SeriesKind::Line) | (SeriesKind::Line, SeriesKind::Focus))
+    };
+    let mut merged_into: Vec<Option<usize>> = vec![None; plot.series.len()];
+    let mut keep: Vec<usize> = Vec::with_capacity(plot.series.len());
+    for i in 0..plot.series.len() {
+        let s = &plot.series[i];
+        let same = keep.iter().copied().find(|&j| {
+            s.kind != SeriesKind::Flagged && kin(plot.series[j].kind, s.kind) && !pts[i].is_empty() && pts[j] == pts[i]
+        });
+        match same {
+            Some(j) => merged_into[i] = Some(j),
+            None => keep.push(i),
+        }
+    }
+    // Where a line joins the series the plot is about, the merged series is that one (its kind and style).
+    let series: Vec<usize> = keep
+        .iter()
+        .map(|&i| {
+            let focus = std::iter::once(i)
+                .chain((0..plot.series.len()).filter(|&k| merged_into[k] == Some(i)))
+                .find(|&k| plot.series[k].kind == SeriesKind::Focus);
+            focus.unwrap_or(i)
+        })
+        .collect();
+    // Re-point the members of a group at the series that stands for it.
+    for (&kept, &stand) in keep.iter().zip(&series) {
+        if kept != stand {
+            merged_into[kept] = Some(stand);
+            merged_into[stand] = None;
+            for m in merged_into.iter_mut().filter(|m| **m == Some(kept)) {
+                *m = Some(stand);
+            }
+        }
+    }
+    // Bars on a log axis are read by their height: from the axis' floor that misleads (983 GB/s drawn as a sliver
+    // beside 1,983). A bar plot keeps its log axis only where its values lie on both sides of 1 (speedups: the bars
+    // grow up or down from 1); otherwise it is drawn on a linear axis from 0.
+    if single_x(plot).is_some() && plot.y_axis != Axis::Linear {
+        let ys: Vec<f64> =
+            plot.series.iter().filter(|s| s.is_measured()).flat_map(|s| drawable(plot, s)).map(|p| p.1).collect();
+        let straddles_one = ys.iter().any(|&y| y < 1.0) && ys.iter().any(|&y| y > 1.0);
+        if !straddles_one {
+            out.y_axis = Axis::Linear;
+            out.y_label = out.y_label.replace(" (log scale)", "");
+        }
+    }
+    out.series = series
+        .iter()
+        .map(|&i| {
+            let twins: Vec<&str> = std::iter::once(plot.series[i].label.as_str())
+                .chain(
+                    (0..plot.series.len())
+                        .filter(|&k| merged_into[k] == Some(i))
+                        .map(|k| plot.series[k].label.as_str()),
+                )
+                .collect();
+            let mut s = plot.series[i].clone();
+            if twins.len() > 1 {
+                s.label = format!("{} (identical)", and_list(&twins));
+            }
+            s
+        })
+        .collect();
+    out
+}
+
+/// The x every measured series of `plot` is drawn at, when they all have one and the same: such a plot is drawn
+/// as bars, one per series, since a line through one x shows nothing.
+pub fn single_x(plot: &LinePlot) -> Option<f64> {
+    let mut xs =
+        plot.series.iter().filter(|s| s.is_measured()).flat_map(|s| drawable(plot, s).into_iter().map(|p| p.0));
+    let first = xs.next()?;
+    xs.all(|x| x == first).then_some(first)
+}
+
+/// The number of entries the plot's legend has as drawn (a heading counts as an entry).
+pub fn legend_entries(plot: &LinePlot) -> usize {
+    let plot = normalised(plot);
+    let bars = single_x(&plot).is_some();
+    let own = plot.series.iter().filter(|s| !s.is_measured()).count();
+    match &plot.legend {
+        Some(entries) => {
+            let listed = |s: &&Series| entries.iter().any(|e| e.sample == LegendSample::Series && e.label == s.label);
+            entries.len() + plot.series.iter().filter(|s| !s.is_measured()).filter(|s| !listed(s)).count()
+        }
+        None if bars => own,
+        None => plot.series.len(),
+    }
+}
+
+/// Whether the plot's legend is grouped by the plot ([`LinePlot::legend`]).
+pub fn legend_is_grouped(plot: &LinePlot) -> bool {
+    plot.legend.is_some()
+}
+
+/// Pairs of series (labels) whose drawn lines or points coincide somewhere while the one underneath is not drawn
+/// wider: a line that shares a segment with one drawn over it, or points that share a point (equal, or closer than
+/// a line's width). [`render_png`] widens
+/// the one underneath and merges identical ones, so this is empty for what it draws; the plots' tests check it.
+pub fn hidden_series(plot: &LinePlot) -> Vec<(String, String)> {
+    let plot = normalised(plot);
+    let Ok(prepared) = prepare(&plot, Path::new("-")) else { return Vec::new() };
+    let mut out = Vec::new();
+    for (i, a) in prepared.iter().enumerate() {
+        for b in &prepared[i + 1..] {
+            if a.kind == b.kind && a.under == 0 && coincide_within(a, b, line_width_in_y(&prepared, &plot)) {
+                out.push((a.label.to_string(), b.label.to_string()));
+            }
+        }
+    }
+    out
+}
+
+/// How close (a share of the y axis' span) two values at one x must be to be drawn over each other: about a line's
+/// width on a chart of the default size.
+const COVERS: f64 = 0.006;
+
+/// Whether `b`, drawn after `a`, covers part of it: a line segment both have, or (points) a point both have, equal
+/// or closer than a line's width (`tolerance`, in axis units of y).
+fn coincide_within(a: &Prepared<'_>, b: &Prepared<'_>, tolerance: f64) -> bool {
+    let same = |p: (f64, f64), q: (f64, f64)| p.0 == q.0 && (p.1 - q.1).abs() <= tolerance;
+    match a.kind {
+        SeriesKind::Line | SeriesKind::Focus => {
+            a.points.windows(2).any(|s| b.points.windows(2).any(|t| same(s[0], t[0]) && same(s[1], t[1])))
+        }
+        // Points are markers: they cover one another only where they are the same point (a scatter's neighbours
+        // within a line's width are still seen apart, each with its white ring).
+        SeriesKind::Points | SeriesKind::Rings => a.points.iter().any(|p| b.points.contains(p)),
+        _ => false,
+    }
+}
+
+/// [`coincide_within`] for exactly equal values.
+#[cfg(test)]
+fn coincide(a: &Prepared<'_>, b: &Prepared<'_>) -> bool {
+    coincide_within(a, b, 0.0)
+}
+
+/// A line's width in `series`' y units: [`COVERS`] of the y axis' span as `plot` draws it (a linear axis from 0, up
+/// to its `y_max` where it has one).
+fn line_width_in_y(series: &[Prepared<'_>], plot: &LinePlot) -> f64 {
+    let (mut lo, mut hi) = bounds(series.iter().flat_map(|s| s.points.iter().map(|p| p.1)));
+    if plot.y_axis == Axis::Linear {
+        (lo, hi) = (lo.min(0.0), hi.max(0.0));
+    }
+    if let Some(top) = plot.y_max.and_then(|v| to_axis(plot.y_axis, v)) {
+        hi = top;
+    }
+    COVERS * (hi - lo).abs()
+}
+
 fn prepare<'a>(plot: &'a LinePlot, path: &Path) -> Result<Vec<Prepared<'a>>, Error> {
     if plot.series.is_empty() {
         return Err(Error::NoSeries { path: path.to_owned() });
     }
-    let (mut lines, mut refs) = (0, 0);
+    let bars = single_x(plot).is_some();
+    let (mut lines, mut refs, mut slot) = (0, 0, 0usize);
     let mut out = Vec::with_capacity(plot.series.len());
     for s in &plot.series {
         let mut points: Vec<(f64, f64)> =
@@ -454,6 +787,20 @@ fn prepare<'a>(plot: &'a LinePlot, path: &Path) -> Result<Vec<Prepared<'a>>, Err
         }
         // A sweep may list its points in any order; a line must go left to right.
         points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut spread: Vec<(f64, f64, f64)> = s
+            .spread
+            .iter()
+            .filter_map(|&(x, lo, hi)| {
+                Some((to_axis(plot.x_axis, x)?, to_axis(plot.y_axis, lo)?, to_axis(plot.y_axis, hi)?))
+            })
+            .collect();
+        if bars && s.is_measured() {
+            // One bar per measured series, in slots 0..n: its x becomes the slot's middle.
+            let centre = slot as f64 + 0.5;
+            points.iter_mut().for_each(|p| p.0 = centre);
+            spread.iter_mut().for_each(|b| b.0 = centre);
+            slot += 1;
+        }
         let (color, marker) = match s.kind {
             SeriesKind::Line | SeriesKind::Points | SeriesKind::Rings => {
                 lines += 1;
@@ -466,7 +813,35 @@ fn prepare<'a>(plot: &'a LinePlot, path: &Path) -> Result<Vec<Prepared<'a>>, Err
             SeriesKind::Focus => (FOCUS, Marker::Circle),
             SeriesKind::Flagged => (FLAGGED, Marker::Circle),
         };
-        out.push(Prepared { label: &s.label, kind: s.kind, color, marker, points });
+        let (color, marker, hollow) = match (s.style, s.is_measured()) {
+            (Some(style), true) => (style.color, style.marker, style.hollow),
+            _ => (color, marker, false),
+        };
+        out.push(Prepared { label: &s.label, kind: s.kind, color, marker, hollow, points, spread, under: 0 });
+    }
+    if bars {
+        // Flagged rings go around the bars whose values they flag.
+        let tops: Vec<(f64, f64, f64)> = plot
+            .series
+            .iter()
+            .zip(&out)
+            .filter(|(s, _)| s.is_measured())
+            .filter_map(|(s, p)| Some((s.points.first()?.1, p.points[0].0, p.points[0].1)))
+            .collect();
+        for (s, p) in plot.series.iter().zip(out.iter_mut()).filter(|(s, _)| s.kind == SeriesKind::Flagged) {
+            p.points =
+                s.points.iter().filter_map(|&(_, y)| tops.iter().find(|t| t.0 == y).map(|t| (t.1, t.2))).collect();
+        }
+    } else {
+        // Series drawn later over an earlier one of the same kind (equal there, or closer than a line's width): the
+        // earlier is widened (lines and points are drawn in series order within their kind).
+        let width = line_width_in_y(&out, plot);
+        for i in 0..out.len() {
+            let under = (i + 1..out.len())
+                .filter(|&j| out[j].kind == out[i].kind && coincide_within(&out[i], &out[j], width))
+                .count();
+            out[i].under = under;
+        }
     }
     Ok(out)
 }
@@ -603,6 +978,9 @@ fn linear_axis(lo: f64, hi: f64, from_zero: bool, target: f64) -> AxisSpec {
     AxisSpec { lo, hi, ticks: linear_ticks(lo, hi, target), minor: Vec::new() }
 }
 
+/// Labels a log axis should have at least, where they fit, so a value can be read between two of them.
+const MIN_LOG_LABELS: usize = 5;
+
 /// A log axis (base 2 or 10) over the exponents `lo..=hi`, with at most `max_labels` labels.
 fn log_axis(base: f64, lo: f64, hi: f64, max_labels: usize) -> AxisSpec {
     let (lo, hi) = if hi - lo < 1e-12 { (lo - 0.5, hi + 0.5) } else { (lo - 0.04 * (hi - lo), hi + 0.04 * (hi - lo)) };
@@ -635,23 +1013,60 @@ fn log_axis(base: f64, lo: f64, hi: f64, max_labels: usize) -> AxisSpec {
         }
         out
     };
+    // The first set with enough labels to read a value between them (MIN_LOG_LABELS) that fits, else the
+    // densest that fits: a log axis over less than a few decades labelled only at its powers shows two or three
+    // values, too few to read a point by.
+    let choose = |sets: Vec<Vec<(f64, String)>>| -> Option<Vec<(f64, String)>> {
+        let fitting: Vec<Vec<(f64, String)>> =
+            sets.into_iter().filter(|t| t.len() >= 2 && t.len() <= max_labels).collect();
+        let enough = fitting.iter().position(|t| t.len() >= MIN_LOG_LABELS);
+        match enough {
+            Some(i) => fitting.into_iter().nth(i),
+            None => fitting.into_iter().max_by_key(|t| t.len()),
+        }
+    };
     let (mut ticks, mut minor) = if base == 2.0 {
-        let (ticks, minor, _) = thinned(&powers);
-        (ticks, minor)
+        // m x 2^k for m in `mults`, inside the range.
+        let binary = |mults: &[f64]| -> Vec<(f64, String)> {
+            let mut out = Vec::new();
+            for k in (lo.floor() as i32 - 1)..=(hi.ceil() as i32) {
+                for &m in mults {
+                    let e = f64::from(k) + m.log2();
+                    if inside(e) {
+                        out.push((e, format_plain(m * 2f64.powi(k))));
+                    }
+                }
+            }
+            out
+        };
+        let few = !as_power && powers.len() < 4;
+        match few.then(|| choose(vec![binary(&[1.0]), binary(&[1.0, 1.5]), binary(&[1.0, 1.25, 1.5, 1.75])])).flatten()
+        {
+            Some(ticks) => (ticks, Vec::new()),
+            None => {
+                let (ticks, minor, _) = thinned(&powers);
+                (ticks, minor)
+            }
+        }
     } else {
-        let one_two_five = multiples(&[1, 2, 5]);
-        let fits = |t: &[(f64, String)]| t.len() >= 2 && t.len() <= max_labels;
         let digits: Vec<f64> = multiples(&[2, 3, 4, 5, 6, 7, 8, 9]).into_iter().map(|(e, _)| e).collect();
-        if powers.len() >= 2 && (powers.len() > 4 || !fits(&one_two_five)) {
+        let chosen = (powers.len() <= 4)
+            .then(|| {
+                choose(vec![multiples(&[1, 2, 5]), multiples(&[1, 2, 3, 5]), multiples(&[1, 2, 3, 4, 5, 6, 7, 8, 9])])
+            })
+            .flatten();
+        match chosen {
+            // Up to a few decades: 1-2-5 steps, or denser where they give too few labels.
+            Some(ticks) => {
+                let labelled: Vec<f64> = ticks.iter().map(|t| t.0).collect();
+                let minor = digits.into_iter().filter(|e| !labelled.iter().any(|l| (l - e).abs() < 1e-9)).collect();
+                (ticks, minor)
+            }
             // Several decades: label the powers of ten; light lines at 2..9 times each (the log-paper look).
-            let (ticks, skipped, stride) = thinned(&powers);
-            (ticks, if stride == 1 { digits } else { skipped })
-        } else if fits(&one_two_five) {
-            // Up to a few decades: 1-2-5 steps read more easily.
-            let labelled: Vec<f64> = one_two_five.iter().map(|t| t.0).collect();
-            (one_two_five, digits.into_iter().filter(|e| !labelled.iter().any(|l| (l - e).abs() < 1e-9)).collect())
-        } else {
-            (multiples(&[1, 2, 3, 4, 5, 6, 7, 8, 9]), Vec::new())
+            None => {
+                let (ticks, skipped, stride) = thinned(&powers);
+                (ticks, if stride == 1 { digits } else { skipped })
+            }
         }
     };
     if ticks.is_empty() {
@@ -868,40 +1283,151 @@ fn downsample(big: &[u8], w: u32, h: u32, k: u32) -> Vec<u8> {
 // ---------------------------------------------------------------------------------------------------------------
 // Layout
 
-/// The legend's geometry: a framed box of columns filled top to bottom, in series order.
+/// What a legend entry shows beside its text.
+#[derive(Clone, Copy)]
+enum Sample {
+    /// Prepared series `i`'s own sample: its line, dashes or marker.
+    Series(usize),
+    /// A marker of the plot's choosing ([`LegendEntry::marker`]).
+    Marker(Style),
+    /// Nothing: a heading.
+    Heading,
+}
+
+/// One entry of the legend as drawn.
+struct LegendItem {
+    label: String,
+    sample: Sample,
+}
+
+/// The legend's entries: the plot's own grouped entries, then those of the series they do not stand for
+/// (references, flagged rings); or one per series. A bar plot names its bars under them, so only its other series
+/// are listed.
+fn legend_items(plot: &LinePlot, series: &[Prepared<'_>], bars: bool) -> Vec<LegendItem> {
+    let item = |i: usize| LegendItem { label: series[i].label.to_string(), sample: Sample::Series(i) };
+    let listed =
+        |i: usize| plot.legend.iter().flatten().any(|e| e.sample == LegendSample::Series && e.label == series[i].label);
+    let others = (0..series.len()).filter(|&i| !plot.series[i].is_measured() && !listed(i)).map(item);
+    match &plot.legend {
+        Some(entries) => entries
+            .iter()
+            .filter_map(|e| {
+                let sample = match e.sample {
+                    LegendSample::Heading => Sample::Heading,
+                    LegendSample::Marker(style) => Sample::Marker(style),
+                    LegendSample::Series => Sample::Series(series.iter().position(|p| p.label == e.label)?),
+                };
+                Some(LegendItem { label: e.label.clone(), sample })
+            })
+            .chain(others)
+            .collect(),
+        None if bars => others.collect(),
+        None => (0..series.len()).map(item).collect(),
+    }
+}
+
+/// Where the legend is drawn.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Place {
+    /// In a column of its own right of the chart, level with its top.
+    Right,
+    /// Under the chart's x axis, across the width, in as many columns as fit.
+    Below,
+    /// Nowhere: nothing to list.
+    Nowhere,
+}
+
+/// The widest a legend beside the chart may be, as a share of the image's width: wider, it goes under the chart
+/// (a compare plot's legend of long run labels took 40% of the width beside it).
+const RIGHT_LEGEND_MAX: f64 = 0.3;
+
+/// The legend's geometry: a framed box of columns filled top to bottom, in entry order.
 struct LegendLayout {
     em: f64,
-    rows: usize,
     row_h: f64,
-    col_w: f64,
+    /// Each column's left edge, from the first's.
+    col_x: Vec<f64>,
+    /// Each entry's (column, row).
+    positions: Vec<(usize, usize)>,
     sample_w: f64,
     inner_pad: f64,
     box_w: f64,
     box_h: f64,
+    place: Place,
 }
 
-/// Fits the legend into `avail_h` pixels of height, in as many columns as needed; shrinks its text (to 70 % at
-/// most) when it would be wider than `max_w`.
-fn legend_layout(series: &[Prepared<'_>], ts: &Typesetter, m: &Metrics, avail_h: f64, max_w: f64) -> LegendLayout {
-    let mut em = m.legend_em;
-    loop {
-        let row_h = 1.65 * em;
-        let sample_w = 2.4 * em;
-        let inner_pad = 0.7 * em;
-        let col_gap = 1.4 * em;
-        let label_w = series.iter().map(|s| ts.width(em, s.label)).fold(0.0, f64::max);
-        let rows_fit = (((avail_h - 2.0 * inner_pad) / row_h).floor() as usize).max(1);
-        let cols = series.len().div_ceil(rows_fit);
-        // Balance the columns: 13 entries in two columns are 7 + 6, not 12 + 1.
-        let rows = series.len().div_ceil(cols);
-        let col_w = sample_w + 0.6 * em + label_w;
-        let box_w = cols as f64 * col_w + (cols as f64 - 1.0) * col_gap + 2.0 * inner_pad;
-        let box_h = rows as f64 * row_h + 2.0 * inner_pad;
-        if box_w <= max_w || em <= 0.7 * m.legend_em {
-            return LegendLayout { em, rows, row_h, col_w: col_w + col_gap, sample_w, inner_pad, box_w, box_h };
+/// The legend of `items` at text size `em`: in columns of at most as many rows as fit in `limit` (beside the
+/// chart: its height), or in as many columns as fit in `limit` (under it: its width). Each column is as wide as its
+/// own entries, so one long entry does not widen the others.
+fn legend_geometry(items: &[LegendItem], ts: &Typesetter, em: f64, place: Place, limit: f64) -> LegendLayout {
+    let row_h = 1.65 * em;
+    let sample_w = 2.4 * em;
+    let inner_pad = 0.7 * em;
+    let col_gap = 1.4 * em;
+    let widths: Vec<f64> = items
+        .iter()
+        .map(|i| match i.sample {
+            Sample::Heading => ts.width(em, &i.label),
+            _ => sample_w + 0.6 * em + ts.width(em, &i.label),
+        })
+        .collect();
+    let n = items.len().max(1);
+    // Each entry's (column, row) and each column's left edge for `rows` rows a column, filled top to bottom; a
+    // heading never ends a column (it moves to the top of the next, with the entries it heads). Balanced: 13
+    // entries in two columns are 7 + 6, not 12 + 1.
+    let columns = |rows: usize| -> (usize, Vec<(usize, usize)>, Vec<f64>, f64) {
+        let rows = rows.max(1);
+        let mut at = Vec::with_capacity(items.len());
+        let (mut col, mut row) = (0, 0);
+        for (i, item) in items.iter().enumerate() {
+            let last_row = row + 1 == rows;
+            if matches!(item.sample, Sample::Heading) && last_row && i + 1 < items.len() && rows > 1 {
+                (col, row) = (col + 1, 0);
+            }
+            at.push((col, row));
+            row += 1;
+            if row == rows {
+                (col, row) = (col + 1, 0);
+            }
         }
-        em *= 0.92;
-    }
+        let cols = at.iter().map(|p| p.0 + 1).max().unwrap_or(1);
+        let mut col_x = Vec::new();
+        let mut x = 0.0;
+        for c in 0..cols {
+            col_x.push(x);
+            let widest = at.iter().zip(&widths).filter(|(p, _)| p.0 == c).map(|(_, w)| *w).fold(0.0, f64::max);
+            x += widest + col_gap;
+        }
+        let used_rows = at.iter().map(|p| p.1 + 1).max().unwrap_or(1);
+        (used_rows, at, col_x, x - col_gap + 2.0 * inner_pad)
+    };
+    let (rows, positions, col_x, box_w) = match place {
+        Place::Right => {
+            let rows_fit = (((limit - 2.0 * inner_pad) / row_h).floor() as usize).max(1);
+            columns(n.div_ceil(n.div_ceil(rows_fit)))
+        }
+        _ => (1..=n).map(|cols| columns(n.div_ceil(cols))).rev().find(|c| c.3 <= limit).unwrap_or_else(|| columns(n)),
+    };
+    let box_h = rows as f64 * row_h + 2.0 * inner_pad;
+    LegendLayout { em, row_h, col_x, positions, sample_w, inner_pad, box_w, box_h, place }
+}
+
+/// A bar plot's bars: the one x they share and each bar's label, wrapped under it.
+struct Bars {
+    x: f64,
+    labels: Vec<Vec<String>>,
+    em: f64,
+}
+
+/// Text beside a point, placed: its box, and the point it belongs to (pixels of the final image).
+struct LabelBox {
+    point: (f64, f64),
+    x: f64,
+    y: f64,
+    w: f64,
+    h: f64,
+    text: String,
+    em: f64,
 }
 
 /// Where everything goes, in pixels of the final image.
@@ -917,11 +1443,17 @@ struct Layout {
     note_top: f64,
     /// The plotting area: left, top, right, bottom.
     plot: (f64, f64, f64, f64),
+    legend_items: Vec<LegendItem>,
     legend: LegendLayout,
     legend_origin: (f64, f64),
     x: AxisSpec,
     y: AxisSpec,
+    bars: Option<Bars>,
+    labels: Vec<LabelBox>,
 }
+
+/// Most lines a bar's label is wrapped into; the rest is cut with an ellipsis.
+const BAR_LABEL_LINES: usize = 4;
 
 fn layout(
     plot: &LinePlot,
@@ -944,25 +1476,48 @@ fn layout(
     let note_h = note.len() as f64 * note_lh;
     let footer_h = if note.is_empty() { m.pad } else { 2.0 * m.pad + note_h };
     let note_top = h - m.pad - note_h;
-
-    // Under the plot: tick marks, tick labels, the axis label, then the footer.
-    let x_area_h = m.tick_len + 0.5 * m.tick_em + 1.3 * m.tick_em + 0.7 * m.tick_em + 1.3 * m.axis_em;
     let top = header_h;
-    let bottom = h - footer_h - x_area_h;
-    if bottom - top < 80.0 {
-        return Err(too_small(format!(
-            "too small for the title, note and chart ({} and {} lines); make it taller or the text shorter",
-            title.len() + subtitle.len(),
-            note.len()
-        )));
-    }
 
-    // The legend sits in its own column on the right, level with the top of the plot.
-    let legend = legend_layout(series, ts, m, bottom - top, 0.45 * w);
-    let legend_origin = (w - m.pad - legend.box_w, top);
+    let bar_x = single_x(plot);
+    let items = legend_items(plot, series, bar_x.is_some());
+    let bar_em = 0.9 * m.tick_em;
+    // Under the plot: tick marks, tick labels (a bar plot: its bars' labels, `lines` of them), the axis label.
+    let x_area = |lines: usize| match bar_x {
+        Some(_) => m.tick_len + 0.5 * m.tick_em + lines as f64 * 1.25 * bar_em + 0.7 * m.tick_em + 1.3 * m.axis_em,
+        None => m.tick_len + 0.5 * m.tick_em + 1.3 * m.tick_em + 0.7 * m.tick_em + 1.3 * m.axis_em,
+    };
+
+    // The legend: beside the chart where it is narrow enough, else under it.
+    let provisional_bottom = h - footer_h - x_area(2);
+    let mut legend = None;
+    if items.is_empty() {
+        legend = Some(LegendLayout {
+            em: m.legend_em,
+            row_h: 0.0,
+            col_x: Vec::new(),
+            positions: Vec::new(),
+            sample_w: 0.0,
+            inner_pad: 0.0,
+            box_w: 0.0,
+            box_h: 0.0,
+            place: Place::Nowhere,
+        });
+    } else {
+        for shrink in [1.0, 0.92, 0.85] {
+            let g = legend_geometry(&items, ts, shrink * m.legend_em, Place::Right, provisional_bottom - top);
+            if g.box_w <= RIGHT_LEGEND_MAX * w {
+                legend = Some(g);
+                break;
+            }
+        }
+    }
+    let legend = legend.unwrap_or_else(|| legend_geometry(&items, ts, 0.9 * m.legend_em, Place::Below, text_w));
+    let below_h = if legend.place == Place::Below { legend.box_h + 0.8 * m.pad } else { 0.0 };
 
     // The y axis first: its tick labels set the room on the left.
-    let (mut ylo, mut yhi) = bounds(series.iter().flat_map(|s| s.points.iter().map(|p| p.1)));
+    let (mut ylo, mut yhi) = bounds(series.iter().flat_map(|s| {
+        s.points.iter().map(|p| p.1).chain(s.spread.iter().flat_map(|b| [b.1, b.2]).filter(|v| v.is_finite()))
+    }));
     if let Some(top) = plot.y_max.and_then(|v| to_axis(plot.y_axis, v)) {
         yhi = top;
         ylo = ylo.min(top);
@@ -974,27 +1529,81 @@ fn layout(
             return Err(Error::Range { path: path.to_owned(), axis, lo, hi });
         }
     }
-    let y = axis_spec(plot.y_axis, ylo, yhi, true, ((bottom - top) / (2.6 * m.tick_em)).floor() as usize);
-    let y_tick_w = y.ticks.iter().map(|(_, l)| ts.width(m.tick_em, l)).fold(0.0, f64::max);
-    let left = m.pad + 1.3 * m.axis_em + 0.8 * m.tick_em + y_tick_w + 0.5 * m.tick_em + m.tick_len;
-    let right = legend_origin.0 - 1.5 * m.pad;
-    if right - left < 120.0 {
-        return Err(too_small(format!(
-            "too small for the chart next to a legend of {} series; make it wider or the labels shorter",
-            series.len()
-        )));
-    }
-
-    // The x axis: as many labels as fit side by side with a gap of about two digits.
-    let mut max_labels = 12;
-    let x = loop {
-        let spec = axis_spec(plot.x_axis, xlo, xhi, false, max_labels);
-        let widest = spec.ticks.iter().map(|(_, l)| ts.width(m.tick_em, l)).fold(0.0, f64::max);
-        if spec.ticks.len() as f64 * (widest + 1.2 * m.tick_em) <= right - left || max_labels <= 2 {
-            break spec;
+    let place_chart = |lines: usize| -> Result<(f64, AxisSpec, f64, f64), Error> {
+        let bottom = h - footer_h - below_h - x_area(lines);
+        if bottom - top < 80.0 {
+            return Err(too_small(match legend.place {
+                Place::Below => format!(
+                    "too small for the title, note and chart above a legend of {} series; make it larger or the labels \
+                     shorter",
+                    items.len()
+                ),
+                _ => format!(
+                    "too small for the title, note and chart ({} and {} lines); make it taller or the text shorter",
+                    title.len() + subtitle.len(),
+                    note.len()
+                ),
+            }));
         }
-        max_labels -= 1;
+        let y = axis_spec(plot.y_axis, ylo, yhi, true, ((bottom - top) / (2.6 * m.tick_em)).floor() as usize);
+        let y_tick_w = y.ticks.iter().map(|(_, l)| ts.width(m.tick_em, l)).fold(0.0, f64::max);
+        let left = m.pad + 1.3 * m.axis_em + 0.8 * m.tick_em + y_tick_w + 0.5 * m.tick_em + m.tick_len;
+        let right = match legend.place {
+            Place::Right => w - m.pad - legend.box_w - 1.5 * m.pad,
+            _ => w - 2.0 * m.pad,
+        };
+        if right - left < 120.0 {
+            return Err(too_small(format!(
+                "too small for the chart next to a legend of {} series; make it wider or the labels shorter",
+                items.len()
+            )));
+        }
+        Ok((bottom, y, left, right))
     };
+    let (bottom, y, left, right, x, bars) = match bar_x {
+        Some(value) => {
+            let n = series.iter().zip(&plot.series).filter(|(_, s)| s.is_measured()).count();
+            let wrap = |left: f64, right: f64| -> Vec<Vec<String>> {
+                let slot = (right - left) / n as f64;
+                plot.series
+                    .iter()
+                    .filter(|s| s.is_measured())
+                    .map(|s| {
+                        let mut lines = ts.wrap(bar_em, &s.label, 0.92 * slot);
+                        if lines.len() > BAR_LABEL_LINES {
+                            lines.truncate(BAR_LABEL_LINES);
+                            lines[BAR_LABEL_LINES - 1].push_str(" ...");
+                        }
+                        lines
+                    })
+                    .collect()
+            };
+            let (_, _, left, right) = place_chart(2)?;
+            let lines = wrap(left, right).iter().map(Vec::len).max().unwrap_or(1).max(1);
+            let (bottom, y, left, right) = place_chart(lines)?;
+            let x = AxisSpec { lo: 0.0, hi: n as f64, ticks: Vec::new(), minor: Vec::new() };
+            (bottom, y, left, right, x, Some(Bars { x: value, labels: wrap(left, right), em: bar_em }))
+        }
+        None => {
+            let (bottom, y, left, right) = place_chart(1)?;
+            // The x axis: as many labels as fit side by side with a gap of about two digits.
+            let mut max_labels = 12;
+            let x = loop {
+                let spec = axis_spec(plot.x_axis, xlo, xhi, false, max_labels);
+                let widest = spec.ticks.iter().map(|(_, l)| ts.width(m.tick_em, l)).fold(0.0, f64::max);
+                if spec.ticks.len() as f64 * (widest + 1.2 * m.tick_em) <= right - left || max_labels <= 2 {
+                    break spec;
+                }
+                max_labels -= 1;
+            };
+            (bottom, y, left, right, x, None)
+        }
+    };
+    let legend_origin = match legend.place {
+        Place::Right => (w - m.pad - legend.box_w, top),
+        _ => (m.pad, h - footer_h - legend.box_h),
+    };
+    let labels = point_labels(plot, &x, &y, (left, top, right, bottom), ts, m);
     Ok(Layout {
         title,
         subtitle,
@@ -1004,11 +1613,54 @@ fn layout(
         note_lh,
         note_top,
         plot: (left, top, right, bottom),
+        legend_items: items,
         legend,
         legend_origin,
         x,
         y,
+        bars,
+        labels,
     })
+}
+
+/// The plot's point labels placed: each right of its point (left where it would leave the chart), moved down
+/// past the labels placed before it where they would overlap.
+fn point_labels(
+    plot: &LinePlot,
+    x: &AxisSpec,
+    y: &AxisSpec,
+    (left, top, right, bottom): (f64, f64, f64, f64),
+    ts: &Typesetter,
+    m: &Metrics,
+) -> Vec<LabelBox> {
+    let em = 0.85 * m.tick_em;
+    let (pad, h) = (0.35 * em, 1.35 * em);
+    let mut placed: Vec<LabelBox> = Vec::new();
+    let mut wanted: Vec<(f64, f64, &str)> = plot
+        .labels
+        .iter()
+        .filter_map(|l| {
+            let (ax, ay) = (to_axis(plot.x_axis, l.x)?, to_axis(plot.y_axis, l.y)?);
+            let (px, py) = (x.to_px(ax, left, right), y.to_px(ay, bottom, top));
+            ((left..=right).contains(&px) && (top..=bottom).contains(&py)).then_some((px, py, l.text.as_str()))
+        })
+        .collect();
+    wanted.sort_by(|a, b| a.1.total_cmp(&b.1));
+    for (px, py, text) in wanted {
+        let w = ts.width(em, text) + 2.0 * pad;
+        let gap = 2.2 * m.marker_r;
+        let bx = if px + gap + w <= right { px + gap } else { (px - gap - w).max(left) };
+        let mut by = (py - h / 2.0).clamp(top, bottom - h);
+        for _ in 0..placed.len() + 1 {
+            let overlap = placed.iter().find(|b| bx < b.x + b.w && b.x < bx + w && by < b.y + b.h && b.y < by + h);
+            match overlap {
+                Some(b) => by = b.y + b.h + 1.0,
+                None => break,
+            }
+        }
+        placed.push(LabelBox { point: (px, py), x: bx, y: by.min(bottom - h), w, h, text: text.to_string(), em });
+    }
+    placed
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -1021,6 +1673,7 @@ fn render_rgb(plot: &LinePlot, path: &Path, width: u32, height: u32) -> Result<V
         let problem = format!("plots take {}x{} to {}x{} px", min.0, min.1, max.0, max.1);
         return Err(Error::Size { path: path.to_owned(), width, height, problem });
     }
+    let plot = &normalised(plot);
     let series = prepare(plot, path)?;
     let ts = Typesetter::new(typeface(path)?);
     let m = Metrics::new(width, height);
@@ -1031,8 +1684,14 @@ fn render_rgb(plot: &LinePlot, path: &Path, width: u32, height: u32) -> Result<V
     draw_shapes(&mut big, (bw, bh), &series, &l, &m, path)?;
     let mut rgb = downsample(&big, bw, bh, SS);
     drop(big);
-    draw_text(&mut Canvas { rgb: &mut rgb, width, height }, plot, &ts, &l, &m);
+    draw_text(&mut Canvas { rgb: &mut rgb, width, height }, plot, &series, &ts, &l, &m);
     Ok(rgb)
+}
+
+/// A bar's colour filled: a lighter tint of the series' colour, so its error bar and outline read over it.
+fn tint(c: RGBColor) -> RGBColor {
+    let mix = |v: u8| (f64::from(v) + 0.45 * (255.0 - f64::from(v))).round() as u8;
+    RGBColor(mix(c.0), mix(c.1), mix(c.2))
 }
 
 /// Everything but text, at `SS` times the final size.
@@ -1099,34 +1758,75 @@ fn draw_shapes(
         .chain(of_kind(SeriesKind::Reference))
         .chain(of_kind(SeriesKind::Focus))
         .chain(of_kind(SeriesKind::Flagged));
+    let bars = l.bars.is_some();
     for p in drawn_order {
+        let (wide, big) = p.widening();
         let pts = p.points.iter().copied();
-        match p.kind {
-            SeriesKind::Points | SeriesKind::Rings | SeriesKind::Flagged => {}
-            SeriesKind::Line => {
-                let style = p.color.stroke_width(line_w(m.line_w));
-                chart.draw_series(LineSeries::new(pts, style)).map_err(err("series"))?;
+        let measured = matches!(p.kind, SeriesKind::Line | SeriesKind::Points | SeriesKind::Rings | SeriesKind::Focus);
+        if bars && measured {
+            // A bar from the axis' floor (0 on a linear axis) to the value, in the middle 70% of its slot.
+            let base = if l.y.lo <= 0.0 && l.y.hi >= 0.0 { 0.0 } else { l.y.lo };
+            for &(x, y) in &p.points {
+                let corners = [(x - 0.35, base), (x + 0.35, y)];
+                let fill = if p.hollow { WHITE } else { tint(p.color) };
+                chart.draw_series(std::iter::once(Rectangle::new(corners, fill.filled()))).map_err(err("bars"))?;
+                let outline = p.color.stroke_width(line_w(m.line_w));
+                chart.draw_series(std::iter::once(Rectangle::new(corners, outline))).map_err(err("bars"))?;
             }
-            SeriesKind::Reference => {
-                let style = p.color.stroke_width(line_w(m.reference_w));
-                let (dash, gap) = (s(4.0 * m.reference_w), s(2.5 * m.reference_w));
-                chart.draw_series(DashedLineSeries::new(pts, dash, gap, style)).map_err(err("series"))?;
+        } else {
+            match p.kind {
+                SeriesKind::Points | SeriesKind::Rings | SeriesKind::Flagged => {}
+                SeriesKind::Line => {
+                    let style = p.color.stroke_width(line_w(m.line_w * wide));
+                    chart.draw_series(LineSeries::new(pts, style)).map_err(err("series"))?;
+                }
+                SeriesKind::Reference => {
+                    let style = p.color.stroke_width(line_w(m.reference_w));
+                    let (dash, gap) = (s(4.0 * m.reference_w), s(2.5 * m.reference_w));
+                    // A bar plot's reference is a level across every bar.
+                    let pts: Vec<(f64, f64)> =
+                        if bars { vec![(l.x.lo, p.points[0].1), (l.x.hi, p.points[0].1)] } else { p.points.clone() };
+                    chart.draw_series(DashedLineSeries::new(pts, dash, gap, style)).map_err(err("series"))?;
+                }
+                SeriesKind::Focus => {
+                    // Long dashes with gaps wide enough to see a line with the same values underneath.
+                    let style = p.color.stroke_width(line_w(m.focus_w * wide));
+                    let (dash, gap) = (s(4.0 * m.focus_w), s(2.0 * m.focus_w));
+                    chart.draw_series(DashedLineSeries::new(pts, dash, gap, style)).map_err(err("series"))?;
+                }
             }
-            SeriesKind::Focus => {
-                // Long dashes with gaps wide enough to see a line with the same values underneath.
-                let style = p.color.stroke_width(line_w(m.focus_w));
-                let (dash, gap) = (s(4.0 * m.focus_w), s(2.0 * m.focus_w));
-                chart.draw_series(DashedLineSeries::new(pts, dash, gap, style)).map_err(err("series"))?;
+        }
+        // Error bars: a whisker from the low to the high value, capped, in the series' colour.
+        let whisker = p.color.stroke_width(line_w((0.75 * m.line_w).max(1.0)));
+        let cap = s(if bars { 2.5 * m.marker_r } else { 1.6 * m.marker_r });
+        for &(x, lo, hi) in &p.spread {
+            chart
+                .draw_series(std::iter::once(PathElement::new(vec![(x, lo), (x, hi)], whisker)))
+                .map_err(err("spread"))?;
+            for v in [lo, hi] {
+                let (cx, cy) = chart.plotting_area().map_coordinate(&(x, v));
+                if (s(top)..=s(bottom)).contains(&cy) {
+                    root.draw(&PathElement::new(vec![(cx - cap, cy), (cx + cap, cy)], whisker))
+                        .map_err(err("spread"))?;
+                }
             }
+        }
+        if bars && (measured || p.kind == SeriesKind::Reference) {
+            continue;
         }
         // Markers with a thin white ring, so crossing lines do not blur into them; smaller where points crowd.
         let spread = l.x.to_px(p.points[p.points.len() - 1].0, left, right) - l.x.to_px(p.points[0].0, left, right);
         let spacing = if p.points.len() > 1 { spread / (p.points.len() - 1) as f64 } else { f64::INFINITY };
         let marker_r = match (p.kind, scatter_scale(p.kind)) {
             (SeriesKind::Focus, _) => 1.4 * m.marker_r,
-            (_, Some(scale)) => scale * m.marker_r,
-            _ => m.marker_r.min(0.3 * spacing),
+            (_, Some(scale)) => scale * m.marker_r * big,
+            _ => (m.marker_r * big).min(0.3 * spacing.max(1.0) * big),
         };
+        // A line whose points are closer than a marker (a curve over every group size 1..1024) is drawn as a line
+        // alone: markers there would only blur it.
+        if p.kind == SeriesKind::Line && spacing < 1.5 * m.marker_r {
+            continue;
+        }
         let marker_r = s(marker_r.max(1.5));
         // Markers at absolute pixels on the whole image (points lie inside the plotting area).
         for &q in &p.points {
@@ -1138,7 +1838,23 @@ fn draw_shapes(
         }
     }
 
+    // Point labels: a white box with a grey frame and a thin line to the point.
+    for b in &l.labels {
+        let (x0, y0, x1, y1) = (b.x, b.y, b.x + b.w, b.y + b.h);
+        let near_x = b.point.0.clamp(x0, x1);
+        let near_y = b.point.1.clamp(y0, y1);
+        let leader = MUTED_TEXT.stroke_width(ss as u32);
+        root.draw(&PathElement::new(vec![(s(b.point.0), s(b.point.1)), (s(near_x), s(near_y))], leader))
+            .map_err(err("labels"))?;
+        root.draw(&Rectangle::new([(s(x0), s(y0)), (s(x1), s(y1))], WHITE.filled())).map_err(err("labels"))?;
+        root.draw(&Rectangle::new([(s(x0), s(y0)), (s(x1), s(y1))], FRAME.stroke_width(ss as u32)))
+            .map_err(err("labels"))?;
+    }
+
     // Legend box and its samples; the labels come with the text.
+    if l.legend.place == Place::Nowhere {
+        return root.present().map_err(err("image"));
+    }
     let lg = &l.legend;
     let (lx, ly) = l.legend_origin;
     let (bx0, by0) = (lx.round() as i32, ly.round() as i32);
@@ -1150,13 +1866,38 @@ fn draw_shapes(
         root.draw(&Rectangle::new(frame, FRAME.filled())).map_err(err("legend"))?;
     }
     let scale = lg.em / m.legend_em;
-    for (i, p) in series.iter().enumerate() {
+    for (i, item) in l.legend_items.iter().enumerate() {
         let (x, y) = legend_entry(l, i);
         let (xa, xb, yc) = (s(x), s(x + lg.sample_w), s(y));
+        let p = match item.sample {
+            Sample::Heading => continue,
+            Sample::Marker(style) => {
+                let stand_in = Prepared {
+                    label: "",
+                    kind: SeriesKind::Points,
+                    color: style.color,
+                    marker: style.marker,
+                    hollow: style.hollow,
+                    points: Vec::new(),
+                    spread: Vec::new(),
+                    under: 0,
+                };
+                let r = s(m.marker_r * scale * scatter_scale(SeriesKind::Points).unwrap_or(1.0));
+                draw_sample(&root, &stand_in, ((xa + xb) / 2, yc), r, ring_w()).map_err(err("legend"))?;
+                continue;
+            }
+            Sample::Series(i) => &series[i],
+        };
+        let (wide, big) = p.widening();
+        if bars && matches!(p.kind, SeriesKind::Line | SeriesKind::Points | SeriesKind::Rings | SeriesKind::Focus) {
+            let box_ = [(xa, yc - s(0.45 * lg.row_h)), (xb, yc + s(0.45 * lg.row_h))];
+            root.draw(&Rectangle::new(box_, tint(p.color).filled())).map_err(err("legend"))?;
+            continue;
+        }
         match p.kind {
             SeriesKind::Points | SeriesKind::Rings | SeriesKind::Flagged => {}
             SeriesKind::Line => {
-                let style = p.color.stroke_width(line_w(m.line_w * scale));
+                let style = p.color.stroke_width(line_w(m.line_w * scale * wide));
                 root.draw(&PathElement::new(vec![(xa, yc), (xb, yc)], style)).map_err(err("legend"))?;
             }
             SeriesKind::Reference | SeriesKind::Focus => {
@@ -1168,7 +1909,7 @@ fn draw_shapes(
                 root.draw(&PathElement::new(vec![(xb - third, yc), (xb, yc)], style)).map_err(err("legend"))?;
             }
         }
-        let r = s(m.marker_r * scale * scatter_scale(p.kind).unwrap_or(1.0));
+        let r = s(m.marker_r * scale * scatter_scale(p.kind).unwrap_or(1.0) * big);
         draw_sample(&root, p, ((xa + xb) / 2, yc), r, ring_w()).map_err(err("legend"))?;
     }
     root.present().map_err(err("image"))
@@ -1177,14 +1918,35 @@ fn draw_shapes(
 /// The left end and vertical middle of legend entry `i`'s sample line, in final pixels.
 fn legend_entry(l: &Layout, i: usize) -> (f64, f64) {
     let lg = &l.legend;
-    let (col, row) = (i / lg.rows, i % lg.rows);
-    let x = l.legend_origin.0 + lg.inner_pad + col as f64 * lg.col_w;
+    let (col, row) = lg.positions.get(i).copied().unwrap_or((0, i));
+    let x = l.legend_origin.0 + lg.inner_pad + lg.col_x.get(col).copied().unwrap_or_default();
     let y = l.legend_origin.1 + lg.inner_pad + (row as f64 + 0.5) * lg.row_h;
     (x, y)
 }
 
+/// A bar's value as printed over it: three significant digits.
+fn bar_value(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format_plain(v);
+    }
+    let digits = (2 - v.abs().log10().floor() as i32).clamp(0, 6) as usize;
+    let text = format!("{v:.digits$}");
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        text
+    }
+}
+
 /// All text, at the final size, over the downsampled shapes.
-fn draw_text(canvas: &mut Canvas<'_>, plot: &LinePlot, ts: &Typesetter, l: &Layout, m: &Metrics) {
+fn draw_text(
+    canvas: &mut Canvas<'_>,
+    plot: &LinePlot,
+    series: &[Prepared<'_>],
+    ts: &Typesetter,
+    l: &Layout,
+    m: &Metrics,
+) {
     let w = f64::from(canvas.width);
     let (left, top, right, bottom) = l.plot;
     let top_centre = (HAlign::Center, VAlign::Top);
@@ -1199,27 +1961,71 @@ fn draw_text(canvas: &mut Canvas<'_>, plot: &LinePlot, ts: &Typesetter, l: &Layo
         y += l.subtitle_lh;
     }
 
-    // Tick labels, the x label under them, the y label upright on the far left.
+    // Tick labels (a bar plot: each bar's label under it and its value over it), the x label under them, the y
+    // label upright on the far left.
     let x_label_top = bottom + m.tick_len + 0.5 * m.tick_em;
-    for (t, label) in &l.x.ticks {
-        let x = l.x.to_px(*t, left, right);
-        ts.draw(canvas, label, m.tick_em, TEXT, (x, x_label_top), top_centre, false);
+    let mut x_desc_top = x_label_top + 1.3 * m.tick_em + 0.7 * m.tick_em;
+    match &l.bars {
+        Some(bars) => {
+            let measured = series.iter().filter(|p| {
+                matches!(p.kind, SeriesKind::Line | SeriesKind::Points | SeriesKind::Rings | SeriesKind::Focus)
+            });
+            let value_em = 0.9 * m.tick_em;
+            for (p, lines) in measured.zip(&bars.labels) {
+                let Some(&(x, v)) = p.points.first() else { continue };
+                let cx = l.x.to_px(x, left, right);
+                for (i, line) in lines.iter().enumerate() {
+                    let y = x_label_top + i as f64 * 1.25 * bars.em;
+                    ts.draw(canvas, line, bars.em, TEXT, (cx, y), top_centre, false);
+                }
+                // Over the bar, or over its error bar's top.
+                let high = p.spread.iter().map(|b| b.2).fold(v, f64::max);
+                let value = match plot.y_axis {
+                    Axis::Linear => v,
+                    Axis::Log2 => 2f64.powf(v),
+                    Axis::Log10 => 10f64.powf(v),
+                };
+                let vy = (l.y.to_px(high, bottom, top) - 0.4 * value_em - value_em).max(top);
+                ts.draw(canvas, &bar_value(value), value_em, TEXT, (cx, vy), top_centre, false);
+            }
+            let lines = bars.labels.iter().map(Vec::len).max().unwrap_or(1).max(1);
+            x_desc_top = x_label_top + lines as f64 * 1.25 * bars.em + 0.7 * m.tick_em;
+        }
+        None => {
+            for (t, label) in &l.x.ticks {
+                let x = l.x.to_px(*t, left, right);
+                ts.draw(canvas, label, m.tick_em, TEXT, (x, x_label_top), top_centre, false);
+            }
+        }
     }
     for (t, label) in &l.y.ticks {
         let y = l.y.to_px(*t, bottom, top);
         let anchor = (left - m.tick_len - 0.5 * m.tick_em, y);
         ts.draw(canvas, label, m.tick_em, TEXT, anchor, (HAlign::Right, VAlign::Middle), false);
     }
-    let x_desc_top = x_label_top + 1.3 * m.tick_em + 0.7 * m.tick_em;
-    ts.draw(canvas, &plot.x_label, m.axis_em, TEXT, ((left + right) / 2.0, x_desc_top), top_centre, false);
+    let x_label = match &l.bars {
+        Some(bars) => {
+            format!("{} = {} (the one value in these rows: one bar per series)", plot.x_label, format_plain(bars.x))
+        }
+        None => plot.x_label.clone(),
+    };
+    ts.draw(canvas, &x_label, m.axis_em, TEXT, ((left + right) / 2.0, x_desc_top), top_centre, false);
     let y_desc_x = m.pad + 0.5 * m.axis_em;
     let middle = (HAlign::Center, VAlign::Middle);
     ts.draw(canvas, &plot.y_label, m.axis_em, TEXT, (y_desc_x, (top + bottom) / 2.0), middle, true);
 
-    for (i, s) in plot.series.iter().enumerate() {
+    for (i, item) in l.legend_items.iter().enumerate() {
         let (x, y) = legend_entry(l, i);
-        let anchor = (x + l.legend.sample_w + 0.6 * l.legend.em, y);
-        ts.draw(canvas, &s.label, l.legend.em, TEXT, anchor, (HAlign::Left, VAlign::Middle), false);
+        let x = match item.sample {
+            Sample::Heading => x,
+            _ => x + l.legend.sample_w + 0.6 * l.legend.em,
+        };
+        ts.draw(canvas, &item.label, l.legend.em, TEXT, (x, y), (HAlign::Left, VAlign::Middle), false);
+    }
+
+    for b in &l.labels {
+        let anchor = (b.x + 0.35 * b.em, b.y + b.h / 2.0);
+        ts.draw(canvas, &b.text, b.em, TEXT, anchor, (HAlign::Left, VAlign::Middle), false);
     }
 
     let mut y = l.note_top;
@@ -1264,6 +2070,7 @@ mod tests {
             ],
             note: Some("rocBLAS SGEMM uses matrix cores on CDNA; these kernels use plain FMA".to_owned()),
             y_max: None,
+            ..LinePlot::default()
         }
     }
 
@@ -1352,6 +2159,7 @@ mod tests {
 
     /// Where data point `p` lands in the final image of `plot` at `w` x `h`, in whole pixels.
     fn pixel_of(plot: &LinePlot, w: u32, h: u32, (x, y): (f64, f64)) -> (u32, u32) {
+        let plot = &normalised(plot);
         let path = Path::new("test.png");
         let series = prepare(plot, path).expect("drawable series");
         let ts = Typesetter::new(typeface(path).expect("the bundled font"));
@@ -1404,8 +2212,8 @@ mod tests {
         }
     }
 
-    /// The series a plot is about is drawn over a line with the very same values (the occupancy plots' case):
-    /// its markers win, its colour is in no palette, and the line still shows between its dashes.
+    /// The series a plot is about and a line with the very same values (the occupancy plots' case) are drawn as one,
+    /// in the focus' colour (in no palette), named for both; it is thicker than a line and its markers win.
     #[test]
     fn the_focus_series_is_drawn_last_and_stays_visible() {
         let pts: Vec<(f64, f64)> = (5..=10).map(|k| (f64::from(1u32 << k), if k < 8 { 100.0 } else { 50.0 })).collect();
@@ -1421,23 +2229,25 @@ mod tests {
         for &p in &pts {
             assert_eq!(colour_at(&img, w, pixel_of(&plot, w, h, p)), rgb(FOCUS), "focus marker hidden at {p:?}");
         }
-        // Along the flat stretch at 100%, between the first two markers: both colours, the line in the dash gaps.
+        let drawn = normalised(&plot);
+        assert_eq!(drawn.series[0].label, "theoretical occupancy and occupied lanes (identical)");
+        assert_eq!(drawn.series.len(), 2);
+        // Along the flat stretch at 100%, between the first two markers: the focus' dashes.
         let (x0, y) = pixel_of(&plot, w, h, pts[0]);
         let (x1, _) = pixel_of(&plot, w, h, pts[1]);
         let band = (x0 + 12, y - 3, x1 - 12, y + 4);
-        let (focus, line) = (count(&img, w, band, rgb(FOCUS)), count(&img, w, band, rgb(PALETTE[0])));
+        let focus = count(&img, w, band, rgb(FOCUS));
         if let Some(out) = std::env::var_os("SUITE_PLOT_EXAMPLE") {
             std::fs::write(out, &bytes).expect("the example copy is written");
         }
         assert!(2 * focus > 3 * (x1 - x0 - 24) as usize, "the focus line is thin or missing: {focus} px");
-        assert!(line > 10, "the line under the focus does not show through its gaps: {line} px");
         // The focus line is thicker than a line: compare column heights at the bandwidth line's flat stretch.
         let thickness =
             |c: [u8; 3], y: u32| (y - 10..y + 10).filter(|&yy| colour_at(&img, w, (x0 + 20, yy)) == c).count();
         let (_, y_bw) = pixel_of(&plot, w, h, (pts[0].0, 40.0));
         let focus_column = (0..30)
             .map(|dx| (y - 10..y + 10).filter(|&yy| colour_at(&img, w, (x0 + 12 + dx, yy)) == rgb(FOCUS)).count());
-        assert!(focus_column.max().unwrap_or(0) > thickness(rgb(PALETTE[1]), y_bw), "focus not thicker than a line");
+        assert!(focus_column.max().unwrap_or(0) > thickness(rgb(PALETTE[0]), y_bw), "focus not thicker than a line");
         // The legend shows the focus colour too, right of the plotting area.
         let legend = (3 * w / 5, 0, w, h / 2);
         assert!(count(&img, w, legend, rgb(FOCUS)) > 20, "no focus sample in the legend");
@@ -1595,8 +2405,9 @@ mod tests {
         }
         // 30 long labels do not fit beside a small chart.
         let mut crowded = fixture();
-        crowded.series =
-            (0..30).map(|i| Series::line(format!("a rather long kernel name {i}"), vec![(1.0, 1.0)])).collect();
+        crowded.series = (0..30)
+            .map(|i| Series::line(format!("a rather long kernel name {i}"), vec![(1.0, 1.0), (2.0, f64::from(i))]))
+            .collect();
         let e = render_png(&crowded, Path::new("crowded.png"), 400, 300).expect_err("the legend cannot fit");
         assert!(e.to_string().contains("legend of 30 series"), "{e}");
     }
@@ -1673,6 +2484,204 @@ mod tests {
         }
     }
 
+    /// Series with the same points are one line in the legend, naming each; the plot as drawn has one series.
+    #[test]
+    fn identical_series_are_merged_under_a_label_naming_each() {
+        let pts = vec![(256.0, 10.0), (512.0, 20.0), (1024.0, 30.0)];
+        let mut plot = fixture();
+        plot.series = vec![
+            Series::line("gfx90a", pts.clone()),
+            Series::line("other", vec![(256.0, 5.0), (1024.0, 7.0)]),
+            Series::line("gfx1100-wave64", pts.clone()),
+            Series::reference("peak", vec![(256.0, 40.0), (1024.0, 40.0)]),
+        ];
+        let drawn = normalised(&plot);
+        let labels: Vec<&str> = drawn.series.iter().map(|s| s.label.as_str()).collect();
+        assert_eq!(labels, ["gfx90a and gfx1100-wave64 (identical)", "other", "peak"]);
+        assert_eq!(legend_entries(&plot), 3);
+        assert!(hidden_series(&plot).is_empty());
+        render(&plot, 800, 500);
+        // A line identical to the series the plot is about joins it, which keeps its kind.
+        plot.series = vec![Series::line("lanes", pts.clone()), Series::focus("theoretical", pts.clone())];
+        let drawn = normalised(&plot);
+        assert_eq!(drawn.series.len(), 1);
+        assert_eq!(
+            (drawn.series[0].label.as_str(), drawn.series[0].kind),
+            ("theoretical and lanes (identical)", SeriesKind::Focus)
+        );
+    }
+
+    /// A line that a later one covers along part of its length is drawn wider, so it shows on both sides of the
+    /// one over it there (the static comparison's gfx90a under gfx1100-wave64 wherever they agree).
+    #[test]
+    fn a_line_covered_in_part_is_drawn_wider_and_shows_around_the_one_over_it() {
+        let under = vec![(1.0, 10.0), (2.0, 20.0), (3.0, 30.0), (4.0, 35.0)];
+        let over = vec![(1.0, 10.0), (2.0, 20.0), (3.0, 12.0), (4.0, 15.0)];
+        let mut plot = fixture();
+        plot.x_axis = Axis::Linear;
+        plot.series = vec![Series::line("wave64 part", under.clone()), Series::line("other part", over)];
+        let series = prepare(&plot, Path::new("-")).expect("drawable");
+        assert_eq!((series[0].under, series[1].under), (1, 0));
+        assert!(hidden_series(&plot).is_empty());
+        let (w, h) = DEFAULT_SIZE;
+        let (bytes, _dir) = render(&plot, w, h);
+        let (w, h, img) = decode(&bytes);
+        // Around the middle of the shared segment: the line drawn over it, and the wider one on both sides.
+        let (xa, ya) = pixel_of(&plot, w, h, (1.5, 15.0));
+        let above = count(&img, w, (xa - 2, ya - 6, xa + 3, ya - 1), rgb(PALETTE[0]));
+        let below = count(&img, w, (xa - 2, ya + 2, xa + 3, ya + 7), rgb(PALETTE[0]));
+        assert!(
+            above > 0 && below > 0,
+            "the covered line does not show around the other: {above} above, {below} below"
+        );
+        // Where the lines part, the covered one is still drawn (its own segment).
+        let (xb, yb) = pixel_of(&plot, w, h, (3.5, 32.5));
+        assert!(count(&img, w, (xb - 3, yb - 3, xb + 4, yb + 4), rgb(PALETTE[0])) > 5);
+        // Without the fix both would be as wide: `hidden_series` would name the pair.
+        let mut alike = prepare(&plot, Path::new("-")).expect("drawable");
+        alike[0].under = 0;
+        assert!(coincide(&alike[0], &alike[1]));
+    }
+
+    /// A plot whose series all have one and the same x is drawn as bars, one per series, labelled under them; the
+    /// legend keeps only the reference.
+    #[test]
+    fn a_plot_with_one_x_is_drawn_as_bars() {
+        let mut plot = fixture();
+        plot.x_axis = Axis::Linear;
+        plot.y_axis = Axis::Linear;
+        plot.series = vec![
+            Series::line("full forest", vec![(8.0, 3.0)]).with_spread(vec![(8.0, 2.5, 3.4)]),
+            Series::line("tilted forest", vec![(8.0, 2.0)]),
+            Series::line("chain", vec![(8.0, 0.8)]),
+            Series::reference("1.0 = as fast", vec![(8.0, 1.0), (8.0, 1.0)]),
+        ];
+        assert_eq!(single_x(&plot), Some(8.0));
+        assert_eq!(legend_entries(&plot), 1);
+        let (w, h) = DEFAULT_SIZE;
+        let (bytes, _dir) = render(&plot, w, h);
+        let (w, h, img) = decode(&bytes);
+        let path = Path::new("-");
+        let series = prepare(&plot, path).expect("drawable");
+        let ts = Typesetter::new(typeface(path).expect("font"));
+        let l = layout(&plot, &series, &ts, &Metrics::new(w, h), w, h, path).expect("a layout");
+        assert!(l.bars.is_some() && l.x.ticks.is_empty());
+        let (left, top, right, bottom) = l.plot;
+        // Each bar's middle, half way up, is its series' colour, tinted.
+        for (i, value) in [3.0, 2.0, 0.8].into_iter().enumerate() {
+            let x = l.x.to_px(i as f64 + 0.5, left, right).round() as u32;
+            let y = l.y.to_px(0.7 * value, bottom, top).round() as u32;
+            assert_eq!(colour_at(&img, w, (x, y)), rgb(tint(PALETTE[i])), "bar {i}");
+        }
+        // The first bar's error bar reaches above the bar.
+        let x = l.x.to_px(0.5, left, right).round() as u32;
+        let y = l.y.to_px(3.3, bottom, top).round() as u32;
+        assert_eq!(colour_at(&img, w, (x, y)), rgb(PALETTE[0]), "no whisker above the bar");
+    }
+
+    /// Error bars span each point's spread, in its series' colour.
+    #[test]
+    fn error_bars_span_the_spread() {
+        let mut plot = fixture();
+        plot.x_axis = Axis::Linear;
+        plot.series = vec![Series::line("kernel", vec![(1.0, 50.0), (2.0, 60.0)])
+            .with_spread(vec![(1.0, 30.0, 70.0), (2.0, 58.0, 61.0)])];
+        let (bytes, _dir) = render(&plot, 900, 600);
+        let (w, h, img) = decode(&bytes);
+        // The whisker is about a pixel wide and may fall between two: look for its colour across three.
+        let c = rgb(PALETTE[0]);
+        let near = |(x, y): (u32, u32)| {
+            (x - 1..=x + 1).any(|x| colour_at(&img, w, (x, y)).iter().zip(c).all(|(a, b)| a.abs_diff(b) < 40))
+        };
+        let (x, y35) = pixel_of(&plot, w, h, (1.0, 35.0));
+        let (_, y65) = pixel_of(&plot, w, h, (1.0, 65.0));
+        let (_, y75) = pixel_of(&plot, w, h, (1.0, 75.0));
+        assert!(near((x, y35)), "no bar down to 30");
+        assert!(near((x, y65)), "no bar up to 70");
+        assert!(!near((x, y75)), "a bar past 70");
+    }
+
+    /// A legend too wide for a column beside the chart (over 30% of the image) goes under it, and the chart keeps
+    /// the width.
+    #[test]
+    fn a_legend_too_wide_for_the_side_goes_under_the_chart() {
+        let mut plot = fixture();
+        plot.series = (0..3)
+            .map(|i| {
+                Series::line(
+                    format!("{i}: H100 80GB HBM3, warp32 [2026-11-25-h100-sm_90-quick-counters-issues25-27]"),
+                    vec![(256.0, f64::from(i)), (512.0, f64::from(i + 1))],
+                )
+            })
+            .collect();
+        let (w, h) = DEFAULT_SIZE;
+        let path = Path::new("-");
+        let series = prepare(&plot, path).expect("drawable");
+        let ts = Typesetter::new(typeface(path).expect("font"));
+        let m = Metrics::new(w, h);
+        let l = layout(&plot, &series, &ts, &m, w, h, path).expect("a layout");
+        assert_eq!(l.legend.place, Place::Below);
+        let (_, _, right, bottom) = l.plot;
+        assert!(right > 0.9 * f64::from(w), "the chart ends at {right}");
+        assert!(l.legend_origin.1 > bottom, "the legend is not under the chart");
+        // Short labels stay beside it.
+        let l = layout(&fixture(), &prepare(&fixture(), path).expect("drawable"), &ts, &m, w, h, path).expect("layout");
+        assert_eq!(l.legend.place, Place::Right);
+        assert!(l.legend.box_w <= RIGHT_LEGEND_MAX * f64::from(w));
+        render(&plot, w, h);
+    }
+
+    #[test]
+    fn log_axes_over_few_decades_or_octaves_get_enough_labels_to_read_a_value() {
+        // GFLOP/s from 3000 to 55000: 1-2-5 gives four labels; 1-2-3-5 six.
+        let spec = log_axis(10.0, 3000f64.log10(), 55_000f64.log10(), 16);
+        let labels: Vec<&str> = spec.ticks.iter().map(|(_, l)| l.as_str()).collect();
+        assert_eq!(labels, ["3000", "5000", "10000", "20000", "30000", "50000"]);
+        // Speedups from 0.6 to 2.7 on a log2 axis: not only 1 and 2.
+        let spec = log_axis(2.0, 0.6f64.log2(), 2.7f64.log2(), 12);
+        assert!(spec.ticks.len() >= MIN_LOG_LABELS, "{:?}", spec.ticks);
+        assert!(spec.ticks.iter().any(|t| t.1 == "1.5"), "{:?}", spec.ticks);
+    }
+
+    /// A legend the plot groups itself counts its own entries (headings included) and the other series'.
+    #[test]
+    fn a_grouped_legend_lists_its_entries_and_the_references() {
+        let style = |i: usize, marker| Style { color: PALETTE[i], marker, hollow: i % 2 == 1 };
+        let mut plot = fixture();
+        plot.series = (0..30)
+            .map(|i| {
+                let marker = MARKERS[i % 3];
+                Series::points(format!("point {i}"), vec![(f64::from(i as u32 + 1), 10.0 * (i as f64 + 1.0))])
+                    .styled(style(i % 5, marker))
+            })
+            .collect();
+        plot.series.push(Series::reference("roof", vec![(1.0, 400.0), (30.0, 400.0)]));
+        plot.legend = Some(vec![
+            LegendEntry::heading("matmul (squares)"),
+            LegendEntry::marker("tiled", style(0, Marker::Square)),
+            LegendEntry::marker("double_buffer", style(1, Marker::Square)),
+            LegendEntry::heading("fusion (circles)"),
+            LegendEntry::marker("fused", style(2, Marker::Circle)),
+        ]);
+        plot.labels = vec![PointLabel { x: 30.0, y: 300.0, text: "best: point 29".into() }];
+        assert_eq!(legend_entries(&plot), 6);
+        assert!(legend_is_grouped(&plot));
+        let (w, h) = DEFAULT_SIZE;
+        let (bytes, _dir) = render(&plot, w, h);
+        let (w, h, img) = decode(&bytes);
+        let path = Path::new("-");
+        let series = prepare(&plot, path).expect("drawable");
+        let ts = Typesetter::new(typeface(path).expect("font"));
+        let l = layout(&plot, &series, &ts, &Metrics::new(w, h), w, h, path).expect("a layout");
+        let b = &l.labels[0];
+        // The label's box holds its text (dark ink).
+        let dark = (b.y as u32..(b.y + b.h) as u32)
+            .flat_map(|y| (b.x as u32..(b.x + b.w) as u32).map(move |x| (x, y)))
+            .filter(|&p| colour_at(&img, w, p).iter().all(|&v| v < 90))
+            .count();
+        assert!(dark > 20, "the label's text is missing");
+    }
+
     /// The realistic matmul ladder: 12 kernels and cuBLAS over N = 256..8192. Set `SUITE_PLOT_EXAMPLE=<file.png>`
     /// to keep the image and look at it.
     #[test]
@@ -1719,6 +2728,7 @@ mod tests {
                     .to_owned(),
             ),
             y_max: None,
+            ..LinePlot::default()
         };
         let (w, h) = DEFAULT_SIZE;
         let (bytes, _dir) = render(&plot, w, h);

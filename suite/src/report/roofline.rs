@@ -12,7 +12,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::csv::read_rows;
-use super::plot::{render_png, Axis, LinePlot, Series, DEFAULT_SIZE};
+use super::plot::{
+    measured_style, render_png, Axis, LegendEntry, LinePlot, PointLabel, Series, SeriesKind, Style, DEFAULT_SIZE,
+    MARKERS,
+};
 use super::{Error, Result};
 use crate::peaks::{Ceilings, Unit};
 use crate::precision::Precision;
@@ -312,42 +315,129 @@ fn roof_series(prefix: &str, roof: &Roof, x_lo: f64, x_hi: f64) -> Vec<Series> {
     let top = roof.compute.last().map_or(f64::INFINITY, |c| c.1);
     let ridge = top / roof.memory_gbps;
     let mut series = vec![Series::reference(
-        format!("{prefix}memory {:.0} GB/s x FLOP/B", roof.memory_gbps),
+        format!("{prefix}memory {:.0} GB/s", roof.memory_gbps),
         vec![(x_lo, roof.memory_gbps * x_lo), (ridge.min(x_hi), roof.memory_gbps * ridge.min(x_hi))],
     )];
     for (name, gflops) in &roof.compute {
         let from = (gflops / roof.memory_gbps).max(x_lo);
         series.push(Series::reference(
-            format!("{prefix}{name} peak {:.1} TFLOP/s", gflops / 1e3),
+            format!("{prefix}{name}: {:.1} TFLOP/s", gflops / 1e3),
             vec![(from, *gflops), (x_hi, *gflops)],
         ));
     }
     series
 }
 
-/// The roofline plot of one or more runs (labelled `run N` when several): one point series per experiment and
-/// family (per run when several), the memory roof and the compute ceilings (one per distinct peak of a precision and
-/// unit) as reference lines.
+/// A group of a run's points drawn as one series: its experiment, its kernel family (none when several runs are
+/// drawn) and whether it is FP64.
+type GroupKey = (String, String, bool);
+
+/// The roofline plot of one or more runs (labelled `run N` when several), with a legend grouped so it stays
+/// readable however many kernels a run measured: a marker shape per experiment; one run's points in a colour per
+/// family (FP64 hollow beside FP32 filled), several runs' in a colour per run (run 1 filled, later runs as rings
+/// around them); the memory roof and the compute ceilings (one per distinct peak of a precision and unit) as reference
+/// lines; and, per run and experiment, its point closest to its roof labelled.
 pub fn plot(runs: &[(String, &Roofline)]) -> LinePlot {
     let several = runs.len() > 1;
     let all = runs.iter().flat_map(|(_, r)| r.points.iter());
     let (lo, hi) = all.fold((f64::INFINITY, 0.0f64), |(lo, hi), p| (lo.min(p.intensity()), hi.max(p.intensity())));
     let (x_lo, x_hi) = (lo / 2.0, hi * 2.0);
+    // Experiments in order of first appearance, each with its marker.
+    let mut experiments: Vec<&str> = Vec::new();
+    for p in runs.iter().flat_map(|(_, r)| r.points.iter()) {
+        if !experiments.contains(&p.experiment.as_str()) {
+            experiments.push(&p.experiment);
+        }
+    }
+    let marker_of = |e: &str| MARKERS[experiments.iter().position(|x| *x == e).unwrap_or(0) % MARKERS.len()];
+    // FP64 by its rate, or (an experiment that names no rate, fusion) by its family's suffix.
+    let is_fp64 = |p: &Placed| {
+        p.rate.is_some_and(|(precision, _)| precision == Precision::F64)
+            || [" (f64)", " f64", "_f64"].iter().any(|s| p.family.ends_with(s))
+    };
     let mut series = Vec::new();
+    let mut legend = Vec::new();
+    let mut labels = Vec::new();
     for (i, (label, r)) in runs.iter().enumerate() {
         let prefix = if several { format!("{label}: ") } else { String::new() };
-        let mut families: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+        // Groups of points, in order: (experiment, family or none, FP64), each one series in one style.
+        let mut groups: Vec<(GroupKey, Vec<(f64, f64)>)> = Vec::new();
         for p in &r.points {
-            // Several runs: one series per run and experiment, so the legend stays short.
-            let name = if several { p.experiment.clone() } else { format!("{}: {}", p.experiment, p.family) };
-            match families.iter_mut().find(|(n, _)| *n == name) {
+            // One colour for a family in both precisions: FP64's marker is hollow, so its name drops the suffix.
+            let family = if several {
+                String::new()
+            } else if is_fp64(p) {
+                let f = p.family.as_str();
+                f.strip_suffix(" (f64)")
+                    .or_else(|| f.strip_suffix(" f64"))
+                    .or_else(|| f.strip_suffix("_f64"))
+                    .unwrap_or(f)
+                    .to_string()
+            } else {
+                p.family.clone()
+            };
+            let key = (p.experiment.clone(), family, is_fp64(p));
+            match groups.iter_mut().find(|(k, _)| *k == key) {
                 Some((_, pts)) => pts.push((p.intensity(), p.gflops())),
-                None => families.push((name, vec![(p.intensity(), p.gflops())])),
+                None => groups.push((key, vec![(p.intensity(), p.gflops())])),
             }
         }
-        // The first run's points filled, every later run's as rings around them: where runs agree both show.
-        let kind = if i == 0 { Series::points } else { Series::rings };
-        series.extend(families.into_iter().map(|(name, pts)| kind(format!("{prefix}{name}"), pts)));
+        // A colour per family within its experiment (one run), or per run (several).
+        let mut families: Vec<(String, String)> = Vec::new();
+        for ((e, f, _), _) in &groups {
+            if !families.contains(&(e.clone(), f.clone())) {
+                families.push((e.clone(), f.clone()));
+            }
+        }
+        let colour_of = |e: &str, f: &str| {
+            let within = families.iter().filter(|(x, _)| x == e).position(|(_, y)| y == f).unwrap_or(0);
+            measured_style(if several { i } else { within }).0
+        };
+        let kind = if i == 0 { SeriesKind::Points } else { SeriesKind::Rings };
+        for ((e, f, fp64), pts) in groups {
+            let style = Style { color: colour_of(&e, &f), marker: marker_of(&e), hollow: fp64 || i > 0 };
+            let name = match (f.is_empty(), fp64) {
+                (true, false) => format!("{prefix}{e}"),
+                (true, true) => format!("{prefix}{e} FP64"),
+                (false, false) => format!("{prefix}{e}: {f}"),
+                (false, true) => format!("{prefix}{e}: {f} FP64"),
+            };
+            series.push(Series::of_kind(kind, name, pts).styled(style));
+        }
+        // The legend: per run (several) or per experiment (one), its markers.
+        if several {
+            let how = if i == 0 { "filled" } else { "rings" };
+            legend.push(LegendEntry::heading(format!("{label}: {} ({how})", r.device)));
+            for e in &experiments {
+                if r.points.iter().any(|p| p.experiment == *e) {
+                    let style = Style { color: colour_of(e, ""), marker: marker_of(e), hollow: i > 0 };
+                    legend.push(LegendEntry::marker(e.to_string(), style));
+                }
+            }
+        } else {
+            for e in &experiments {
+                legend.push(LegendEntry::heading(format!("{e}:")));
+                for (_, f) in families.iter().filter(|(x, _)| x == e) {
+                    let style = Style { color: colour_of(e, f), marker: marker_of(e), hollow: false };
+                    legend.push(LegendEntry::marker(f.clone(), style));
+                }
+            }
+            if r.points.iter().any(is_fp64) {
+                legend.push(LegendEntry::heading("hollow: FP64, filled: FP32"));
+            }
+        }
+        // Per experiment, its point closest to its roof, named.
+        for e in &experiments {
+            let best = r.points.iter().filter(|p| p.experiment == *e).max_by(|a, b| {
+                let share = |p: &Placed| p.gflops() / r.roof.attainable(p.intensity(), p.rate);
+                share(a).total_cmp(&share(b))
+            });
+            if let Some(p) = best {
+                let share = p.gflops() / r.roof.attainable(p.intensity(), p.rate);
+                let text = format!("{prefix}{e} {}: {:.0}% of its roof", short_key(&p.key), 100.0 * share);
+                labels.push(PointLabel { x: p.intensity(), y: p.gflops(), text });
+            }
+        }
     }
     for (label, r) in runs {
         let prefix = if several { format!("{label}: ") } else { String::new() };
@@ -378,12 +468,18 @@ pub fn plot(runs: &[(String, &Roofline)]) -> LinePlot {
     }
     LinePlot {
         title,
+        legend: Some(legend),
+        labels,
+        // Its grouped legend and its note (the ceilings' sources, what was left out) take room under the chart.
+        min_height: Some(1300),
         subtitle: Some(if several {
             "run 1's kernels filled, later runs' as rings (a filled point inside a ring: the runs agree); a point \
              under its roof left speed on the table"
                 .into()
         } else {
-            "a point under its roof left speed on the table; at the roof it runs as fast as the hardware allows".into()
+            "a marker per experiment, a colour per kernel family, FP64 hollow; each experiment's point closest to its \
+             roof is named; a point under its roof left speed on the table"
+                .into()
         }),
         x_label: "arithmetic intensity, FLOP per byte (log scale)".into(),
         y_label: "GFLOP/s (log scale)".into(),
@@ -392,6 +488,23 @@ pub fn plot(runs: &[(String, &Roofline)]) -> LinePlot {
         series,
         y_max: None,
         note: Some(note.trim_end().to_string()),
+    }
+}
+
+/// A point's key as a label: without the size parameters a reader sees on the axes (`double_buffer/m=4096,n=4096,
+/// k=4096` reads `double_buffer 4096`).
+fn short_key(key: &str) -> String {
+    let (name, params) = key.split_once('/').unwrap_or((key, ""));
+    let square = params.strip_prefix("m=").and_then(|rest| {
+        let mut dims = rest.split(',').map(|d| d.split_once('=').map_or(d, |(_, v)| v));
+        let m = dims.next()?;
+        let n = dims.next()?.split('/').next()?;
+        let k = dims.next()?.split('/').next()?;
+        (m == n && n == k).then(|| m.to_string())
+    });
+    match square {
+        Some(n) => format!("{name} {n}"),
+        None => key.to_string(),
     }
 }
 
@@ -443,6 +556,7 @@ pub fn plot_dram(r: &Roofline, measured: &BTreeMap<(String, String), f64>, cache
              {cache_note} Memory ceiling: {}; FP32 ceilings: {}.",
             r.roof.memory_source, r.roof.compute_source
         )),
+        ..LinePlot::default()
     })
 }
 

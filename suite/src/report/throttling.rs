@@ -473,6 +473,7 @@ mod tests {
             series,
             y_max: None,
             note: None,
+            ..LinePlot::default()
         };
         vec![
             (

@@ -1,6 +1,10 @@
 //! Shared helpers for the CLI tests: the binary's command, isolated from the machine's GPUs and caches, and the
 //! tools a test needs (from `suite::test_deps`, the one place that says what the tests need and how to get it).
 
+// Read by the documentation tests only; each test binary compiles this module whole.
+#[allow(dead_code)]
+pub mod markdown;
+
 use assert_cmd::Command;
 
 /// `suite` with every GPU hidden (so a test about "no GPU" holds on a GPU node too) and a private kernel cache.

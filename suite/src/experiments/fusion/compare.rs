@@ -41,6 +41,7 @@ impl Comparison for FusionComparison {
         Ok(Values {
             unit: "% of the run's vendor BLAS speed (device time, same operation, precision and size)".into(),
             by_key,
+            ..Values::default()
         })
     }
 

@@ -25,8 +25,18 @@ pub(super) fn precision(row: &BTreeMap<String, String>) -> &str {
 /// A point of the table: (operation, precision, variant, elements, measure).
 type Key = (String, String, String, usize, String);
 
-/// Median times (ms) and rates (GB/s) by point.
-pub(super) struct Table(BTreeMap<Key, (f64, f64)>);
+/// A point's times (ms: median, fastest and slowest repetition; the median where a CSV lacks the others) and rate
+/// (GB/s at the median).
+#[derive(Debug, Clone, Copy)]
+struct Timed {
+    median: f64,
+    min: f64,
+    max: f64,
+    gbps: f64,
+}
+
+/// Times and rates by point.
+pub(super) struct Table(BTreeMap<Key, Timed>);
 
 impl Table {
     pub(super) fn new(rows: &[&BTreeMap<String, String>]) -> Table {
@@ -38,9 +48,33 @@ impl Table {
             else {
                 continue;
             };
-            map.insert((s("operation"), precision(r).to_string(), s("variant"), n, s("measure")), (t, g));
+            let (min, max) =
+                (s("time_ms_min").parse::<f64>().unwrap_or(t), s("time_ms_max").parse::<f64>().unwrap_or(t));
+            let key = (s("operation"), precision(r).to_string(), s("variant"), n, s("measure"));
+            map.insert(key, Timed { median: t, min, max, gbps: g });
         }
         Table(map)
+    }
+
+    /// The spread of `slow`'s time over `fast`'s (a speedup of `fast`), from the least to the most favourable
+    /// pairing of their repetitions.
+    pub(super) fn speedup_spread(
+        &self,
+        slow: (&str, &str, &str, usize, &str),
+        fast: (&str, &str, &str, usize, &str),
+    ) -> Option<(f64, f64)> {
+        let (a, b) = (self.timed(slow)?, self.timed(fast)?);
+        (a.min > 0.0 && b.min > 0.0).then(|| (a.min / b.max, a.max / b.min))
+    }
+
+    /// The spread of a point's GB/s: at its slowest and at its fastest repetition.
+    pub(super) fn rate_spread(&self, op: &str, p: &str, v: &str, n: usize, m: &str) -> Option<(f64, f64)> {
+        let t = self.timed((op, p, v, n, m))?;
+        (t.min > 0.0).then(|| (t.gbps * t.median / t.max, t.gbps * t.median / t.min))
+    }
+
+    fn timed(&self, (op, p, v, n, m): (&str, &str, &str, usize, &str)) -> Option<Timed> {
+        self.0.get(&(op.to_string(), p.to_string(), v.to_string(), n, m.to_string())).copied()
     }
 
     /// The precisions the table holds rows of, FP32 first.
@@ -56,18 +90,14 @@ impl Table {
         e
     }
 
-    fn get(&self, op: &str, p: &str, v: &str, n: usize, m: &str) -> Option<(f64, f64)> {
-        self.0.get(&(op.to_string(), p.to_string(), v.to_string(), n, m.to_string())).copied()
-    }
-
     /// Median time of a point, ms.
     pub(super) fn time(&self, op: &str, p: &str, v: &str, n: usize, m: &str) -> Option<f64> {
-        self.get(op, p, v, n, m).map(|x| x.0)
+        self.timed((op, p, v, n, m)).map(|x| x.median)
     }
 
     /// GB/s of a point at its median time.
     pub(super) fn rate(&self, op: &str, p: &str, v: &str, n: usize, m: &str) -> Option<f64> {
-        self.get(op, p, v, n, m).map(|x| x.1)
+        self.timed((op, p, v, n, m)).map(|x| x.gbps)
     }
 }
 

@@ -72,14 +72,28 @@ fn operation_plots(table: &Table, op: &str, p: &str, vendor: &str, device: &str)
                 Some((n as f64, table.time(op, p, "hand", n, "device")? / table.time(op, p, v, n, "device")?))
             })
             .collect();
+        let s_spread: Vec<(f64, f64, f64)> = elements
+            .iter()
+            .filter_map(|&n| {
+                let (lo, hi) = table.speedup_spread((op, p, "hand", n, "device"), (op, p, v, n, "device"))?;
+                Some((n as f64, lo, hi))
+            })
+            .collect();
         let g: Vec<(f64, f64)> =
             elements.iter().filter_map(|&n| Some((n as f64, table.rate(op, p, v, n, "device")?))).collect();
+        let g_spread: Vec<(f64, f64, f64)> = elements
+            .iter()
+            .filter_map(|&n| {
+                let (lo, hi) = table.rate_spread(op, p, v, n, "device")?;
+                Some((n as f64, lo, hi))
+            })
+            .collect();
         let make = if v == "fused" { Series::focus } else { Series::line };
         if !s.is_empty() && v != "hand" {
-            speed.push(make(label(v), s));
+            speed.push(make(label(v), s).with_spread(s_spread));
         }
         if !g.is_empty() {
-            gbps.push(make(label(v), g));
+            gbps.push(make(label(v), g).with_spread(g_spread));
         }
     }
     let (lo, hi) = (elements[0] as f64, elements[elements.len() - 1] as f64);
@@ -97,7 +111,8 @@ fn operation_plots(table: &Table, op: &str, p: &str, vendor: &str, device: &str)
             LinePlot {
                 title: format!("{op}{titled}: speedup over the hand-written reduction, {device}"),
                 subtitle: Some(
-                    "device time, result left on the device, CUDA-graph batches; > 1 is faster than hand-written"
+                    "device time, result left on the device, CUDA-graph batches; > 1 is faster than hand-written; error bars: \
+                     the least to the most favourable pairing of the two variants' repetitions"
                         .into(),
                 ),
                 x_label: format!("elements n ({})", upper(p)),
@@ -107,6 +122,7 @@ fn operation_plots(table: &Table, op: &str, p: &str, vendor: &str, device: &str)
                 series: speed,
                 y_max: None,
                 note: (op == "sum").then(|| "sum has no map: nothing to unfuse".to_string()),
+                ..LinePlot::default()
             },
         ),
         (
@@ -114,7 +130,9 @@ fn operation_plots(table: &Table, op: &str, p: &str, vendor: &str, device: &str)
             LinePlot {
                 title: format!("{op}{titled}: bandwidth, {device}"),
                 subtitle: Some(
-                    "GB/s = bytes the operation reads / device time; the copy line counts its read and its write".into(),
+                    "GB/s = bytes the operation reads / device time (median; error bars: the slowest to the fastest \
+                     repetition); the copy line counts its read and its write"
+                        .into(),
                 ),
                 x_label: format!("elements n ({})", upper(p)),
                 y_label: "GB/s (log scale)".into(),
@@ -127,6 +145,7 @@ fn operation_plots(table: &Table, op: &str, p: &str, vendor: &str, device: &str)
                      can beat the HBM bandwidth"
                         .into(),
                 ),
+                ..LinePlot::default()
             },
         ),
     ]
@@ -145,8 +164,16 @@ fn ratios_plot(table: &Table, p: &str, device: &str) -> Option<(String, LinePlot
                     Some((n as f64, table.time(op, p, b, n, "device")? / table.time(op, p, a, n, "device")?))
                 })
                 .collect();
+            let spread: Vec<(f64, f64, f64)> = table
+                .elements(op, p)
+                .iter()
+                .filter_map(|&n| {
+                    let (lo, hi) = table.speedup_spread((op, p, b, n, "device"), (op, p, a, n, "device"))?;
+                    Some((n as f64, lo, hi))
+                })
+                .collect();
             if !pts.is_empty() {
-                ratios.push(Series::line(format!("{op}: {what}"), pts));
+                ratios.push(Series::line(format!("{op}: {what}"), pts).with_spread(spread));
             }
         }
     }
@@ -172,6 +199,7 @@ fn ratios_plot(table: &Table, p: &str, device: &str) -> Option<(String, LinePlot
             series: ratios,
             y_max: None,
             note: None,
+            ..LinePlot::default()
         },
     ))
 }
@@ -194,8 +222,17 @@ fn precision_plot(table: &Table, vendor: &str, device: &str) -> Option<(String, 
                     Some((n as f64, r))
                 })
                 .collect();
+            let spread: Vec<(f64, f64, f64)> = table
+                .elements(op, "f64")
+                .iter()
+                .filter_map(|&n| {
+                    let (lo64, hi64) = table.rate_spread(op, "f64", v, n, "device")?;
+                    let (lo32, hi32) = table.rate_spread(op, "f32", v, n, "device")?;
+                    Some((n as f64, lo64 / hi32, hi64 / lo32))
+                })
+                .collect();
             if !pts.is_empty() {
-                series.push(Series::line(format!("{op}: {name}"), pts));
+                series.push(Series::line(format!("{op}: {name}"), pts).with_spread(spread));
             }
         }
     }
@@ -217,6 +254,7 @@ fn precision_plot(table: &Table, vendor: &str, device: &str) -> Option<(String, 
             series,
             y_max: None,
             note: Some(format!("vendor: {vendor} ddot/dasum over sdot/sasum (sum: dasum over sasum, a stand-in)")),
+            ..LinePlot::default()
         },
     ))
 }

@@ -355,7 +355,9 @@ impl<'g, T: Element> KernelCase<'g, T> {
         };
         let [m, n, k] = dims(shape)?;
         let int = |x: u64| {
-            i32::try_from(x).map(Arg::I32).map_err(|_| Error::Unsupported(format!("{x} exceeds the kernels' int sizes")))
+            i32::try_from(x)
+                .map(Arg::I32)
+                .map_err(|_| Error::Unsupported(format!("{x} exceeds the kernels' int sizes")))
         };
         let work_arg = work.as_ref().map_or(Arg::Ptr(0), |(w, _)| w.arg());
         let group = [v.group[0], v.group[1], 1];

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use crate::experiments::rate_spread;
 use crate::peaks::Unit;
 use crate::precision::Precision;
 use crate::report::compare::{
@@ -124,7 +125,11 @@ impl Comparison for MatmulComparison {
         if !any_vendor {
             return Err(format!("run {} has no vendor BLAS rows (run without --no-vendor to get them)", run.index));
         }
-        Ok(Values { unit: "% of the run's vendor BLAS at the same shape and precision".into(), by_key })
+        Ok(Values {
+            unit: "% of the run's vendor BLAS at the same shape and precision".into(),
+            by_key,
+            ..Values::default()
+        })
     }
 
     fn headline(&self, experiment: &str, runs: &[&Run]) -> Headline {
@@ -302,11 +307,22 @@ fn precision_headline(out: &mut Headline, experiment: &str, runs: &[&Run], preci
     let mut notes = Vec::new();
     // One reference line per distinct peak of the vendor's unit, naming the runs it belongs to.
     let mut peak_lines: Vec<(f64, String, Vec<String>)> = Vec::new();
+    // The spread of a kernel's GFLOP/s (or a share of a fixed reference) at a square shape, from its row.
+    let spread_at = |r: &Run, kernel: &dyn Fn(&Rec) -> bool, s: &Shape3, value: f64| {
+        let row = rows_in(r, experiment, precision).find(|x| kernel(x) && shape(x) == Some(*s))?;
+        let (lo, hi) = rate_spread(row, value)?;
+        Some((s.0 as f64, lo, hi))
+    };
     for (r, v) in runs.iter().zip(&vendors) {
-        vendor_series.push(Series::line(
-            format!("{} ({})", r.label(), vendor_name(r)),
-            sorted_points(v.iter().filter(|(s, _)| square(s)).map(|(s, g)| (s.0 as f64, g.0)).collect()),
-        ));
+        let spread =
+            v.iter().filter(|(s, _)| square(s)).filter_map(|(s, g)| spread_at(r, &is_vendor, s, g.0)).collect();
+        vendor_series.push(
+            Series::line(
+                format!("{} ({})", r.label(), vendor_name(r)),
+                sorted_points(v.iter().filter(|(s, _)| square(s)).map(|(s, g)| (s.0 as f64, g.0)).collect()),
+            )
+            .with_spread(spread),
+        );
         let vendor_peak = rows_in(r, experiment, precision).filter(|x| is_vendor(x)).find_map(|x| {
             let unit = x.get("unit").cloned().unwrap_or_else(|| "vector".into());
             Some((row_peak(x, fp32_peak(&r.device))?, unit))
@@ -337,15 +353,23 @@ fn precision_headline(out: &mut Headline, experiment: &str, runs: &[&Run], preci
         .iter()
         .zip(bests.iter().zip(&vendors))
         .map(|(r, (b, v))| {
-            let pts = b
+            let pts: Vec<(f64, f64, String)> = b
                 .iter()
                 .filter(|(s, _)| square(s))
                 .filter_map(|(s, by_unit)| {
-                    let (_, g) = fastest(by_unit)?;
-                    Some((s.0 as f64, g / v.get(s).filter(|vg| vg.0 > 0.0)?.0 * 100.0))
+                    let (k, g) = fastest(by_unit)?;
+                    Some((s.0 as f64, g / v.get(s).filter(|vg| vg.0 > 0.0)?.0 * 100.0, k.to_string()))
                 })
                 .collect();
-            Series::line(r.label(), sorted_points(pts))
+            let spread = pts
+                .iter()
+                .filter_map(|(n, share, k)| {
+                    let n = *n as u64;
+                    spread_at(r, &|x: &Rec| text(x, "kernel") == *k, &(n, n, n), *share)
+                })
+                .collect();
+            Series::line(r.label(), sorted_points(pts.into_iter().map(|(n, share, _)| (n, share)).collect()))
+                .with_spread(spread)
         })
         .collect();
     best_series.extend(level("100% = the run's own vendor BLAS", 100.0, &xs));

@@ -700,8 +700,8 @@ mod tests {
         // An explicit split never leaves a tail; a last wave more than half full is left whole.
         assert_eq!(small.plan(Shape::square(1536), F64, 132, 2, Some(1)).unwrap().tail, None);
         assert_eq!(small.plan(Shape::square(2048), F64, 132, 2, None).unwrap().tail, None); // 1024 = 3 x 264 + 232
-        // The DMMA rung splits along y of its 1-D tile order: 8 tiles of 128×64 with 2 per SM fill 264 slots at
-        // S = 33; it always sums in the reduction kernel.
+                                                                                            // The DMMA rung splits along y of its 1-D tile order: 8 tiles of 128×64 with 2 per SM fill 264 slots at
+                                                                                            // S = 33; it always sums in the reduction kernel.
         let dmma = variant("dmma_128x64x16_t128");
         let d = dmma.plan(k_heavy, F64, 132, 2, None).unwrap();
         assert_eq!((d.grid, d.split_k, d.fixup, d.counters), ([8, 33, 1], 33, Fixup::Kernel, 0));

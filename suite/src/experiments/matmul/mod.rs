@@ -49,8 +49,8 @@ pub use cases::{draw, draw_inputs, multiply};
 pub use compare::MatmulComparison;
 pub use fit::DeviceSet;
 pub use ladder::{
-    point_problem, split_k_for, tail_split, ArchKernels, Arith, Exists, Fixup, Instance, Multiples, Plan, Schedule, Tail,
-    Variant, MAX_SPLIT_K,
+    point_problem, split_k_for, tail_split, ArchKernels, Arith, Exists, Fixup, Instance, Multiples, Plan, Schedule,
+    Tail, Variant, MAX_SPLIT_K,
 };
 pub use plots::plots;
 pub use rungs::{ARCH_DEFAULTS, VARIANTS};

@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 use super::autotune::AUTOTUNE;
 use super::headlines::vendor_note;
 use super::rungs::VARIANTS;
+use crate::experiments::rate_spread;
 use crate::precision::Precision;
-use crate::report::plot::{Axis, LinePlot, Series, SeriesKind};
+use crate::report::plot::{Axis, LegendEntry, LinePlot, Series, SeriesKind};
 
 /// The plots of a matmul CSV, per precision it holds (FP32: `matmul-*.png`, as before FP64; FP64:
 /// `matmul-f64-*.png`): GFLOP/s vs size, GFLOP/s vs tile M, % of the vendor BLAS vs size, and % of the peak of each
@@ -65,8 +66,8 @@ fn plots_of(rows: &[BTreeMap<String, String>], precision: Precision) -> Vec<(Str
             m.push(k);
         }
     }
-    // A family's point at a size: its fastest row there; `y` maps that row to the plotted value.
-    let series_of = |family: &str, y: &dyn Fn(&BTreeMap<String, String>) -> Option<f64>| -> Vec<(f64, f64)> {
+    // A family's rows drawn: its fastest at each size.
+    let best_rows = |family: &str| -> Vec<(f64, &BTreeMap<String, String>)> {
         let mut best: BTreeMap<u64, (f64, &BTreeMap<String, String>)> = BTreeMap::new();
         for r in ok.iter().filter(|r| r.get("kernel").is_some_and(|k| k != vendor && family_of(k) == family)) {
             let (Some(n), Some(g)) = (num(r, "n"), num(r, "gflops")) else { continue };
@@ -74,16 +75,34 @@ fn plots_of(rows: &[BTreeMap<String, String>], precision: Precision) -> Vec<(Str
                 best.insert(n as u64, (g, r));
             }
         }
-        best.into_iter().filter_map(|(n, (_, r))| Some((n as f64, y(r)?))).collect()
+        best.into_iter().map(|(n, (_, r))| (n as f64, r)).collect()
     };
-    let vendor_series = |y: &dyn Fn(&BTreeMap<String, String>) -> Option<f64>| -> Vec<(f64, f64)> {
-        let mut pts: Vec<(f64, f64)> = ok
+    let vendor_rows = || -> Vec<(f64, &BTreeMap<String, String>)> {
+        let mut rows: Vec<(f64, &BTreeMap<String, String>)> = ok
             .iter()
             .filter(|r| r.get("kernel").map(String::as_str) == Some(vendor))
-            .filter_map(|r| Some((num(r, "n")?, y(r)?)))
+            .filter_map(|r| Some((num(r, "n")?, *r)))
             .collect();
-        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-        pts
+        rows.sort_by(|a, b| a.0.total_cmp(&b.0));
+        rows
+    };
+    // A series of rows, `y` mapping a row to its plotted value (a rate, or a share of a fixed reference), with the
+    // spread of its repetitions as error bars.
+    let drawn = |label: String,
+                 rows: Vec<(f64, &BTreeMap<String, String>)>,
+                 y: &dyn Fn(&BTreeMap<String, String>) -> Option<f64>| {
+        let points = rows.iter().filter_map(|(n, r)| Some((*n, y(r)?))).collect();
+        let spread = rows
+            .iter()
+            .filter_map(|(n, r)| {
+                let (lo, hi) = rate_spread(r, y(r)?)?;
+                Some((*n, lo, hi))
+            })
+            .collect();
+        Series::line(label, points).with_spread(spread)
+    };
+    let series_of = |family: &str, y: &dyn Fn(&BTreeMap<String, String>) -> Option<f64>| -> Vec<(f64, f64)> {
+        best_rows(family).into_iter().filter_map(|(n, r)| Some((n, y(r)?))).collect()
     };
     // A family whose rows ran on the matrix units says so (the others are on the vector or packed path).
     let on_matrix = |family: &str| {
@@ -124,66 +143,120 @@ fn plots_of(rows: &[BTreeMap<String, String>], precision: Precision) -> Vec<(Str
 
     let mut by_size: Vec<Series> = kernels
         .iter()
-        .map(|k| Series { label: family_label(k), points: series_of(k, &gflops), kind: SeriesKind::Line })
+        .map(|k| drawn(family_label(k), best_rows(k), &gflops))
         .filter(|s| !s.points.is_empty())
         .collect();
-    let vendor_points = vendor_series(&gflops);
-    if !vendor_points.is_empty() {
-        by_size.push(Series { label: vendor_label.into(), points: vendor_points, kind: SeriesKind::Reference });
+    let vendor = drawn(vendor_label.into(), vendor_rows(), &gflops);
+    if !vendor.points.is_empty() {
+        by_size.push(Series { kind: SeriesKind::Reference, ..vendor });
     }
 
     let mut sizes: Vec<f64> = ok.iter().filter_map(|r| num(r, "n")).collect();
     sizes.sort_by(f64::total_cmp);
     sizes.dedup();
+    // One line per size: with many (odd sizes among them), the powers of two, and the note names the rest.
+    let tile_sizes: Vec<f64> =
+        ok.iter().filter(|r| num(r, "tile_m").is_some()).filter_map(|r| num(r, "n")).fold(Vec::new(), |mut v, n| {
+            if !v.contains(&n) {
+                v.push(n);
+            }
+            v
+        });
+    let (tile_lines, tile_left_out): (Vec<f64>, Vec<f64>) = if tile_sizes.len() > MAX_LEGEND {
+        tile_sizes.iter().partition(|n| (**n as u64).is_power_of_two())
+    } else {
+        (tile_sizes.clone(), Vec::new())
+    };
     let by_tile: Vec<Series> = sizes
         .iter()
+        .filter(|n| tile_lines.contains(n))
         .map(|&n| {
-            let mut pts: Vec<(f64, f64)> = ok
-                .iter()
-                .filter(|r| num(r, "n") == Some(n))
-                .filter_map(|r| Some((num(r, "tile_m")?, num(r, "gflops")?)))
-                .collect();
-            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-            Series { label: format!("N = {n}"), points: pts, kind: SeriesKind::Line }
+            let mut rows: Vec<(f64, &BTreeMap<String, String>)> =
+                ok.iter().filter(|r| num(r, "n") == Some(n)).filter_map(|r| Some((num(r, "tile_m")?, *r))).collect();
+            rows.sort_by(|a, b| a.0.total_cmp(&b.0));
+            drawn(format!("N = {n}"), rows, &gflops)
         })
         .filter(|s| !s.points.is_empty())
         .collect();
 
     let mut percent: Vec<Series> = kernels
         .iter()
-        .map(|k| {
-            let pts = series_of(k, &|r| Some(100.0 * num(r, "gflops")? / vendor_at(num(r, "n")?)?));
-            Series { label: family_label(k), points: pts, kind: SeriesKind::Line }
-        })
+        .map(|k| drawn(family_label(k), best_rows(k), &|r| Some(100.0 * num(r, "gflops")? / vendor_at(num(r, "n")?)?)))
         .filter(|s| !s.points.is_empty())
         .collect();
     if let (false, Some(lo), Some(hi)) = (percent.is_empty(), sizes.first(), sizes.last()) {
         let label = format!("{vendor_label} = 100%");
-        percent.push(Series { label, points: vec![(*lo, 100.0), (*hi, 100.0)], kind: SeriesKind::Reference });
+        percent.push(Series::of_kind(SeriesKind::Reference, label, vec![(*lo, 100.0), (*hi, 100.0)]));
     }
 
     // % of the peak of each row's unit in this precision (`unit_peak_tflops`), the vendor BLAS's too.
     let of_peak = |r: &BTreeMap<String, String>| Some(100.0 * num(r, "gflops")? / (num(r, "unit_peak_tflops")? * 1e3));
     let mut peak_share: Vec<Series> = kernels
         .iter()
-        .map(|k| Series { label: family_label(k), points: series_of(k, &of_peak), kind: SeriesKind::Line })
+        .map(|k| drawn(family_label(k), best_rows(k), &of_peak))
         .filter(|s| !s.points.is_empty())
         .collect();
-    let vendor_peak = vendor_series(&of_peak);
-    if !vendor_peak.is_empty() {
-        peak_share.push(Series { label: vendor_label.into(), points: vendor_peak, kind: SeriesKind::Reference });
+    let vendor_peak = drawn(vendor_label.into(), vendor_rows(), &of_peak);
+    if !vendor_peak.points.is_empty() {
+        peak_share.push(Series { kind: SeriesKind::Reference, ..vendor_peak });
+    }
+    // The peaks of the units the rows ran on, on the GFLOP/s plot (as lines, not only in the note).
+    let mut peaks: Vec<(String, f64)> = Vec::new();
+    for r in &ok {
+        let unit = r.get("unit").filter(|u| !u.is_empty()).map_or("vector", String::as_str);
+        let tflops = num(r, "unit_peak_tflops")
+            .or_else(|| (unit == "vector").then(|| num(r, "fp32_vector_peak_tflops")).flatten());
+        if let Some(t) = tflops.filter(|t| *t > 0.0) {
+            let label = format!("{} {unit} peak {t} TFLOP/s", precision.label());
+            if !peaks.iter().any(|(l, _)| *l == label) {
+                peaks.push((label, t));
+            }
+        }
+    }
+    if let (Some(lo), Some(hi)) = (sizes.first(), sizes.last()) {
+        for (label, t) in peaks {
+            by_size.push(Series::reference(label, vec![(*lo, t * 1e3), (*hi, t * 1e3)]));
+        }
     }
 
     let prefix = match precision {
         Precision::F32 => "matmul-",
         Precision::F64 => "matmul-f64-",
     };
+    // The family each line's label stands for, to group a long legend by the ladder's stages.
+    let label_family: Vec<(String, String)> = kernels.iter().map(|k| (family_label(k), k.clone())).collect();
+    let legend_of = |series: &[Series]| -> Option<Vec<LegendEntry>> {
+        if series.len() <= MAX_LEGEND {
+            return None;
+        }
+        let stage_of = |s: &Series| -> &'static str {
+            if !s.is_measured() {
+                return "references";
+            }
+            let family = label_family.iter().find(|(l, _)| *l == s.label).map_or(s.label.as_str(), |(_, f)| f.as_str());
+            STAGES.iter().find(|(_, families)| families.contains(&family)).map_or("others", |(stage, _)| stage)
+        };
+        let mut entries = Vec::new();
+        for stage in STAGES.iter().map(|(stage, _)| *stage).chain(["others", "references"]) {
+            let members: Vec<&Series> = series.iter().filter(|s| stage_of(s) == stage).collect();
+            if !members.is_empty() {
+                entries.push(LegendEntry::heading(format!("{stage}:")));
+                entries.extend(members.iter().map(|s| LegendEntry::series(s.label.clone())));
+            }
+        }
+        Some(entries)
+    };
     let plot = |file: &str, what: &str, x_label: &str, axes: (Axis, Axis), y_label: &str, series: Vec<Series>| {
         (
             format!("{prefix}{}", file.trim_start_matches("matmul-")),
             LinePlot {
+                legend: legend_of(&series),
                 title: format!("{} matmul {what} on {title_device}", precision.label()),
-                subtitle: Some("C = A*B, row-major, M = N = K; median of timed launches; every point verified".into()),
+                subtitle: Some(
+                    "C = A*B, row-major, M = N = K; median of the timed repetitions, error bars from the slowest to \
+                     the fastest; every point verified"
+                        .into(),
+                ),
                 x_label: x_label.into(),
                 y_label: y_label.into(),
                 x_axis: axes.0,
@@ -191,6 +264,7 @@ fn plots_of(rows: &[BTreeMap<String, String>], precision: Precision) -> Vec<(Str
                 series,
                 note: note.clone(),
                 y_max: None,
+                ..LinePlot::default()
             },
         )
     };
@@ -209,14 +283,25 @@ fn plots_of(rows: &[BTreeMap<String, String>], precision: Precision) -> Vec<(Str
         ));
     }
     if !by_tile.is_empty() {
-        out.push(plot(
+        let mut left_out = tile_left_out;
+        left_out.sort_by(f64::total_cmp);
+        let left_out: Vec<String> = left_out.iter().map(|n| n.to_string()).collect();
+        let (file, mut p) = plot(
             "matmul-gflops-vs-tile.png",
             "tiled kernel vs tile size",
             "tile size M (M x M items per group, M x M LDS tiles)",
             (Axis::Log2, Axis::Linear),
             "GFLOP/s",
             by_tile,
-        ));
+        );
+        if !left_out.is_empty() {
+            let line = format!(
+                "Sizes that are not powers of two ({}) are left out of this plot to keep it readable; the CSV has them.",
+                left_out.join(", ")
+            );
+            p.note = Some(p.note.map_or(line.clone(), |n| format!("{n}\n{line}")));
+        }
+        out.push((file, p));
     }
     if !percent.is_empty() {
         // The y axis stops a little above the vendor's 100%, and at most at PERCENT_TOP: one outlier (a small size
@@ -253,6 +338,18 @@ fn plots_of(rows: &[BTreeMap<String, String>], precision: Precision) -> Vec<(Str
     }
     out
 }
+
+/// Most lines a matmul plot lists one by one; with more, its legend is grouped by the ladder's stages.
+const MAX_LEGEND: usize = 12;
+
+/// The ladder's stages and their families, in the legend's order when it is grouped.
+const STAGES: [(&str, &[&str]); 5] = [
+    ("the seed's ladder", &["naive", "accumulator", "tiled", "coalesced"]),
+    ("register-blocked", &["blocktile_1d", "blocktile_2d", "vectorized", "warptile", "double_buffer"]),
+    ("K split across groups", &["splitk", "splitk_atomic", "streamk"]),
+    ("matrix units", &["dmma", "mfma"]),
+    ("picked by measurement", &["autotune"]),
+];
 
 /// The highest % of the vendor BLAS the %-of-vendor plot shows, so an outlier cannot stretch its y axis.
 const PERCENT_TOP: f64 = 150.0;
@@ -442,7 +539,10 @@ mod tests {
         assert!((matrix[0].1 - 80.0).abs() < 1e-9, "{matrix:?}");
         // FP32 keeps its files and titles; its lines are FP32 rows only.
         assert!(plots[0].1.title.starts_with("FP32 matmul"));
-        assert_eq!(plots[0].1.series.len(), 2, "{:?}", plots[0].1.series);
+        assert_eq!(plots[0].1.series.len(), 3, "{:?}", plots[0].1.series);
+        // The peak of the unit the rows ran on is a line on the GFLOP/s plot, not only in the note.
+        let peak = plots[0].1.series.iter().find(|s| s.label == "FP32 vector peak 66.9 TFLOP/s").expect("the peak");
+        assert_eq!((peak.kind, peak.points[0].1), (SeriesKind::Reference, 66_900.0));
         let note = f64_peak.note.as_deref().unwrap();
         assert!(note.contains("cuBLAS DGEMM uses the FP64 tensor cores"), "{note}");
         // summary.md: per precision, the best kernel on each unit as a share of the vendor and of its unit's peak.
@@ -461,6 +561,34 @@ mod tests {
                  GFLOP/s, 82% of its unit's peak); 80% of the matrix peak",
             ]
         );
+    }
+
+    /// Every median drawn carries the spread of its repetitions: the rate at the slowest and the fastest.
+    #[test]
+    fn the_gflops_points_carry_the_spread_of_their_repetitions() {
+        let row = |kernel: &str, gflops: f64, times: [f64; 3]| -> BTreeMap<String, String> {
+            [("platform", "nvidia"), ("device", "Test GPU"), ("arch", "sm_90"), ("wave_size", "32"), ("status", "ok")]
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .chain([("kernel".to_string(), kernel.to_string())])
+                .chain(["m", "n", "k"].iter().map(|c| (c.to_string(), "1024".to_string())))
+                .chain([("gflops".to_string(), gflops.to_string())])
+                .chain(
+                    ["time_ms_median", "time_ms_min", "time_ms_max"]
+                        .iter()
+                        .zip(times)
+                        .map(|(c, t)| (c.to_string(), t.to_string())),
+                )
+                .collect()
+        };
+        let rows = vec![row("cublas", 2000.0, [1.0, 0.9, 1.25]), row("naive", 100.0, [20.0, 16.0, 25.0])];
+        let plots = plots(&rows);
+        let by_size = &plots[0].1;
+        let naive = by_size.series.iter().find(|s| s.label == "naive").expect("naive");
+        // 100 GFLOP/s at 20 ms: 80 at the slowest (25 ms), 125 at the fastest (16 ms).
+        assert_eq!(naive.spread, [(1024.0, 80.0, 125.0)]);
+        let vendor = by_size.series.iter().find(|s| s.label == "cuBLAS").expect("cuBLAS");
+        assert_eq!(vendor.spread, [(1024.0, 1600.0, 2000.0 / 0.9)]);
     }
 
     #[test]

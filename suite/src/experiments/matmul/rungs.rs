@@ -532,8 +532,8 @@ mod tests {
                 }
             }
             for kernel in names.iter().filter(|k| k.contains("_f64")) {
-                let reference = ["matmul_reference_f64", "matmul_reference_dot2_f64", "matmul_splitk_reduce_f64"]
-                    .contains(kernel);
+                let reference =
+                    ["matmul_reference_f64", "matmul_reference_dot2_f64", "matmul_splitk_reduce_f64"].contains(kernel);
                 assert!(reference || named.contains(*kernel), "{arch}: {kernel} is compiled but not in VARIANTS");
             }
             // The FP32 symbols of issue 24's ladder, unchanged.

@@ -165,6 +165,7 @@ pub(super) fn plots(ok: &[&Row], dir: &Path, device: &str) -> Vec<(String, LineP
                      end unevenly (docs/occupancy.md, achieved and theoretical occupancy)."
                         .into(),
                 ),
+                ..LinePlot::default()
             },
         ));
     }

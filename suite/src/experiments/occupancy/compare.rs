@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use crate::experiments::copy_reference::{copy_gbps, copy_or_reason};
+use crate::experiments::rate_spread;
 use crate::report::compare::{
     devices_in_title, fmt_num, is_ok, key, level, num, per_run_plot, runs_subtitle, sorted_points, table, text,
     Comparison, Headline, Rec, Run, Values,
@@ -23,6 +24,7 @@ fn sweep_rows<'r>(run: &'r Run, experiment: &str, sweep: &str) -> Vec<&'r Rec> {
 impl Comparison for OccupancyComparison {
     fn values(&self, experiment: &str, run: &Run) -> Result<Values, String> {
         let copy = copy_or_reason(run)?;
+        let mut times = std::collections::BTreeSet::new();
         let by_key = run
             .rows(experiment)
             .iter()
@@ -30,11 +32,17 @@ impl Comparison for OccupancyComparison {
             .filter_map(|r| {
                 let g = num(r, "gbps")?;
                 // Rows that move no bytes (the residency probe) are compared by their median time.
-                let v = if g > 0.0 { g / copy * 100.0 } else { num(r, "time_ms_median")? };
+                let v = if g > 0.0 {
+                    g / copy * 100.0
+                } else {
+                    times.insert(key(r)?);
+                    num(r, "time_ms_median")?
+                };
                 Some((key(r)?, v))
             })
             .collect();
-        Ok(Values { unit: "% of the run's copy bandwidth (rows without bytes: median time, ms)".into(), by_key })
+        let unit = "% of the run's copy bandwidth (rows without bytes: median time, ms)".into();
+        Ok(Values { unit, by_key, times })
     }
 
     fn headline(&self, experiment: &str, runs: &[&Run]) -> Headline {
@@ -132,6 +140,18 @@ impl Comparison for OccupancyComparison {
 
         let mut plots = Vec::new();
         let subtitle = runs_subtitle(runs);
+        // A sweep's % of the run's copy `c` over `x` (scaled by `x_scale`), as error bars from each row's
+        // repetitions.
+        let spread_of = |r: &Run, sweep: &str, x: &str, x_scale: f64, c: f64| -> Vec<(f64, f64, f64)> {
+            sweep_rows(r, experiment, sweep)
+                .into_iter()
+                .filter_map(|row| {
+                    let (lo, hi) = rate_spread(row, num(row, "gbps")? / c * 100.0)?;
+                    Some((num(row, x)? / x_scale, lo, hi))
+                })
+                .filter(|b| b.0 > 0.0)
+                .collect()
+        };
         let xs: Vec<f64> = groups.iter().map(|&g| g as f64).collect();
         let occ_series: Vec<Series> = runs
             .iter()
@@ -156,7 +176,8 @@ impl Comparison for OccupancyComparison {
             let Some(c) = c else { continue };
             for (sweep, what) in [("group_size", "1 per item"), ("group_size_x4", "4 per item")] {
                 let pts = by_group(r, sweep, "gbps").into_iter().map(|(g, (b, _))| (g as f64, b / c * 100.0)).collect();
-                bw_series.push(Series::line(format!("{}, {what}", r.label()), pts));
+                let spread = spread_of(r, sweep, "group_size", 1.0, *c);
+                bw_series.push(Series::line(format!("{}, {what}", r.label()), pts).with_spread(spread));
             }
         }
         bw_series.extend(level("100% = the run's own driver copy", 100.0, &xs));
@@ -185,7 +206,8 @@ impl Comparison for OccupancyComparison {
             for (sweep, what) in [("lds", "1 per item"), ("lds_x4", "4 per item")] {
                 let pts: Vec<(f64, f64)> = by_lds(r, sweep).into_iter().map(|(k, g)| (k, g / c * 100.0)).collect();
                 lds_x.extend(pts.iter().map(|p| p.0));
-                lds_series.push(Series::line(format!("{}, {what}", r.label()), sorted_points(pts)));
+                let spread = spread_of(r, sweep, "dynamic_lds_bytes", 1024.0, *c);
+                lds_series.push(Series::line(format!("{}, {what}", r.label()), sorted_points(pts)).with_spread(spread));
             }
         }
         lds_series.extend(level("100% = the run's own driver copy", 100.0, &lds_x));
@@ -205,11 +227,16 @@ impl Comparison for OccupancyComparison {
         let spin_series: Vec<Series> = runs
             .iter()
             .map(|r| {
-                let pts = sweep_rows(r, experiment, "group_count_spin")
-                    .into_iter()
-                    .filter_map(|x| Some((num(x, "rounds")?, num(x, "time_ms_median")? * 1e3)))
+                let rows = sweep_rows(r, experiment, "group_count_spin");
+                let pts =
+                    rows.iter().filter_map(|x| Some((num(x, "rounds")?, num(x, "time_ms_median")? * 1e3))).collect();
+                let spread = rows
+                    .iter()
+                    .filter_map(|x| {
+                        Some((num(x, "rounds")?, num(x, "time_ms_min")? * 1e3, num(x, "time_ms_max")? * 1e3))
+                    })
                     .collect();
-                Series::line(r.label(), sorted_points(pts))
+                Series::line(r.label(), sorted_points(pts)).with_spread(spread)
             })
             .collect();
         if let Some(p) = per_run_plot(

@@ -6,8 +6,8 @@ use std::path::Path;
 
 use super::timeline::{read_timeline, resident_over_time, timeline_file};
 use super::{BARRIER_CONFIGS, SPIN_TIMELINE};
-use crate::experiments::{num, ok_rows};
-use crate::report::plot::{Axis, LinePlot, Series, SeriesKind};
+use crate::experiments::{num, ok_rows, rate_spread};
+use crate::report::plot::{Axis, LinePlot, Series};
 
 /// The lines of [`crate::experiments::Results::headlines`]: the copy bandwidth, then for each memory-bound sweep its range of
 /// bandwidth over the copy's at full (100%) theoretical occupancy, and the residency probe's groups per round.
@@ -57,6 +57,23 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
             pts.sort_by(|a, b| a.0.total_cmp(&b.0));
             pts
         };
+    // The spread of `y` (a rate, or a share of a fixed reference) over each row's repetitions, for error bars.
+    let spread_of =
+        |rows: &[&&BTreeMap<String, String>], x: &str, y: &dyn Fn(&BTreeMap<String, String>) -> Option<f64>| {
+            rows.iter()
+                .filter_map(|r| {
+                    let (lo, hi) = rate_spread(r, y(r)?)?;
+                    Some((num(r, x)?, lo, hi))
+                })
+                .collect::<Vec<(f64, f64, f64)>>()
+        };
+    // The spread of a row's time itself: its fastest and slowest repetition.
+    let time_spread =
+        |rows: &[&&BTreeMap<String, String>], x: &str| {
+            rows.iter()
+                .filter_map(|r| Some((num(r, x)?, num(r, "time_ms_min")?, num(r, "time_ms_max")?)))
+                .collect::<Vec<(f64, f64, f64)>>()
+        };
     let mut out = Vec::new();
     // `x_scale` turns the CSV's x column into the axis' unit (e.g. bytes to KiB).
     let percent_plot = |file: &str,
@@ -104,19 +121,24 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
                     series: occupancy.into_iter().filter(|s| !s.points.is_empty()).collect(),
                     note: None,
                     y_max: None,
+                    ..LinePlot::default()
                 },
             ));
         }
         let Some(copy) = copy else { return plots };
         let percent_of_copy = |r: &BTreeMap<String, String>| Some(100.0 * num(r, "gbps")? / copy);
+        let scaled_spread =
+            |b: Vec<(f64, f64, f64)>| b.into_iter().map(|(x, lo, hi)| (x / x_scale, lo, hi)).collect::<Vec<_>>();
         let mut bandwidth = vec![
             Series::line(
                 if x4_rows.is_empty() { "one float per item".to_string() } else { "one element per item".to_string() },
                 scaled(series(&rows, x, &percent_of_copy)),
-            ),
+            )
+            .with_spread(scaled_spread(spread_of(&rows, x, &percent_of_copy))),
             // The same kernel with four elements per item (16-byte accesses, a quarter of the groups): what the
             // memory system gives once the rate of instructions and new groups no longer limits.
-            Series::line("four elements per item (one float4)", scaled(series(&x4_rows, x, &percent_of_copy))),
+            Series::line("four elements per item (one float4)", scaled(series(&x4_rows, x, &percent_of_copy)))
+                .with_spread(scaled_spread(spread_of(&x4_rows, x, &percent_of_copy))),
         ];
         bandwidth.retain(|s| !s.points.is_empty());
         let xs: Vec<f64> = bandwidth.iter().flat_map(|s| s.points.iter().map(|p| p.0)).collect();
@@ -130,7 +152,10 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
                 bandwidth_file.clone(),
                 LinePlot {
                     title: format!("Occupancy: {what}, bandwidth on {device}"),
-                    subtitle: Some(format!("measured{caveat}; the theoretical occupancy of these points is in {file}")),
+                    subtitle: Some(format!(
+                        "measured{caveat} (median; error bars: the slowest to the fastest repetition); the theoretical \
+                         occupancy of these points is in {file}"
+                    )),
                     x_label: x_label.into(),
                     y_label: format!("bandwidth, % of the device copy ({copy:.0} GB/s)"),
                     x_axis,
@@ -138,6 +163,7 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
                     series: bandwidth,
                     note: None,
                     y_max: None,
+                    ..LinePlot::default()
                 },
             ));
         }
@@ -182,8 +208,7 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
         if times.is_empty() {
             continue;
         }
-        let mut s =
-            vec![Series { label: "time per launch (ms)".into(), points: times.clone(), kind: SeriesKind::Line }];
+        let mut s = vec![Series::line("time per launch (ms)", times.clone()).with_spread(time_spread(&rows, "groups"))];
         // Resident capacity = groups / rounds, the same on every row; the row with the most groups has the most
         // significant digits in its rounds column.
         let capacity = rows
@@ -194,18 +219,20 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
         if let Some(cap) = capacity {
             let top = times.iter().map(|p| p.1).fold(0.0, f64::max);
             for (k, label) in [(1.0, "1 round: every group resident"), (2.0, "2 rounds")] {
-                s.push(Series {
-                    label: format!("{label} ({:.0} groups)", k * cap),
-                    points: vec![(k * cap, 0.0), (k * cap, top)],
-                    kind: SeriesKind::Reference,
-                });
+                s.push(Series::reference(
+                    format!("{label} ({:.0} groups)", k * cap),
+                    vec![(k * cap, 0.0), (k * cap, top)],
+                ));
             }
         }
         out.push((
             file.into(),
             LinePlot {
                 title: format!("Occupancy: time vs group count on {device}"),
-                subtitle: Some(format!("{what}; groups of {} items", get_group(&rows))),
+                subtitle: Some(format!(
+                    "{what}; groups of {} items; median time, error bars: the fastest to the slowest repetition",
+                    get_group(&rows)
+                )),
                 x_label: "groups in the grid".into(),
                 y_label: "median time per launch (ms)".into(),
                 x_axis: Axis::Log2,
@@ -213,6 +240,7 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
                 series: s,
                 note: None,
                 y_max: None,
+                ..LinePlot::default()
             },
         ));
     }
@@ -251,7 +279,7 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
                 prev = 100.0 * f64::from(s.waves) / slots.max(1) as f64;
                 pts.push((t, prev));
             }
-            series.push(Series { label: format!("{label}, {cus} CUs used"), points: pts, kind: SeriesKind::Line });
+            series.push(Series::line(format!("{label}, {cus} CUs used"), pts));
         }
         if !series.is_empty() {
             out.push((
@@ -269,6 +297,7 @@ pub fn plots(rows: &[BTreeMap<String, String>], dir: &Path) -> Vec<(String, Line
                     series,
                     note: None,
                     y_max: None,
+                    ..LinePlot::default()
                 },
             ));
         }

@@ -62,13 +62,15 @@ fn common_groups<'k>(
 impl Comparison for PtComparison {
     fn values(&self, experiment: &str, run: &Run) -> Result<Values, String> {
         let table = run.tables.get(experiment).ok_or_else(|| format!("run {} has no {experiment}.csv", run.index))?;
-        let by_key = table
+        let by_key: BTreeMap<String, f64> = table
             .rows
             .iter()
             .filter(|r| is_ok(r))
             .filter_map(|r| Some((key(r)?, num(r, "time_ms_median")? * 1e3)))
             .collect();
-        Ok(Values { unit: "median time per sequence, µs (a ratio above 1: slower than run 1)".into(), by_key })
+        // Every value is a time: lower is faster.
+        let times = by_key.keys().cloned().collect();
+        Ok(Values { unit: "median time per sequence, µs (a ratio above 1: slower than run 1)".into(), by_key, times })
     }
 
     fn compares_raw_rate(&self) -> bool {

@@ -33,12 +33,22 @@ pub struct Pair {
     pub non_pt_ms: f64,
     /// PT median time, ms.
     pub pt_ms: f64,
+    /// Non-PT fastest and slowest repetition, ms (the median where the CSV lacks them).
+    pub non_pt_range: (f64, f64),
+    /// PT fastest and slowest repetition, ms.
+    pub pt_range: (f64, f64),
 }
 
 impl Pair {
     /// Non-PT time / PT time: above 1, PT is faster.
     pub fn speedup(&self) -> f64 {
         self.non_pt_ms / self.pt_ms
+    }
+
+    /// The speedup's spread over the repetitions: from the least favourable pairing (non-PT's fastest over PT's
+    /// slowest) to the most, (low, high).
+    pub fn speedup_spread(&self) -> (f64, f64) {
+        (self.non_pt_range.0 / self.pt_range.1, self.non_pt_range.1 / self.pt_range.0)
     }
 }
 
@@ -51,9 +61,15 @@ pub fn pairs(rows: &[CsvRow]) -> Vec<Pair> {
     let ok: Vec<&CsvRow> = ok_rows(rows).collect();
     let key =
         |r: &CsvRow| ["use_case", "flavour", "items", "fmas", "levels", "steps", "clock"].map(|c| get(r, c)).join("|");
-    let mut non_pt: HashMap<String, f64> = HashMap::new();
+    // (min, max) of a row's repetitions, the median where the CSV lacks them.
+    let range = |r: &CsvRow| {
+        let median = num(r, "time_ms_median");
+        let of = |c: &str| Some(num(r, c)).filter(|v| *v > 0.0).unwrap_or(median);
+        (of("time_ms_min"), of("time_ms_max"))
+    };
+    let mut non_pt: HashMap<String, (f64, (f64, f64))> = HashMap::new();
     for r in ok.iter().filter(|r| get(r, "variant") == "non_pt") {
-        non_pt.insert(key(r), num(r, "time_ms_median"));
+        non_pt.insert(key(r), (num(r, "time_ms_median"), range(r)));
     }
     let mut out = Vec::new();
     // A PT row is at the maximal launch when its grid is the maximal launch (rows of runs before the groups-per-CU
@@ -62,7 +78,7 @@ pub fn pairs(rows: &[CsvRow]) -> Vec<Pair> {
     for r in ok.iter().filter(|r| {
         get(r, "variant") != "non_pt" && !["queue", "barrier"].contains(&get(r, "use_case").as_str()) && maximal(r)
     }) {
-        if let Some(&base) = non_pt.get(&key(r)) {
+        if let Some(&(base, base_range)) = non_pt.get(&key(r)) {
             out.push(Pair {
                 key: get(r, "key"),
                 use_case: get(r, "use_case"),
@@ -75,6 +91,8 @@ pub fn pairs(rows: &[CsvRow]) -> Vec<Pair> {
                 clock: get(r, "clock"),
                 non_pt_ms: base,
                 pt_ms: num(r, "time_ms_median"),
+                non_pt_range: base_range,
+                pt_range: range(r),
             });
         }
     }
@@ -99,6 +117,8 @@ pub struct StepCost {
     /// Median time of the sequence / steps, µs: the barrier (and the step's work) plus the sequence's launch and
     /// resets spread over its steps.
     pub us: f64,
+    /// The same at the fastest and the slowest repetition, µs (the median where the CSV lacks them).
+    pub us_range: (f64, f64),
 }
 
 /// The device-clock `jacobi` and `barrier` rows as costs per step (host-clock rows add the host's launch costs and
@@ -118,6 +138,11 @@ pub fn step_costs(rows: &[CsvRow]) -> Vec<StepCost> {
                 per_cu,
                 maximal: per_cu.is_some() && get(r, "groups") == get(r, "max_groups"),
                 us: num(r, "time_ms_median")? * 1e3 / f64::from(steps),
+                us_range: {
+                    let median = num(r, "time_ms_median")?;
+                    let of = |c: &str| num(r, c).filter(|v| *v > 0.0).unwrap_or(median) * 1e3 / f64::from(steps);
+                    (of("time_ms_min"), of("time_ms_max"))
+                },
             })
         })
         .collect()

@@ -1,10 +1,24 @@
 //! PT's plots, made from the rows of `pt.csv` alone: the speedups per use case (the paper's figure 5 for CPU-GPU
 //! synchronisation), the queue's granularity, the round trip's parts, and global synchronisation's cost per step.
 
-use super::pairing::{longest, pairs, step_costs, sync_label, CsvRow, StepCost, SYNC_VARIANTS};
+use super::pairing::{longest, pairs, step_costs, sync_label, CsvRow, Pair, StepCost, SYNC_VARIANTS};
 use super::spec::Queue;
-use crate::experiments::{num, ok_rows};
+use crate::experiments::{num, ok_rows, rate_spread};
 use crate::report::plot::{Axis, LinePlot, Series, SeriesKind};
+
+/// A line of the speedups of `pairs` against `x`, with each speedup's spread over the repetitions as error bars.
+fn speedup_line(label: String, pairs: Vec<&Pair>, x: impl Fn(&Pair) -> f64) -> Series {
+    let mut pts: Vec<(f64, f64)> = pairs.iter().map(|p| (x(p), p.speedup())).collect();
+    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let spread = pairs
+        .iter()
+        .map(|p| {
+            let (lo, hi) = p.speedup_spread();
+            (x(p), lo, hi)
+        })
+        .collect();
+    Series::line(label, pts).with_spread(spread)
+}
 
 /// The smallest and largest x of `xs`.
 fn x_range(xs: &[(f64, f64)]) -> (f64, f64) {
@@ -31,7 +45,7 @@ pub fn plots(rows: &[CsvRow]) -> Vec<(String, LinePlot)> {
     let plot = |title: String, x_label: &str, x_axis: Axis, series: Vec<Series>, note: Option<String>| {
         LinePlot {
         title,
-        subtitle: Some("speedup = non-PT median time / PT median time, both timed by the host clock from the first launch to the final synchronisation; above 1: PT wins".into()),
+        subtitle: Some("speedup = non-PT median time / PT median time, both timed by the host clock from the first launch to the final synchronisation; above 1: PT wins; error bars: the least to the most favourable pairing of their repetitions".into()),
         x_label: x_label.into(),
         y_label: "speedup non-PT / PT (x)".into(),
         x_axis,
@@ -39,6 +53,7 @@ pub fn plots(rows: &[CsvRow]) -> Vec<(String, LinePlot)> {
         series,
         y_max: None,
         note,
+        ..LinePlot::default()
     }
     };
     // Figure 5: one plot per flavour, speedup vs FMAs, one line per item count.
@@ -53,13 +68,10 @@ pub fn plots(rows: &[CsvRow]) -> Vec<(String, LinePlot)> {
         let mut series: Vec<Series> = items
             .iter()
             .map(|&n| {
-                let mut pts: Vec<(f64, f64)> = pairs
+                let of = pairs
                     .iter()
-                    .filter(|p| p.use_case == "sync" && p.flavour == flavour && p.clock == "host" && p.items == n)
-                    .map(|p| (p.fmas, p.speedup()))
-                    .collect();
-                pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-                Series::line(format!("{n} items"), pts)
+                    .filter(|p| p.use_case == "sync" && p.flavour == flavour && p.clock == "host" && p.items == n);
+                speedup_line(format!("{n} items"), of.collect(), |p| p.fmas)
             })
             .collect();
         if let Some(all) = series.first().map(|s| s.points.clone()) {
@@ -85,13 +97,9 @@ pub fn plots(rows: &[CsvRow]) -> Vec<(String, LinePlot)> {
         inputs.sort_by(f64::total_cmp);
         inputs.dedup();
         for n in inputs {
-            let mut pts: Vec<(f64, f64)> = pairs
-                .iter()
-                .filter(|p| p.use_case == shape && p.clock == "host" && p.items == n)
-                .map(|p| (p.levels, p.speedup()))
-                .collect();
-            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-            forest.push(Series::line(format!("{} forest, {n} initial inputs", &shape[7..]), pts));
+            let of = pairs.iter().filter(|p| p.use_case == shape && p.clock == "host" && p.items == n);
+            forest
+                .push(speedup_line(format!("{} forest, {n} initial inputs", &shape[7..]), of.collect(), |p| p.levels));
         }
     }
     if let Some(all) = forest.first().map(|s| s.points.clone()) {
@@ -111,13 +119,8 @@ pub fn plots(rows: &[CsvRow]) -> Vec<(String, LinePlot)> {
     let mut active: Vec<Series> = Vec::new();
     for (use_case, label) in [("reduce", "global sum"), ("chain", "producer-consumer chain via LDS")] {
         for clock in ["host", "device"] {
-            let mut pts: Vec<(f64, f64)> = pairs
-                .iter()
-                .filter(|p| p.use_case == use_case && p.clock == clock)
-                .map(|p| (p.items, p.speedup()))
-                .collect();
-            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-            active.push(Series::line(format!("{label}, {clock} clock"), pts));
+            let of = pairs.iter().filter(|p| p.use_case == use_case && p.clock == clock);
+            active.push(speedup_line(format!("{label}, {clock} clock"), of.collect(), |p| p.items));
         }
     }
     active.retain(|s| !s.points.is_empty());
@@ -130,7 +133,11 @@ pub fn plots(rows: &[CsvRow]) -> Vec<(String, LinePlot)> {
             active,
             Some("device clock: batches of back-to-back sequences between device events".into()),
         );
-        p.subtitle = Some("speedup = non-PT median time / PT median time; above 1: PT wins".into());
+        p.subtitle = Some(
+            "speedup = non-PT median time / PT median time; above 1: PT wins; error bars: the least to the most \
+             favourable pairing of their repetitions"
+                .into(),
+        );
         out.push(("pt-active-state.png".into(), p));
     }
     let mut sync: Vec<Series> = Vec::new();
@@ -141,14 +148,11 @@ pub fn plots(rows: &[CsvRow]) -> Vec<(String, LinePlot)> {
     // cooperative one, to show what is left once the host's launch cost is gone.
     for (variant, clock) in [("pt_coop", "host"), ("pt_soft", "host"), ("pt_coop", "device")] {
         for &n in &sizes {
-            let mut pts: Vec<(f64, f64)> = pairs
+            let of = pairs
                 .iter()
-                .filter(|p| p.use_case == "jacobi" && p.variant == variant && p.items == n && p.clock == clock)
-                .map(|p| (p.steps, p.speedup()))
-                .collect();
-            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+                .filter(|p| p.use_case == "jacobi" && p.variant == variant && p.items == n && p.clock == clock);
             let how = if variant == "pt_coop" { "cooperative launch + grid sync" } else { "software barrier" };
-            sync.push(Series::line(format!("{how}, n = {n}, {clock} clock"), pts));
+            sync.push(speedup_line(format!("{how}, n = {n}, {clock} clock"), of.collect(), |p| p.steps));
         }
     }
     sync.retain(|s| !s.points.is_empty());
@@ -163,7 +167,11 @@ pub fn plots(rows: &[CsvRow]) -> Vec<(String, LinePlot)> {
         );
         // Speedups between 0.2 and 2: a linear axis labels them; a log-2 one would label only 1.
         p.y_axis = Axis::Linear;
-        p.subtitle = Some("speedup = non-PT median time / PT median time; above 1: PT wins".into());
+        p.subtitle = Some(
+            "speedup = non-PT median time / PT median time; above 1: PT wins; error bars: the least to the most \
+             favourable pairing of their repetitions"
+                .into(),
+        );
         out.push(("pt-global-sync.png".into(), p));
     }
     out.extend(barrier_plots(&step_costs(rows), &device));
@@ -199,6 +207,13 @@ pub fn plots(rows: &[CsvRow]) -> Vec<(String, LinePlot)> {
         let mut pts: Vec<(f64, f64)> =
             of.iter().filter_map(|r| Some((per_pop(r.get("queue")?)?, num(r, "gitems_per_s")?))).collect();
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let spread: Vec<(f64, f64, f64)> = of
+            .iter()
+            .filter_map(|r| {
+                let (lo, hi) = rate_spread(r, num(r, "gitems_per_s")?)?;
+                Some((per_pop(r.get("queue")?)?, lo, hi))
+            })
+            .collect();
         let what = format!("{} items, {fmas} FMAs per item", size_text(items));
         if let Some(st) = of.iter().find(|r| r.get("queue").map(String::as_str) == Some("static")) {
             if let Some(v) = num(st, "gitems_per_s") {
@@ -209,7 +224,7 @@ pub fn plots(rows: &[CsvRow]) -> Vec<(String, LinePlot)> {
                 ));
             }
         }
-        qs.push(Series::line(format!("atomic pops, {what}"), pts));
+        qs.push(Series::line(format!("atomic pops, {what}"), pts).with_spread(spread));
     }
     qs.extend(statics);
     qs.retain(|s| !s.points.is_empty());
@@ -226,21 +241,31 @@ pub fn plots(rows: &[CsvRow]) -> Vec<(String, LinePlot)> {
                 note: overlaps(&qs),
                 series: qs,
                 y_max: None,
+                ..LinePlot::default()
             },
         ));
     }
     // The round trip: its parts against the whole.
-    let rt = |part: &str| {
-        ok.iter()
-            .find(|r| {
-                r.get("use_case").map(String::as_str) == Some("roundtrip")
-                    && r.get("queue").map(String::as_str) == Some(part)
-            })
-            .and_then(|r| num(r, "time_ms_median"))
-            .map(|ms| ms * 1e3)
+    // A part's median, fastest and slowest time, µs.
+    let rt_times = |part: &str| {
+        let r = ok.iter().find(|r| {
+            r.get("use_case").map(String::as_str) == Some("roundtrip")
+                && r.get("queue").map(String::as_str) == Some(part)
+        })?;
+        let median = num(r, "time_ms_median")?;
+        let of = |c: &str| num(r, c).filter(|v| *v > 0.0).unwrap_or(median) * 1e3;
+        Some((median * 1e3, of("time_ms_min"), of("time_ms_max")))
     };
+    let rt = |part: &str| rt_times(part).map(|t| t.0);
     if let (Some(launch), Some(readback), Some(full)) = (rt("launch"), rt("readback"), rt("full")) {
         let stacked = vec![(1.0, launch), (2.0, launch + readback), (3.0, 2.0 * launch + readback)];
+        // The sums of the parts' fastest and of their slowest repetitions.
+        let stacked_spread: Vec<(f64, f64, f64)> = match (rt_times("launch"), rt_times("readback")) {
+            (Some(l), Some(b)) => {
+                vec![(1.0, l.1, l.2), (2.0, l.1 + b.1, l.2 + b.2), (3.0, 2.0 * l.1 + b.1, 2.0 * l.2 + b.2)]
+            }
+            _ => Vec::new(),
+        };
         out.push((
             "pt-roundtrip.png".into(),
             LinePlot {
@@ -253,11 +278,13 @@ pub fn plots(rows: &[CsvRow]) -> Vec<(String, LinePlot)> {
                 x_axis: Axis::Linear,
                 y_axis: Axis::Linear,
                 series: vec![
-                    Series::line("sum of the parts measured alone", stacked),
+                    Series::line("sum of the parts measured alone (error bars: their fastest and slowest)", stacked)
+                        .with_spread(stacked_spread),
                     Series::reference(format!("whole round trip measured: {full:.1} us"), vec![(1.0, full), (3.0, full)]),
                 ],
                 y_max: None,
                 note: None,
+                ..LinePlot::default()
             },
         ));
     }
@@ -276,12 +303,22 @@ fn barrier_plots(costs: &[StepCost], device: &str) -> Vec<(String, LinePlot)> {
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
         pts
     };
+    let spread = |use_case: &str, n: u64, steps: u32, variant: &str| -> Vec<(f64, f64, f64)> {
+        costs
+            .iter()
+            .filter(|c| c.use_case == use_case && c.n == n && c.steps == steps && c.variant == variant)
+            .filter_map(|c| Some((f64::from(c.per_cu?), c.us_range.0, c.us_range.1)))
+            .collect()
+    };
     let alone_steps = longest(costs, "barrier", 0);
     let alone: Vec<Series> = alone_steps
         .map(|steps| {
             SYNC_VARIANTS
                 .iter()
-                .map(|&v| Series::line(format!("{}, barrier alone", sync_label(v)), points("barrier", 0, steps, v)))
+                .map(|&v| {
+                    Series::line(format!("{}, barrier alone", sync_label(v)), points("barrier", 0, steps, v))
+                        .with_spread(spread("barrier", 0, steps, v))
+                })
                 .filter(|s| !s.points.is_empty())
                 .collect()
         })
@@ -296,7 +333,7 @@ fn barrier_plots(costs: &[StepCost], device: &str) -> Vec<(String, LinePlot)> {
                 title: format!("Global synchronisation on {device}: cost per step by groups per CU"),
                 subtitle: Some(format!(
                     "device clock; µs per step = median sequence time / steps (the sequence's one launch and \
-                     counter resets spread over them); {what}"
+                     counter resets spread over them; error bars: the fastest to the slowest repetition); {what}"
                 )),
                 x_label: "groups per CU (the last point of each line: the maximal launch)".into(),
                 y_label: "µs per step".into(),
@@ -309,6 +346,7 @@ fn barrier_plots(costs: &[StepCost], device: &str) -> Vec<(String, LinePlot)> {
                      barrier: the platform's cooperative grid sync; relaunch: one launch per step, replayed as a graph"
                         .into(),
                 ),
+                ..LinePlot::default()
             },
         )
     };
@@ -320,7 +358,8 @@ fn barrier_plots(costs: &[StepCost], device: &str) -> Vec<(String, LinePlot)> {
         for v in ["pt_soft", "pt_coop"] {
             let pts = points("jacobi", n, steps, v);
             if !pts.is_empty() {
-                series.push(Series::line(format!("{}, Jacobi step", sync_label(v)), pts));
+                let line = Series::line(format!("{}, Jacobi step", sync_label(v)), pts);
+                series.push(line.with_spread(spread("jacobi", n, steps, v)));
             }
         }
         let relaunch =

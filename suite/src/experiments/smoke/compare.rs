@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::experiments::copy_reference::{copy_gbps, copy_or_reason};
+use crate::experiments::rate_spread;
 use crate::report::compare::{
     devices_in_title, fmt_num, is_ok, key, level, num, per_run_plot, runs_subtitle, table, Comparison, Headline, Run,
     Values,
@@ -23,7 +24,7 @@ impl Comparison for TriadComparison {
             .filter(|r| is_ok(r))
             .filter_map(|r| Some((key(r)?, num(r, "gbps")? / copy * 100.0)))
             .collect();
-        Ok(Values { unit: "% of the run's copy bandwidth".into(), by_key })
+        Ok(Values { unit: "% of the run's copy bandwidth".into(), by_key, ..Values::default() })
     }
 
     fn headline(&self, experiment: &str, runs: &[&Run]) -> Headline {
@@ -68,7 +69,15 @@ impl Comparison for TriadComparison {
             .filter_map(|(r, c)| {
                 let c = (*c)?;
                 let pts = ns.iter().filter_map(|&n| Some((n as f64, at(r, n)? / c * 100.0))).collect();
-                Some(Series::line(r.label(), pts))
+                let spread = ns
+                    .iter()
+                    .filter_map(|&n| {
+                        let row = r.rows(experiment).iter().find(|x| is_ok(x) && x.get("n") == Some(&n.to_string()))?;
+                        let (lo, hi) = rate_spread(row, num(row, "gbps")? / c * 100.0)?;
+                        Some((n as f64, lo, hi))
+                    })
+                    .collect();
+                Some(Series::line(r.label(), pts).with_spread(spread))
             })
             .collect();
         series.extend(level("100% = the run's own driver copy", 100.0, &xs));

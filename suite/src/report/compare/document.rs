@@ -102,6 +102,14 @@ pub fn report(runs: &[Run], known: &Known) -> (String, Vec<(String, LinePlot)>) 
             continue;
         }
         let comparison = comparison_for(known, &experiment);
+        // First what to read the figures against: how many points differ beyond their noise, and what the runs
+        // did not both run.
+        for line in class_counts(&experiment, &holding, comparison) {
+            let _ = writeln!(md, "{line}\n");
+        }
+        for line in set_differences(&experiment, &holding, comparison) {
+            let _ = writeln!(md, "{line}\n");
+        }
         let headline = comparison.headline(&experiment, &holding);
         md.push_str(&headline.markdown);
         for (file, plot) in headline.plots {
@@ -316,35 +324,102 @@ const MAX_LISTED: usize = 40;
 /// Rows in the table of largest differences.
 const MAX_DIFFERENCES: usize = 10;
 
-/// The joined values: summary of ratios, largest differences, points in some runs only.
-fn joined_section(md: &mut String, experiment: &str, runs: &[&Run], comparison: &dyn Comparison) {
+/// The values `experiment` is compared by in each run, keys joined: its comparison's, or where a run lacks what
+/// they are normalised by, the raw rate with the reason (`Err`: no values at all, and why).
+fn compared_values(
+    experiment: &str,
+    runs: &[&Run],
+    comparison: &dyn Comparison,
+) -> Result<(Vec<Values>, Option<String>), String> {
     let attempt: Result<Vec<Values>, String> = runs.iter().map(|r| comparison.values(experiment, r)).collect();
-    let values = match attempt {
-        Ok(v) => v,
+    let (values, fallback) = match attempt {
+        Ok(v) => (v, None),
         Err(reason) => {
-            let _ = writeln!(md, "Not normalised ({reason}): the raw rate is compared instead.\n");
-            match runs.iter().map(|r| metric_values(experiment, r, None)).collect::<Result<Vec<_>, _>>() {
-                Ok(v) => v,
-                Err(reason) => {
-                    let _ = writeln!(md, "No values to compare: {reason}.\n");
-                    return;
-                }
-            }
+            (runs.iter().map(|r| metric_values(experiment, r, None)).collect::<Result<Vec<_>, _>>()?, Some(reason))
         }
     };
+    Ok((joined(values, comparison), fallback))
+}
+
+/// `values` with their keys joined across runs ([`Comparison::join_key`]).
+fn joined(values: Vec<Values>, comparison: &dyn Comparison) -> Vec<Values> {
+    values
+        .into_iter()
+        .map(|v| Values {
+            unit: v.unit,
+            by_key: v.by_key.into_iter().map(|(k, x)| (comparison.join_key(&k), x)).collect(),
+            times: v.times.iter().map(|k| comparison.join_key(k)).collect(),
+        })
+        .collect()
+}
+
+/// Each run's spreads of `experiment`, keys joined.
+fn joined_spreads(experiment: &str, runs: &[&Run], comparison: &dyn Comparison) -> Vec<BTreeMap<String, f64>> {
+    runs.iter()
+        .map(|r| comparison.spreads(experiment, r).into_iter().map(|(k, s)| (comparison.join_key(&k), s)).collect())
+        .collect()
+}
+
+/// The class of every point run `i` and run 1 both hold, by key.
+fn classes(values: &[Values], spreads: &[BTreeMap<String, f64>], i: usize) -> BTreeMap<String, Class> {
+    values[0]
+        .by_key
+        .iter()
+        .filter_map(|(k, a)| {
+            let b = values[i].by_key.get(k)?;
+            // Faster is a higher rate, or a shorter time.
+            let faster = if values[0].times.contains(k) { a / b } else { b / a };
+            let class = classify(faster, spreads[0].get(k).copied(), spreads[i].get(k).copied());
+            (*a > 0.0 && *b > 0.0).then(|| (k.clone(), class))
+        })
+        .collect()
+}
+
+/// The line at the top of an experiment's section: per run after the first, how many of the points it shares with
+/// run 1 are faster, slower, the same or noisy, read against both runs' spreads.
+fn class_counts(experiment: &str, runs: &[&Run], comparison: &dyn Comparison) -> Vec<String> {
+    let Ok((values, _)) = compared_values(experiment, runs, comparison) else { return Vec::new() };
+    let spreads = joined_spreads(experiment, runs, comparison);
+    let unit = values.first().map(|v| v.unit.clone()).unwrap_or_default();
+    let per_run: Vec<String> = (1..runs.len())
+        .map(|i| {
+            let classes: Vec<Class> = classes(&values, &spreads, i).into_values().collect();
+            format!(
+                "run {} against run 1: {} (of {} points both hold)",
+                runs[i].index,
+                counts_text(&classes),
+                classes.len()
+            )
+        })
+        .collect();
+    if per_run.is_empty() {
+        return Vec::new();
+    }
+    vec![format!(
+        "**Against the noise** ({unit}; each point's spread is the half-range of its repetitions around the median; \
+         faster or slower: the difference exceeds both runs' spreads together; same: within them, and they are within \
+         {:.0}%; noisy: within them, and they are wider, or not recorded): {}.",
+        100.0 * SAME_WITHIN,
+        per_run.join("; ")
+    )]
+}
+
+/// The joined values: summary of ratios, largest differences, points in some runs only.
+fn joined_section(md: &mut String, experiment: &str, runs: &[&Run], comparison: &dyn Comparison) {
+    let (values, fallback) = match compared_values(experiment, runs, comparison) {
+        Ok(v) => v,
+        Err(reason) => {
+            let _ = writeln!(md, "No values to compare: {reason}.\n");
+            return;
+        }
+    };
+    if let Some(reason) = fallback {
+        let _ = writeln!(md, "Not normalised ({reason}): the raw rate is compared instead.\n");
+    }
     let normalised = values
         .first()
         .is_some_and(|v| Some(v.unit.as_str()) != runs[0].tables.get(experiment).and_then(Table::metric_column));
-    let joined = |values: Vec<Values>| -> Vec<Values> {
-        values
-            .into_iter()
-            .map(|v| Values {
-                unit: v.unit,
-                by_key: v.by_key.into_iter().map(|(k, x)| (comparison.join_key(&k), x)).collect(),
-            })
-            .collect()
-    };
-    let values = joined(values);
+    let spreads = joined_spreads(experiment, runs, comparison);
     let keys_of = |r: &Run| -> Vec<String> {
         r.rows(experiment).iter().filter_map(key).map(|k| comparison.join_key(&k)).collect()
     };
@@ -360,7 +435,7 @@ fn joined_section(md: &mut String, experiment: &str, runs: &[&Run], comparison: 
     }
     let mismatched = timing_mismatches(experiment, runs, comparison);
     let flagged: BTreeSet<String> = mismatched.iter().map(|(k, _)| k.clone()).collect();
-    differences(md, runs, &values, &order, &flagged, "### Points");
+    differences(md, runs, &values, &spreads, &order, &flagged, "### Points");
     if !mismatched.is_empty() {
         let listed: Vec<String> =
             mismatched.iter().take(MAX_LISTED).map(|(k, t)| format!("`{k}` ({})", t.join(" / "))).collect();
@@ -381,7 +456,8 @@ fn joined_section(md: &mut String, experiment: &str, runs: &[&Run], comparison: 
             differences(
                 md,
                 runs,
-                &joined(raw),
+                &joined(raw, comparison),
+                &spreads,
                 &order,
                 &flagged,
                 "#### Same device in every run, so the raw rate compares too: points",
@@ -455,6 +531,7 @@ fn differences(
     md: &mut String,
     runs: &[&Run],
     values: &[Values],
+    spreads: &[BTreeMap<String, f64>],
     order: &[String],
     flagged: &BTreeSet<String>,
     heading: &str,
@@ -491,8 +568,13 @@ fn differences(
         .collect();
     largest.sort_by(|a, b| b.1.total_cmp(&a.1));
     largest.truncate(MAX_DIFFERENCES);
+    let classes: Vec<BTreeMap<String, Class>> = (0..runs.len()).map(|i| classes(values, spreads, i)).collect();
     if !largest.is_empty() {
-        let _ = writeln!(md, "\nLargest differences, in {unit}:\n");
+        let _ = writeln!(
+            md,
+            "\nLargest differences, in {unit}, each value with its spread over the repetitions (± half their range, of \
+             the median) and the class read from both runs' spreads:\n"
+        );
         let mut head = String::from("| point |");
         let mut rule = String::from("|---|");
         for r in runs {
@@ -500,20 +582,38 @@ fn differences(
             rule.push_str("---:|");
         }
         for r in &runs[1..] {
-            let _ = write!(head, " run {} / run 1 |", r.index);
-            rule.push_str("---:|");
+            let _ = write!(head, " run {} / run 1 | class |", r.index);
+            rule.push_str("---:|---|");
         }
         let _ = writeln!(md, "{head}\n{rule}");
         for (k, _) in &largest {
             let mark = if flagged.contains(*k) { " (timed differently)" } else { "" };
             let mut line = format!("| `{k}`{mark} |");
-            for v in values {
-                let _ = write!(line, " {} |", v.by_key.get(*k).map(|x| fmt_num(*x)).unwrap_or_default());
+            for (v, s) in values.iter().zip(spreads) {
+                let value = v.by_key.get(*k).map(|x| fmt_num(*x)).unwrap_or_default();
+                let _ = write!(line, " {value} {} |", spread_text(s.get(*k).copied()));
             }
-            for i in 1..runs.len() {
-                let _ = write!(line, " {} |", ratio(k, i).map(|r| format!("{r:.2}")).unwrap_or_else(|| "-".into()));
+            for (i, c) in classes.iter().enumerate().skip(1) {
+                let r = ratio(k, i).map(|r| format!("{r:.2}")).unwrap_or_else(|| "-".into());
+                let _ = write!(line, " {r} | {} |", c.get(*k).map_or("-", |c| c.name()));
             }
             let _ = writeln!(md, "{line}");
+        }
+    }
+    // The points beyond their noise, all of them (up to a limit): the table above shows only the largest ratios.
+    for (i, c) in classes.iter().enumerate().skip(1) {
+        for class in [Class::Faster, Class::Slower] {
+            let keys: Vec<&String> = common.iter().copied().filter(|k| c.get(*k) == Some(&class)).collect();
+            if !keys.is_empty() {
+                let _ = writeln!(
+                    md,
+                    "\n{} in run {} than in run 1 beyond both spreads ({} points): {}",
+                    if class == Class::Faster { "Faster" } else { "Slower" },
+                    runs[i].index,
+                    keys.len(),
+                    key_list(&keys)
+                );
+            }
         }
     }
     let _ = writeln!(md);

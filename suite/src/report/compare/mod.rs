@@ -243,6 +243,8 @@ pub struct Values {
     pub unit: String,
     /// Point key → value. Points left out (not `ok`, or a reference row) are not joined.
     pub by_key: BTreeMap<String, f64>,
+    /// Keys whose value is a time (lower is faster) rather than a rate or a share of one (higher is faster).
+    pub times: std::collections::BTreeSet<String>,
 }
 
 /// Headline figures of one experiment over the runs that hold it: Markdown and plots.
@@ -270,6 +272,12 @@ pub trait Comparison {
     fn headline(&self, experiment: &str, runs: &[&Run]) -> Headline {
         let _ = (experiment, runs);
         Headline::default()
+    }
+    /// The spread of each point of `experiment` in `run` over its repetitions, by key (relative half-range,
+    /// [`spread_of_row`]): what the classes faster / slower / same / noisy read the differences against. By
+    /// default each row's own; a comparison whose values come from two rows (pt's speedups) combines theirs.
+    fn spreads(&self, experiment: &str, run: &Run) -> BTreeMap<String, f64> {
+        row_spreads(experiment, run)
     }
     /// Whether, when every run is of one device, the raw rate column is compared as well as [`Comparison::values`]
     /// (yes by default). An experiment whose rate counts different things on different rows (pt's G items/s: 1
@@ -299,7 +307,7 @@ pub fn metric_values(experiment: &str, run: &Run, column: Option<&str>) -> Resul
         .or_else(|| table.metric_column())
         .ok_or_else(|| format!("{} has no rate column before max_rel_err", table.path.display()))?;
     let by_key = table.rows.iter().filter(|r| is_ok(r)).filter_map(|r| Some((key(r)?, num(r, column)?))).collect();
-    Ok(Values { unit: column.to_string(), by_key })
+    Ok(Values { unit: column.to_string(), by_key, ..Values::default() })
 }
 
 /// Whether a row was verified and timed (`status` ok).
@@ -499,6 +507,8 @@ fn placement_text(inv: &serde_json::Value) -> String {
 }
 
 mod document;
+mod noise;
 mod parts;
 pub use document::{compare, comparison_for, report, timing_mismatches, Known, Written};
+pub use noise::{classify, counts_text, row_spreads, set_differences, spread_of_row, spread_text, Class, SAME_WITHIN};
 pub use parts::{devices_in_title, level, per_run_plot, runs_subtitle, sorted_points, table};

@@ -51,11 +51,11 @@ pub fn per_run_plot(
                 p.0 == q.0 && gap
             })
     };
+    // (Identical lines need no note: the plot draws them as one, labelled with both names.)
     let mut coincide = Vec::new();
     for (i, a) in series.iter().enumerate() {
-        if let Some(b) = series[..i].iter().find(|b| b.kind == a.kind && near(a, b)) {
-            let within = if a.points == b.points { String::new() } else { " (closer than a line's width)".into() };
-            coincide.push(format!("\"{}\" lies on \"{}\"{within}", a.label, b.label));
+        if let Some(b) = series[..i].iter().find(|b| b.kind == a.kind && near(a, b) && a.points != b.points) {
+            coincide.push(format!("\"{}\" lies on \"{}\" (closer than a line's width)", a.label, b.label));
         }
     }
     let note = match (note, coincide.is_empty()) {
@@ -73,6 +73,7 @@ pub fn per_run_plot(
         series,
         y_max: (y_max > 0.0).then_some(y_max * 1.08),
         note,
+        ..LinePlot::default()
     })
 }
 
@@ -96,16 +97,17 @@ pub fn sorted_points(mut pts: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
     pts
 }
 
-/// The distinct devices of `runs` with their wave sizes, for titles.
+/// Each run's device with its wave size, for titles: `run 1 H100 80GB HBM3 warp32 vs run 2 H200 warp32`. Every run
+/// is named, so a comparison of two devices (or of one device over the HIP-over-CUDA test runtime) says so in its
+/// title.
 pub fn devices_in_title(runs: &[&Run]) -> String {
-    let mut seen: Vec<String> = Vec::new();
-    for r in runs {
-        let d = format!("{} {}", r.short_device(), r.wave());
-        if !seen.contains(&d) {
-            seen.push(d);
-        }
-    }
-    seen.join(" vs ")
+    runs.iter()
+        .map(|r| {
+            let over = if r.device.test_runtime.is_some() { ", HIP over CUDA" } else { "" };
+            format!("run {} {} {}{over}", r.index, r.short_device(), r.wave())
+        })
+        .collect::<Vec<_>>()
+        .join(" vs ")
 }
 
 #[cfg(test)]
@@ -117,14 +119,16 @@ mod tests {
         per_run_plot("t".into(), "s".into(), ("x", Axis::Log2, "y", y_axis), series, None).expect("a plot")
     }
 
-    /// A line closer to another than a line's width hides it as an identical one does: the note says which lies
-    /// on which; lines apart by more get no note.
+    /// A line closer to another than a line's width would hide it: the note says which lies on which (the plot
+    /// also draws the one underneath wider); lines apart by more get no note.
     #[test]
     fn lines_that_hide_one_another_are_named_in_the_note() {
         let xs = [32.0, 64.0, 128.0];
         let run = |ys: [f64; 3]| xs.iter().copied().zip(ys).collect::<Vec<_>>();
+        // Identical lines are drawn as one, named for both, and need no note.
         let same = plot_of(run([10.0, 60.0, 100.0]), run([10.0, 60.0, 100.0]), Axis::Linear);
-        assert_eq!(same.note.as_deref(), Some("\"run 2\" lies on \"run 1\""));
+        assert_eq!(same.note, None);
+        assert_eq!(crate::report::plot::normalised(&same).series[0].label, "run 1 and run 2 (identical)");
         let close = plot_of(run([10.0, 60.0, 100.0]), run([10.5, 59.5, 100.0]), Axis::Linear);
         assert_eq!(close.note.as_deref(), Some("\"run 2\" lies on \"run 1\" (closer than a line's width)"));
         let apart = plot_of(run([10.0, 60.0, 100.0]), run([10.0, 63.0, 100.0]), Axis::Linear);
