@@ -133,7 +133,10 @@ mod tests {
                     // #include \"commented.h\"\n#define INCLUDE \"no.h\"\n";
         assert_eq!(includes(text).collect::<Vec<_>>(), ["gpu.h", "matmul_io.h"]);
         let matmul = includes(source("matmul").unwrap().text).collect::<Vec<_>>();
-        assert_eq!(matmul, ["gpu.h", "matmul_io.h", "matmul_wave_tile.h", "matmul_reference.h", "matmul_mfma.h"]);
+        assert_eq!(
+            matmul,
+            ["gpu.h", "matmul_io.h", "matmul_split.h", "matmul_wave_tile.h", "matmul_reference.h", "matmul_mfma.h"]
+        );
     }
 
     #[test]

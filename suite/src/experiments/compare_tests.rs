@@ -213,12 +213,17 @@ fn a_run_compared_with_itself_has_ratios_of_one_and_no_missing_points() {
     assert!(md.contains("Every run holds the same points, all `ok`."), "{md}");
     assert_eq!(written.plots.len(), 4);
     let (_, plots) = report(&[read_run(&amd_dir, 1).unwrap(), read_run(&amd_dir, 2).unwrap()], &known());
+    // Two identical runs are one line on every plot, named for both in the legend (not two lines, one hidden).
     for (file, plot) in &plots {
-        let note = plot.note.as_deref().unwrap_or_default();
+        let drawn = crate::report::plot::normalised(plot);
+        let labels: Vec<&str> = drawn.series.iter().filter(|s| s.is_measured()).map(|s| s.label.as_str()).collect();
         assert!(
-            note.contains("\"2: Instinct MI250X, wave64 [mi250x]") && note.contains("lies on \"1: Instinct"),
-            "{file}: {note}"
+            labels.iter().any(|l| l.contains("1: Instinct MI250X, wave64 [mi250x]")
+                && l.contains("2: Instinct MI250X, wave64 [mi250x]")
+                && l.ends_with("(identical)")),
+            "{file}: {labels:?}"
         );
+        assert!(crate::report::plot::hidden_series(plot).is_empty(), "{file}");
     }
     for p in &written.plots {
         assert!(std::fs::metadata(p).unwrap().len() > 1000, "{}", p.display());
