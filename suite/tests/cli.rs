@@ -334,6 +334,14 @@ fn pixels_of(img: &(u32, u32, Vec<u8>), colour: [u8; 3], fraction: f64) -> usize
     rgb.chunks(3).enumerate().filter(|(i, px)| i % *w as usize <= cut && *px == colour).count()
 }
 
+/// Columns of the image in which `colour` shows in the top `fraction` of its rows (the chart, above a legend).
+fn columns_of(img: &(u32, u32, Vec<u8>), colour: [u8; 3], fraction: f64) -> usize {
+    let (w, h, rgb) = img;
+    let rows = (f64::from(*h) * fraction) as usize;
+    let w = *w as usize;
+    (0..w).filter(|x| (0..rows).any(|y| rgb[3 * (y * w + x)..3 * (y * w + x) + 3] == colour)).count()
+}
+
 /// The rows of a fixture CSV, as the plot command reads them.
 fn rows(name: &str) -> Vec<std::collections::BTreeMap<String, String>> {
     suite::report::csv::read_rows(&fixture(name)).expect("the fixture reads")
@@ -493,8 +501,11 @@ fn occupancy_plots_put_the_theoretical_occupancy_on_top_and_lds_in_kib_on_a_log2
     for file in ["occupancy-group-size.png", "occupancy-lds.png", "occupancy-registers.png"] {
         let img = decode_png(&out.path().join(file));
         assert_eq!((img.0, img.1), (1600, 1000), "{file}");
-        let shown = pixels_of(&img, crimson, 0.55);
-        assert!(shown > 3000, "{file}: only {shown} pixels of the theoretical occupancy line");
+        // The legend is under the chart: count the chart's columns the focus colour shows in. A dashed line over
+        // the whole x range shows in most of its ~1,300 columns; hidden under another line, only its dozen markers
+        // (about 150 columns) would.
+        let shown = columns_of(&img, crimson, 0.8);
+        assert!(shown > 700, "{file}: the theoretical occupancy line shows in only {shown} columns");
     }
 }
 

@@ -107,9 +107,10 @@ fn fulls_help_does_not_describe_the_quick_preset_as_its_own() {
     assert!(full.contains("--full --dry-run"), "{full}");
 }
 
-/// A dry run on a machine without the part's compiler says so once, not once per source and per reason.
+/// A dry run on a machine without the part's compiler and without --kernels-dir queues nothing (every point would
+/// error), and says why once, not once per source and per reason.
 #[test]
-fn a_missing_compiler_is_said_once_per_plan() {
+fn a_missing_compiler_refuses_the_plan_and_says_so_once() {
     assert!(
         !Path::new("/usr/local/cuda/bin/nvcc").exists(),
         "this test plans an H100 on a machine without nvcc, and /usr/local/cuda/bin/nvcc is a candidate it cannot \
@@ -122,14 +123,43 @@ fn a_missing_compiler_is_said_once_per_plan() {
         .env_remove("CUDA_PATH")
         .env("PATH", "/usr/bin:/bin")
         .assert()
-        .success();
-    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+        .code(2);
+    let text = String::from_utf8(out.get_output().stderr.clone()).unwrap();
     assert_eq!(text.matches("no nvidia kernel compiler found").count(), 1, "{text}");
     assert_eq!(text.matches("tried $NVCC").count(), 1, "{text}");
-    // Every source it stopped is still named, and the invalid points point at the warning.
-    for source in ["smoke", "matmul", "occupancy", "fusion", "pt"] {
-        assert!(text.contains(source), "{source} not named in\n{text}");
+    assert!(text.contains("pass --kernels-dir DIR"), "{text}");
+}
+
+/// A --kernels-dir that holds some of the run's code objects: the plan goes on, says once which sources it could
+/// not read, and the invalid points point at that warning; one that holds none refuses the plan, naming the folder.
+#[test]
+fn a_kernels_dir_missing_sources_says_so_once_and_an_empty_one_refuses() {
+    let cache = tempfile::tempdir().unwrap();
+    let kernels = tempfile::tempdir().unwrap();
+    let empty = suite_without_gpu(cache.path())
+        .args(["run", "--dry-run", "--part", "h100-sxm", "--kernels-dir"])
+        .arg(kernels.path())
+        .assert()
+        .code(2);
+    let text = String::from_utf8(empty.get_output().stderr.clone()).unwrap();
+    assert!(text.contains(&format!("--kernels-dir {}: none of the code objects", kernels.path().display())), "{text}");
+    // smoke's code object only (nvcc is on PATH where the tests run: scripts/test.sh puts pip's there).
+    suite_without_gpu(cache.path())
+        .args(["kernels", "build", "--arch", "sm_90", "--sources", "smoke", "--out"])
+        .arg(kernels.path())
+        .assert()
+        .success();
+    let out = suite_without_gpu(cache.path())
+        .args(["run", "--dry-run", "--part", "h100-sxm", "--kernels-dir"])
+        .arg(kernels.path())
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    for source in ["matmul", "occupancy", "fusion", "pt"] {
+        let missing = format!("{source}.sm_90.cubin");
+        assert_eq!(text.matches(missing.as_str()).count(), 1, "{missing} not named once in\n{text}");
     }
+    assert!(!text.contains("smoke.sm_90.cubin"), "{text}");
     assert!(text.contains("its code object could not be read (the warning below says why)"), "{text}");
 }
 
@@ -171,6 +201,7 @@ fn plotting_an_experiment_without_plots_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("smoke.csv");
     std::fs::copy(committed(QUICK).join("smoke.csv"), &csv).unwrap();
+    std::fs::copy(committed(QUICK).join("run.json"), dir.path().join("run.json")).unwrap();
     suite_without_gpu(cache.path())
         .args(["plot", "smoke"])
         .arg(&csv)
@@ -188,6 +219,7 @@ fn plot_out_writes_the_derived_tables_there_and_nothing_beside_the_input() {
     for (experiment, derived) in [("fusion", "fusion_ratios.csv"), ("pt", "pt-speedup.csv")] {
         let csv = input.path().join(format!("{experiment}.csv"));
         std::fs::copy(committed(QUICK).join(format!("{experiment}.csv")), &csv).unwrap();
+        std::fs::copy(committed(QUICK).join("run.json"), input.path().join("run.json")).unwrap();
         suite_without_gpu(cache.path())
             .args(["plot", experiment])
             .arg(&csv)
@@ -202,7 +234,7 @@ fn plot_out_writes_the_derived_tables_there_and_nothing_beside_the_input() {
     let beside: Vec<String> = std::fs::read_dir(input.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| !n.ends_with(".csv") || !["fusion.csv", "pt.csv"].contains(&n.as_str()))
+        .filter(|n| !["fusion.csv", "pt.csv", "run.json"].contains(&n.as_str()))
         .collect();
     assert!(beside.is_empty(), "written beside the input: {beside:?}");
 }

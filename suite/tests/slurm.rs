@@ -457,7 +457,7 @@ fn bad_arguments_are_caught_before_the_queue_and_named_by_the_job() {
     let env = [("SUITE_DOUBLE_POINTS", "4"), ("SUITE_DOUBLE_SECONDS_PER_POINT", "0")];
     for (args, message) in [
         ("gcd matmul --sizes 0", "--sizes: sizes must be at least 1"),
-        ("node nosuch", "unrecognized subcommand 'nosuch'"),
+        ("node nosuch", "unknown experiment `nosuch`; known: smoke, matmul"),
         ("gcd.sbatch smoke --reps 0", "--reps: at least 1 timed repetition is needed"),
     ] {
         let out = site.shell(&format!("scripts/lumi/submit.sh {args}"), &env);

@@ -23,6 +23,12 @@ struct Allowed {
 
 const ALLOWED: &[Allowed] = &[
     Allowed {
+        file: "include/matmul_wave_tile.h",
+        code: "(n & ~31) | ((n & 2) << 3)",
+        why: "the FP64 B slab's regroup works in groups of 32 doubles, the wave's sub-tile width WSUBN (32 columns on \
+              either wave size), not the wave size",
+    },
+    Allowed {
         file: "include/gpu.h",
         code: "#define GPU_WAVE_SIZE 64",
         why: "the definition itself, on AMD CDNA (wave64)",
