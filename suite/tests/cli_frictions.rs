@@ -131,18 +131,11 @@ fn a_missing_compiler_refuses_the_plan_and_says_so_once() {
 }
 
 /// A --kernels-dir that holds some of the run's code objects: the plan goes on, says once which sources it could
-/// not read, and the invalid points point at that warning; one that holds none refuses the plan, naming the folder.
+/// not read, and the invalid points point at that warning.
 #[test]
-fn a_kernels_dir_missing_sources_says_so_once_and_an_empty_one_refuses() {
+fn a_kernels_dir_missing_sources_says_so_once() {
     let cache = tempfile::tempdir().unwrap();
     let kernels = tempfile::tempdir().unwrap();
-    let empty = suite_without_gpu(cache.path())
-        .args(["run", "--dry-run", "--part", "h100-sxm", "--kernels-dir"])
-        .arg(kernels.path())
-        .assert()
-        .code(2);
-    let text = String::from_utf8(empty.get_output().stderr.clone()).unwrap();
-    assert!(text.contains(&format!("--kernels-dir {}: none of the code objects", kernels.path().display())), "{text}");
     // smoke's code object only (nvcc is on PATH where the tests run: scripts/test.sh puts pip's there).
     suite_without_gpu(cache.path())
         .args(["kernels", "build", "--arch", "sm_90", "--sources", "smoke", "--out"])

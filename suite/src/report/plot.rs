@@ -326,6 +326,10 @@ pub struct LinePlot {
     /// The least height the plot needs, in pixels (a roofline with a grouped legend and a long note); a smaller
     /// height asked of [`render_png`] is raised to it.
     pub min_height: Option<u32>,
+    /// Names of the x positions, for a plot of things that have no order or scale (matmul's shapes): point i is
+    /// drawn at x = i and the axis is labelled with these names, each wrapped at its spaces to fit its slot. Empty:
+    /// a numeric x axis.
+    pub x_categories: Vec<String>,
 }
 
 impl Default for LinePlot {
@@ -344,6 +348,7 @@ impl Default for LinePlot {
             legend: None,
             labels: Vec::new(),
             min_height: None,
+            x_categories: Vec::new(),
         }
     }
 }
@@ -1449,6 +1454,8 @@ struct Layout {
     x: AxisSpec,
     y: AxisSpec,
     bars: Option<Bars>,
+    /// A categorical x axis's names, as wrapped lines, one entry per category (at x = 0, 1, ...).
+    categories: Vec<Vec<String>>,
     labels: Vec<LabelBox>,
 }
 
@@ -1484,6 +1491,9 @@ fn layout(
     // Under the plot: tick marks, tick labels (a bar plot: its bars' labels, `lines` of them), the axis label.
     let x_area = |lines: usize| match bar_x {
         Some(_) => m.tick_len + 0.5 * m.tick_em + lines as f64 * 1.25 * bar_em + 0.7 * m.tick_em + 1.3 * m.axis_em,
+        None if !plot.x_categories.is_empty() => {
+            m.tick_len + 0.5 * m.tick_em + lines as f64 * 1.25 * m.tick_em + 0.7 * m.tick_em + 1.3 * m.axis_em
+        }
         None => m.tick_len + 0.5 * m.tick_em + 1.3 * m.tick_em + 0.7 * m.tick_em + 1.3 * m.axis_em,
     };
 
@@ -1560,7 +1570,7 @@ fn layout(
         }
         Ok((bottom, y, left, right))
     };
-    let (bottom, y, left, right, x, bars) = match bar_x {
+    let (bottom, y, left, right, x, bars, categories) = match bar_x {
         Some(value) => {
             let n = series.iter().zip(&plot.series).filter(|(_, s)| s.is_measured()).count();
             let wrap = |left: f64, right: f64| -> Vec<Vec<String>> {
@@ -1582,7 +1592,21 @@ fn layout(
             let lines = wrap(left, right).iter().map(Vec::len).max().unwrap_or(1).max(1);
             let (bottom, y, left, right) = place_chart(lines)?;
             let x = AxisSpec { lo: 0.0, hi: n as f64, ticks: Vec::new(), minor: Vec::new() };
-            (bottom, y, left, right, x, Some(Bars { x: value, labels: wrap(left, right), em: bar_em }))
+            (bottom, y, left, right, x, Some(Bars { x: value, labels: wrap(left, right), em: bar_em }), Vec::new())
+        }
+        None if !plot.x_categories.is_empty() => {
+            // One slot per category, its name wrapped at its spaces to the slot's width.
+            let n = plot.x_categories.len();
+            let wrap = |left: f64, right: f64| -> Vec<Vec<String>> {
+                let slot = (right - left) / n as f64;
+                plot.x_categories.iter().map(|c| ts.wrap(m.tick_em, c, 0.94 * slot)).collect()
+            };
+            let (_, _, left, right) = place_chart(2)?;
+            let lines = wrap(left, right).iter().map(Vec::len).max().unwrap_or(1).max(1);
+            let (bottom, y, left, right) = place_chart(lines)?;
+            let ticks = (0..n).map(|i| (i as f64, String::new())).collect();
+            let x = AxisSpec { lo: -0.5, hi: n as f64 - 0.5, ticks, minor: Vec::new() };
+            (bottom, y, left, right, x, None, wrap(left, right))
         }
         None => {
             let (bottom, y, left, right) = place_chart(1)?;
@@ -1596,7 +1620,7 @@ fn layout(
                 }
                 max_labels -= 1;
             };
-            (bottom, y, left, right, x, None)
+            (bottom, y, left, right, x, None, Vec::new())
         }
     };
     let legend_origin = match legend.place {
@@ -1619,6 +1643,7 @@ fn layout(
         x,
         y,
         bars,
+        categories,
         labels,
     })
 }
@@ -1990,6 +2015,24 @@ fn draw_text(
             }
             let lines = bars.labels.iter().map(Vec::len).max().unwrap_or(1).max(1);
             x_desc_top = x_label_top + lines as f64 * 1.25 * bars.em + 0.7 * m.tick_em;
+        }
+        None if !l.categories.is_empty() => {
+            for ((t, _), lines) in l.x.ticks.iter().zip(&l.categories) {
+                let x = l.x.to_px(*t, left, right);
+                for (i, line) in lines.iter().enumerate() {
+                    ts.draw(
+                        canvas,
+                        line,
+                        m.tick_em,
+                        TEXT,
+                        (x, x_label_top + i as f64 * 1.25 * m.tick_em),
+                        top_centre,
+                        false,
+                    );
+                }
+            }
+            let lines = l.categories.iter().map(Vec::len).max().unwrap_or(1).max(1);
+            x_desc_top = x_label_top + lines as f64 * 1.25 * m.tick_em + 0.7 * m.tick_em;
         }
         None => {
             for (t, label) in &l.x.ticks {

@@ -487,6 +487,7 @@ pub fn plot(runs: &[(String, &Roofline)]) -> LinePlot {
         y_axis: Axis::Log10,
         series,
         y_max: None,
+        x_categories: Vec::new(),
         note: Some(note.trim_end().to_string()),
     }
 }

@@ -22,8 +22,107 @@ pub fn plots(rows: &[BTreeMap<String, String>]) -> Vec<(String, LinePlot)> {
         let of: Vec<BTreeMap<String, String>> =
             rows.iter().filter(|r| Precision::of_row(r) == precision).cloned().collect();
         out.extend(plots_of(&of, precision));
+        out.extend(shapes_plot(&of, precision));
     }
     out
+}
+
+/// `matmul-shapes.png` (`matmul-f64-shapes.png`): where a CSV holds shapes other than squares (odd, skinny,
+/// K-heavy: the size plots draw only M = N = K), each shape the vendor BLAS was timed at is a slot on the x axis,
+/// named M x N x K, in the sweep's order, with the fastest hand kernel there as % of the vendor (its value written
+/// beside it), the fastest on the vector units apart where some kernel ran on the matrix units, and the autotune
+/// step's pick.
+fn shapes_plot(rows: &[BTreeMap<String, String>], precision: Precision) -> Option<(String, LinePlot)> {
+    let num = crate::experiments::num;
+    let ok: Vec<&BTreeMap<String, String>> = crate::experiments::ok_rows(rows).collect();
+    let shape = |r: &BTreeMap<String, String>| Some((num(r, "m")? as u64, num(r, "n")? as u64, num(r, "k")? as u64));
+    if ok.iter().filter_map(|r| shape(r)).all(|(m, n, k)| m == n && n == k) {
+        return None;
+    }
+    let first = ok.first()?;
+    let get = |c: &str| first.get(c).cloned().unwrap_or_default();
+    let (vendor, vendor_label) = if get("platform") == "amd" { ("rocblas", "rocBLAS") } else { ("cublas", "cuBLAS") };
+    let kernel = |r: &BTreeMap<String, String>| r.get("kernel").cloned().unwrap_or_default();
+    let mut shapes: Vec<(u64, u64, u64)> = Vec::new();
+    for r in ok.iter().filter(|r| kernel(r) == vendor) {
+        if let Some(s) = shape(r).filter(|s| !shapes.contains(s)) {
+            shapes.push(s);
+        }
+    }
+    if shapes.is_empty() {
+        return None;
+    }
+    let vendor_at = |s: (u64, u64, u64)| {
+        ok.iter().find(|r| kernel(r) == vendor && shape(r) == Some(s)).and_then(|r| num(r, "gflops"))
+    };
+    let share = |r: &BTreeMap<String, String>| Some(100.0 * num(r, "gflops")? / vendor_at(shape(r)?)?);
+    // The fastest row at each shape among those `pick` keeps, as a series with its spread.
+    let fastest = |label: &str, kind: SeriesKind, pick: &dyn Fn(&BTreeMap<String, String>) -> bool| {
+        let (mut points, mut spread) = (Vec::new(), Vec::new());
+        for (i, &s) in shapes.iter().enumerate() {
+            let best = ok
+                .iter()
+                .filter(|r| shape(r) == Some(s) && pick(r))
+                .filter_map(|r| Some((share(r)?, *r)))
+                .max_by(|a, b| a.0.total_cmp(&b.0));
+            if let Some((y, r)) = best {
+                points.push((i as f64, y));
+                if let Some((lo, hi)) = rate_spread(r, y) {
+                    spread.push((i as f64, lo, hi));
+                }
+            }
+        }
+        Series::of_kind(kind, label, points).with_spread(spread)
+    };
+    let hand = |r: &BTreeMap<String, String>| ![vendor, AUTOTUNE].contains(&kernel(r).as_str());
+    let on_matrix = |r: &BTreeMap<String, String>| r.get("unit").is_some_and(|u| u == "matrix");
+    let any_matrix = ok.iter().any(|r| hand(r) && on_matrix(r));
+    let best = fastest("fastest hand kernel", SeriesKind::Points, &hand);
+    let labels = best
+        .points
+        .iter()
+        .map(|&(x, y)| crate::report::plot::PointLabel { x, y, text: format!("{y:.0}%") })
+        .collect();
+    let mut series = vec![best];
+    if any_matrix {
+        series.push(fastest("fastest on the vector units", SeriesKind::Points, &|r| hand(r) && !on_matrix(r)));
+    }
+    series.push(fastest("autotune (the plan it picked, timed)", SeriesKind::Points, &|r| kernel(r) == AUTOTUNE));
+    series.retain(|s| !s.points.is_empty());
+    let last = (shapes.len() - 1) as f64;
+    series.push(Series::reference(format!("{vendor_label} = 100%"), vec![(0.0, 100.0), (last, 100.0)]));
+    let highest = series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).fold(0.0, f64::max);
+    let wave = if get("wave_size") == "64" { "wave64" } else { "warp32" };
+    let prefix = match precision {
+        Precision::F32 => "matmul-",
+        Precision::F64 => "matmul-f64-",
+    };
+    Some((
+        format!("{prefix}shapes.png"),
+        LinePlot {
+            title: format!(
+                "{} matmul at every shape, % of {vendor_label}, on {} ({}, {wave})",
+                precision.label(),
+                get("device"),
+                get("arch")
+            ),
+            subtitle: Some(
+                "C = A*B, row-major, M x N x K; the fastest verified hand kernel at each shape; median of the timed \
+                 repetitions, error bars from the slowest to the fastest"
+                    .into(),
+            ),
+            x_label: "shape M x N x K, in the sweep's order".into(),
+            y_label: format!("% of {vendor_label} GFLOP/s at the same shape"),
+            x_axis: Axis::Linear,
+            y_axis: Axis::Linear,
+            series,
+            y_max: Some(highest.clamp(110.0, PERCENT_TOP)),
+            note: Some(vendor_note(&ok)),
+            labels,
+            x_categories: shapes.iter().map(|(m, n, k)| format!("{m} x {n} x {k}")).collect(),
+            ..LinePlot::default()
+        },
+    ))
 }
 
 /// The plots of the rows of one precision.
@@ -423,6 +522,52 @@ mod tests {
             headlines(&rows)[1],
             "512: best kernel autotune (splitk_128x64x16_t128) 1850 GFLOP/s = 0.93 of the vendor BLAS (2000 GFLOP/s)"
         );
+    }
+
+    #[test]
+    fn a_csv_of_shapes_other_than_squares_has_a_plot_of_every_shape_in_the_sweeps_order() {
+        let row = |kernel: &str, (m, n, k): (u32, u32, u32), gflops: f64, unit: &str| -> BTreeMap<String, String> {
+            [
+                ("platform", "nvidia".to_string()),
+                ("device", "Test GPU".into()),
+                ("arch", "sm_90".into()),
+                ("wave_size", "32".into()),
+                ("precision", "f64".into()),
+                ("kernel", kernel.into()),
+                ("unit", unit.into()),
+                ("m", m.to_string()),
+                ("n", n.to_string()),
+                ("k", k.to_string()),
+                ("gflops", gflops.to_string()),
+                ("status", "ok".into()),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect()
+        };
+        let (skinny, square) = ((16384, 96, 2048), (512, 512, 512));
+        let rows = vec![
+            row("cublas", skinny, 2000.0, "matrix"),
+            row("double_buffer_64x128x8_t128", skinny, 500.0, "vector"),
+            row("dmma_128x64x16_t128", skinny, 1800.0, "matrix"),
+            row(AUTOTUNE, skinny, 1700.0, "matrix"),
+            row("cublas", square, 1000.0, "matrix"),
+            row("double_buffer_64x128x8_t128", square, 450.0, "vector"),
+            row("dmma_128x64x16_t128", square, 1100.0, "matrix"),
+            // Not timed for the vendor: no slot.
+            row("dmma_128x64x16_t128", (100, 100, 7), 10.0, "matrix"),
+        ];
+        let plots = plots(&rows);
+        let (_, shapes) = plots.iter().find(|(f, _)| f == "matmul-f64-shapes.png").expect("a shapes plot");
+        assert_eq!(shapes.x_categories, ["16384 x 96 x 2048", "512 x 512 x 512"]);
+        let series = |label: &str| shapes.series.iter().find(|s| s.label == label).map(|s| s.points.clone());
+        assert_eq!(series("fastest hand kernel"), Some(vec![(0.0, 90.0), (1.0, 110.0)]));
+        assert_eq!(series("fastest on the vector units"), Some(vec![(0.0, 25.0), (1.0, 45.0)]));
+        assert_eq!(series("autotune (the plan it picked, timed)"), Some(vec![(0.0, 85.0)]));
+        assert_eq!(shapes.labels.iter().map(|l| l.text.as_str()).collect::<Vec<_>>(), ["90%", "110%"]);
+        // Squares only: the size plots say it all, and there is no shapes plot.
+        let squares: Vec<_> = rows.iter().filter(|r| r.get("m") == r.get("k")).cloned().collect();
+        assert!(super::plots(&squares).iter().all(|(f, _)| !f.ends_with("shapes.png")));
     }
 
     #[test]
