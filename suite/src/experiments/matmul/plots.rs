@@ -83,11 +83,24 @@ fn shapes_plot(rows: &[BTreeMap<String, String>], precision: Precision) -> Optio
         .iter()
         .map(|&(x, y)| crate::report::plot::PointLabel { x, y, text: format!("{y:.0}%") })
         .collect();
-    let mut series = vec![best];
+    // Each series styled here, since they are drawn in their order and the legend lists them so: the autotune
+    // pick (often the fastest kernel itself, timed again) first and hollow, so the fastest drawn over it shows
+    // inside its outline.
+    let style = |i: usize, hollow: bool| {
+        let (color, marker) = crate::report::plot::measured_style(i);
+        crate::report::plot::Style { color, marker, hollow }
+    };
+    let mut series = vec![
+        fastest("autotune (the plan it picked, timed)", SeriesKind::Points, &|r| kernel(r) == AUTOTUNE)
+            .styled(style(1, true)),
+        best.styled(style(0, false)),
+    ];
     if any_matrix {
-        series.push(fastest("fastest on the vector units", SeriesKind::Points, &|r| hand(r) && !on_matrix(r)));
+        series.push(
+            fastest("fastest on the vector units", SeriesKind::Points, &|r| hand(r) && !on_matrix(r))
+                .styled(style(2, false)),
+        );
     }
-    series.push(fastest("autotune (the plan it picked, timed)", SeriesKind::Points, &|r| kernel(r) == AUTOTUNE));
     series.retain(|s| !s.points.is_empty());
     let last = (shapes.len() - 1) as f64;
     series.push(Series::reference(format!("{vendor_label} = 100%"), vec![(0.0, 100.0), (last, 100.0)]));
