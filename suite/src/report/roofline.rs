@@ -314,6 +314,9 @@ pub fn csv_text(r: &Roofline) -> String {
 fn roof_series(prefix: &str, roof: &Roof, x_lo: f64, x_hi: f64) -> Vec<Series> {
     let top = roof.compute.last().map_or(f64::INFINITY, |c| c.1);
     let ridge = top / roof.memory_gbps;
+    // Points all right of the ridge (FP64 matmul at 4096 and 8192): the axis still reaches left of it, so the
+    // memory roof is drawn rising to the ridge rather than backwards from the leftmost point far above every roof.
+    let x_lo = if ridge.is_finite() { x_lo.min(ridge / 2.0) } else { x_lo };
     let mut series = vec![Series::reference(
         format!("{prefix}memory {:.0} GB/s", roof.memory_gbps),
         vec![(x_lo, roof.memory_gbps * x_lo), (ridge.min(x_hi), roof.memory_gbps * ridge.min(x_hi))],
@@ -622,6 +625,26 @@ mod tests {
             vendor_sgemm_units: "",
             vendor_dgemm_units: "",
             source: "datasheet".into(),
+        }
+    }
+
+    #[test]
+    fn the_memory_roof_rises_to_the_ridge_even_when_every_point_is_right_of_it() {
+        let roof = Roof {
+            memory_gbps: 4800.0,
+            memory_source: String::new(),
+            compute: vec![("FP64 vector".into(), 33500.0), ("FP64 matrix".into(), 66900.0)],
+            peaks: Vec::new(),
+            compute_source: String::new(),
+        };
+        // Every point at 300 FLOP per byte or more; the ridge is at 66900 / 4800 = 13.9.
+        let series = roof_series("", &roof, 300.0, 700.0);
+        let memory = &series[0].points;
+        assert!(memory[0].0 < memory[1].0, "{memory:?}");
+        assert!(memory.iter().all(|p| p.1 <= 66900.0 + 1e-6), "{memory:?}");
+        assert_eq!(memory[1], (66900.0 / 4800.0, 66900.0));
+        for ceiling in &series[1..] {
+            assert!(ceiling.points[0].0 < ceiling.points[1].0, "{:?}", ceiling.points);
         }
     }
 
