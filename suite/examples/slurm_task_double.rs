@@ -257,23 +257,12 @@ fn double_error(message: String) -> suite::report::Error {
 
 /// The double's row for point `index`: `invalid`, saying it is the test double's, no figures.
 fn double_row(results: &dyn Results, index: usize) -> Row {
-    Row {
-        params: results.param_columns().iter().map(|_| index.to_string()).collect(),
-        reps: 0,
-        launches_per_rep: 0,
-        timing: String::new(),
-        l2_resident: None,
-        flop_count: None,
-        byte_count: None,
-        time_ms: None,
-        rate: None,
-        max_rel_err: None,
-        tolerance: None,
-        telemetry: None,
-        status: Status::Invalid,
-        message: "slurm test double: nothing measured".into(),
-        key: format!("double-point-{index:03}"),
-    }
+    Row::unmeasured(
+        format!("double-point-{index:03}"),
+        results.param_columns().iter().map(|_| index.to_string()).collect(),
+        Status::Invalid,
+        "slurm test double: nothing measured",
+    )
 }
 
 /// Appends `row` to `csv` cut inside its last field (the key), with no newline: what a task killed while writing

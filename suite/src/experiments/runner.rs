@@ -371,21 +371,9 @@ fn measure_point(
     telemetry: &mut PointTelemetry,
 ) -> Row {
     let mut row = Row {
-        params: point.params.clone(),
-        reps: 0,
-        launches_per_rep: 0,
-        timing: String::new(),
-        l2_resident: None,
         flop_count: point.work.counted.then_some(point.work.flops),
         byte_count: point.work.counted.then_some(point.work.bytes),
-        time_ms: None,
-        rate: None,
-        max_rel_err: None,
-        tolerance: None,
-        telemetry: None,
-        status: Status::Ok,
-        message: String::new(),
-        key: point.key.clone(),
+        ..Row::unmeasured(point.key.clone(), point.params.clone(), Status::Ok, "")
     };
     if let Some(why) = &point.invalid {
         row.status = Status::Invalid;
