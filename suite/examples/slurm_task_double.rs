@@ -8,10 +8,11 @@
 //! - It writes as `suite run` does, through the suite's own code: it takes the results folder's locks
 //!   (`FolderLock`, refused when another writer holds them), records its plan in `run.json` (refused for a folder of
 //!   another layout) before any point, and then, for its shard (`--shard i/n`) of a fixed list of points per
-//!   experiment, appends one row per point through the suite's `CsvLog` (same file names, header, lock, `--resume`
-//!   semantics: a point already in the CSV is skipped, a cut row is dropped) and records its invocation in
-//!   `run.json`, so the real `suite merge` and `suite status` take the folder as they take a real run's. It exits
-//!   with the suite's status for each error (2 bad arguments, 3 refused folder).
+//!   experiment, appends one row per point through the suite's `ResultsFolder`, the runner's owner of a results
+//!   folder (same file names, header, lock, `--resume` semantics: a point already in the CSV is skipped, a cut row
+//!   is dropped; its invocation recorded in `run.json`), so the real `suite merge` and `suite status` take the
+//!   folder as they take a real run's. It exits with the suite's status for each error (2 bad arguments, 3 refused
+//!   folder).
 //! - Every row is `invalid`, with the message "slurm test double: nothing measured", on a device named as the test
 //!   double (no figures at all: no time, no rate), so nothing it writes can pass for a measurement.
 //!
@@ -39,8 +40,9 @@ use clap::Parser as _;
 use suite::app::Error;
 use suite::cli::{Cli, Command, RunAll, RunArgs, RunCommand};
 use suite::device::{Arch, Platform, Props, WaveSize};
-use suite::experiments::{csv_name, plan_record, registry, Experiment, Results, Shard};
+use suite::experiments::{plan_record, registry, Experiment, Results, Shard};
 use suite::report::csv::{header, Context, CsvLog, Row, Status};
+use suite::report::folder::ResultsFolder;
 use suite::report::lock::{FolderLock, Wait};
 use suite::report::run_json::{self, Fingerprint, Invocation, PlannedExperiment};
 
@@ -214,8 +216,6 @@ fn run_experiment(
     invocation.experiment = exp.name().to_string();
     invocation.blas = "none (slurm test double)".into();
     invocation.fingerprint = Some(Fingerprint::new(&options, exp.sources(), &[], device, &columns));
-    let csv_path = out.join(csv_name(exp.name(), args.shard));
-    run_json::check(out, device, &invocation, csv_path.exists())?;
     let context = Context {
         experiment: exp.name().to_string(),
         platform: device.platform.name().to_string(),
@@ -223,13 +223,14 @@ fn run_experiment(
         arch: device.arch.to_string(),
         wave_size: device.wave_size.0,
     };
-    let mut log = CsvLog::open(&csv_path, context.clone(), &columns, args.resume)?;
-    run_json::record(out, device, invocation)?;
+    // The folder's owner, as the runner opens it: run.json checked, the CSV opened, the invocation recorded.
+    let mut folder = ResultsFolder::begin(out, device, invocation, args.shard, context.clone(), &columns, args.resume)?;
+    let csv_path = folder.csv_path();
 
     let shard = args.shard.unwrap_or(Shard { index: 0, count: 1 });
     for point in (0..behaviour.points).filter(|p| p % shard.count == shard.index) {
         let row = double_row(results, point);
-        if log.is_done(&row.key) {
+        if folder.recorded(&row.key).is_some() {
             continue;
         }
         if behaviour.fail.is_some_and(|(index, after)| index == shard.index && *written == after) {
@@ -237,7 +238,7 @@ fn run_experiment(
             return Ok(Outcome::Failed);
         }
         std::thread::sleep(Duration::from_secs_f64(behaviour.seconds_per_point));
-        log.append(&row)?;
+        folder.row(&row)?;
         *written += 1;
         if let Some(path) = &behaviour.log {
             note_measured(path, out, exp.name(), &row.key, shard).map_err(double_error)?;
@@ -257,23 +258,12 @@ fn double_error(message: String) -> suite::report::Error {
 
 /// The double's row for point `index`: `invalid`, saying it is the test double's, no figures.
 fn double_row(results: &dyn Results, index: usize) -> Row {
-    Row {
-        params: results.param_columns().iter().map(|_| index.to_string()).collect(),
-        reps: 0,
-        launches_per_rep: 0,
-        timing: String::new(),
-        l2_resident: None,
-        flop_count: None,
-        byte_count: None,
-        time_ms: None,
-        rate: None,
-        max_rel_err: None,
-        tolerance: None,
-        telemetry: None,
-        status: Status::Invalid,
-        message: "slurm test double: nothing measured".into(),
-        key: format!("double-point-{index:03}"),
-    }
+    Row::unmeasured(
+        format!("double-point-{index:03}"),
+        results.param_columns().iter().map(|_| index.to_string()).collect(),
+        Status::Invalid,
+        "slurm test double: nothing measured",
+    )
 }
 
 /// Appends `row` to `csv` cut inside its last field (the key), with no newline: what a task killed while writing

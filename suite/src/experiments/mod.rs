@@ -93,19 +93,78 @@ impl From<crate::options::Error> for Error {
     }
 }
 
-/// One point of a sweep.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Point {
-    /// Index into the experiment's own list of specs.
-    pub index: usize,
+/// A point's spec once the runner holds it: the experiment's own [`Points::Spec`], behind a type the runner need
+/// not know ([`AnyPoints::prepare_any`] hands it back to the experiment as its own type).
+pub type AnySpec = std::sync::Arc<dyn std::any::Any + Send + Sync>;
+
+/// One point of a sweep: its typed spec (what [`Points::prepare`] receives) with its identity and row values.
+#[derive(Debug, Clone)]
+pub struct Point<S = AnySpec> {
+    /// What the point is, in the experiment's own type: everything [`Points::prepare`] needs to set it up.
+    pub spec: S,
     /// Stable identity, e.g. `naive/m=1024,n=1024,k=1024`: the same point has the same key in every run.
     pub key: String,
-    /// Values of the experiment's parameter columns.
+    /// Values of the experiment's parameter columns, in their order ([`Params`] builds them by column name).
     pub params: Vec<String>,
     /// Why the point cannot run, when it cannot (written as an `invalid` row).
     pub invalid: Option<String>,
     /// What one launch does, for the estimate of its time before it runs ([`estimate`]).
     pub work: Work,
+}
+
+impl<S: Send + Sync + 'static> Point<S> {
+    /// The point with its spec behind [`AnySpec`], as the runner holds every experiment's points.
+    pub fn erase(self) -> Point {
+        Point {
+            spec: std::sync::Arc::new(self.spec),
+            key: self.key,
+            params: self.params,
+            invalid: self.invalid,
+            work: self.work,
+        }
+    }
+}
+
+/// A point's parameter values, set by column name and checked against the experiment's columns
+/// ([`Results::param_columns`]): each parameter is named where its value is given, so a row cannot put a value
+/// under the wrong column, and a column no point sets (or a name no column has) is caught when the point is made.
+#[derive(Debug, Clone)]
+pub struct Params {
+    experiment: &'static str,
+    columns: &'static [&'static str],
+    values: Vec<Option<String>>,
+}
+
+impl Params {
+    /// No values yet, for the columns of `results`.
+    pub fn of(results: &dyn Results) -> Params {
+        let columns = results.param_columns();
+        Params { experiment: results.name(), columns, values: vec![None; columns.len()] }
+    }
+
+    /// Sets `column` to `value` (an empty string where the point has none).
+    ///
+    /// # Panics
+    /// When the experiment has no such column, or the column is set twice: the point is wrong in the code.
+    pub fn set(mut self, column: &str, value: impl std::fmt::Display) -> Params {
+        let Some(i) = self.columns.iter().position(|c| *c == column) else {
+            panic!("{}: `{column}` is not one of its parameter columns {:?}", self.experiment, self.columns);
+        };
+        assert!(self.values[i].is_none(), "{}: parameter column `{column}` is set twice", self.experiment);
+        self.values[i] = Some(value.to_string());
+        self
+    }
+
+    /// The values in the columns' order.
+    ///
+    /// # Panics
+    /// When a column was not set: the point is wrong in the code.
+    pub fn row(self) -> Vec<String> {
+        let unset: Vec<&str> =
+            self.columns.iter().zip(&self.values).filter(|(_, v)| v.is_none()).map(|(c, _)| *c).collect();
+        assert!(unset.is_empty(), "{}: parameter columns {unset:?} are not set", self.experiment);
+        self.values.into_iter().flatten().collect()
+    }
 }
 
 /// The rate an experiment reports and how it is computed.
@@ -228,7 +287,7 @@ pub trait Results {
 /// The run side of an experiment: its sweep (the options, as data: the experiment's clap `Args` struct) and how to
 /// run it. Everything a run learns or keeps while it runs (the device, the results folder, inputs shared by
 /// consecutive points) is in the [`RunContext`] the runner passes in, never in the sweep.
-pub trait Experiment {
+pub trait Experiment: AnyPoints {
     /// The experiment's read side.
     fn results(&self) -> &'static dyn Results;
     /// The experiment's name (its read side's).
@@ -241,10 +300,6 @@ pub trait Experiment {
     fn options(&self, device: &crate::device::Props) -> serde_json::Value;
     /// Kernel sources the experiment loads (compiled up front, so a compile error stops the run early).
     fn sources(&self) -> &'static [&'static str];
-    /// The points of the sweep on the context's device, in a fixed order.
-    fn points(&self, ctx: &RunContext) -> Vec<Point>;
-    /// Allocates and initialises one point. Outputs are poisoned so unwritten elements fail verification.
-    fn prepare<'g>(&self, ctx: &RunContext<'g>, point: &Point) -> Result<Box<dyn Case + 'g>, Error>;
     /// Sources a run of this sweep compiles at run time on a device of `device`'s shape (generated or specialised
     /// kernels), so `suite kernels build` makes them ahead of time for `--kernels-dir`. Most experiments have none.
     fn specialisations(&self, device: crate::code_objects::DeviceShape) -> Vec<crate::code_objects::Specialisation> {
@@ -257,6 +312,56 @@ pub trait Experiment {
     fn on_device(&self, gpu: &crate::gpu::Gpu) -> Result<Option<Box<dyn Experiment>>, Error> {
         let _ = gpu;
         Ok(None)
+    }
+}
+
+/// An experiment's points, each with its typed spec: `points` makes them, `prepare` receives the spec of one. Every
+/// parameter is declared once, in the spec and in the row values [`Params`] sets by column name beside it: adding a
+/// sweep dimension touches the experiment's folder alone.
+pub trait Points {
+    /// What one point is (e.g. matmul's precision, shape and kernel).
+    type Spec: Send + Sync + 'static;
+    /// The points of the sweep on the context's device, in a fixed order.
+    fn points(&self, ctx: &RunContext) -> Vec<Point<Self::Spec>>;
+    /// Allocates and initialises the point of `spec`. Outputs are poisoned so unwritten elements fail verification.
+    fn prepare<'g>(&self, ctx: &RunContext<'g>, spec: &Self::Spec) -> Result<Box<dyn Case + 'g>, Error>;
+}
+
+/// [`Points`] with the spec's type hidden, as the runner holds any experiment ([`Experiment`]'s supertrait; every
+/// [`Points`] has it). Called through `dyn Experiment`'s `points` and `prepare`.
+pub trait AnyPoints {
+    /// [`Points::points`], each spec behind [`AnySpec`].
+    fn any_points(&self, ctx: &RunContext) -> Vec<Point>;
+    /// [`Points::prepare`] of a point that [`AnyPoints::any_points`] made.
+    fn prepare_any<'g>(&self, ctx: &RunContext<'g>, point: &Point) -> Result<Box<dyn Case + 'g>, Error>;
+}
+
+impl<P: Points> AnyPoints for P {
+    fn any_points(&self, ctx: &RunContext) -> Vec<Point> {
+        self.points(ctx).into_iter().map(Point::erase).collect()
+    }
+
+    fn prepare_any<'g>(&self, ctx: &RunContext<'g>, point: &Point) -> Result<Box<dyn Case + 'g>, Error> {
+        let spec = point.spec.downcast_ref::<P::Spec>().ok_or_else(|| {
+            Error::Unsupported(format!(
+                "point {} was not made by this sweep ({})",
+                point.key,
+                std::any::type_name::<P>()
+            ))
+        })?;
+        self.prepare(ctx, spec)
+    }
+}
+
+impl<'a> dyn Experiment + 'a {
+    /// The points of the sweep on the context's device, in a fixed order ([`Points::points`]).
+    pub fn points(&self, ctx: &RunContext) -> Vec<Point> {
+        self.any_points(ctx)
+    }
+
+    /// Allocates and initialises one point ([`Points::prepare`] of its spec).
+    pub fn prepare<'g>(&self, ctx: &RunContext<'g>, point: &Point) -> Result<Box<dyn Case + 'g>, Error> {
+        self.prepare_any(ctx, point)
     }
 }
 
@@ -292,5 +397,7 @@ pub(crate) mod compare_tests;
 mod phases_tests;
 #[cfg(test)]
 mod planning_tests;
+#[cfg(test)]
+mod spec_tests;
 #[cfg(test)]
 mod tests;

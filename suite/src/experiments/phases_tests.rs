@@ -48,18 +48,23 @@ impl Experiment for PhasedSweep {
     fn sources(&self) -> &'static [&'static str] {
         &[]
     }
-    fn points(&self, _: &RunContext) -> Vec<Point> {
+}
+
+impl Points for PhasedSweep {
+    type Spec = usize;
+
+    fn points(&self, _: &RunContext) -> Vec<Point<usize>> {
         (0..self.points)
             .map(|i| Point {
-                index: i,
+                spec: i,
                 key: format!("n={i}"),
-                params: vec![i.to_string()],
+                params: Params::of(&PhasedResults).set("n", i).row(),
                 invalid: None,
                 work: Work::kernel(0.0, 1e6, 1.0),
             })
             .collect()
     }
-    fn prepare<'g>(&self, ctx: &RunContext<'g>, _: &Point) -> Result<Box<dyn Case + 'g>, Error> {
+    fn prepare<'g>(&self, ctx: &RunContext<'g>, _: &usize) -> Result<Box<dyn Case + 'g>, Error> {
         std::thread::sleep(Duration::from_millis(PREPARE_MS));
         // An input drawn inside prepare, as a size's shared inputs are: its own phase, not prepare's.
         ctx.phases.scope(Phase::Inputs, || std::thread::sleep(Duration::from_millis(PREPARE_MS)));

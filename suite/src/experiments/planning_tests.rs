@@ -131,7 +131,7 @@ fn an_nvidia_plan_leaves_its_kernel_dependent_points_to_the_driver() {
     assert_eq!(planned.len(), specs.len());
     let mut driver_bound = 0;
     for p in &planned {
-        let spec = &specs[p.point.index];
+        let spec = p.point.spec.downcast_ref::<crate::experiments::pt::Spec>().expect("a pt point's spec");
         match spec.pt_kernel() {
             Some(kernel) => {
                 let why = p.point.invalid.as_deref().unwrap_or_else(|| panic!("{} is valid", p.point.key));

@@ -14,10 +14,11 @@ use super::timing::{time_case_within, timing_record, TimedSection};
 use super::{Error, Experiment, Point, Results, RunContext, Shard};
 use crate::gpu::Gpu;
 use crate::options::RunOptions;
-use crate::phases::{self, Guard, Phase, PhaseClock, PhaseRecord};
-use crate::report::csv::{header, read_rows, Context, CsvLog, Row, Status};
+use crate::phases::{Guard, Phase, PhaseClock, PhaseRecord};
+use crate::report::csv::{header, read_rows, Context, Row, Status};
+use crate::report::folder::ResultsFolder;
 use crate::report::plot::render_png;
-use crate::report::run_json::{self, Fingerprint, Invocation};
+use crate::report::run_json::{Fingerprint, Invocation};
 use crate::report::throttling::ring_flagged;
 
 /// Counts of what became of a run's points.
@@ -78,13 +79,7 @@ impl Summary {
     }
 }
 
-/// CSV file name for an experiment, with the shard in it when sharded (`suite merge` joins them).
-pub fn csv_name(experiment: &str, shard: Option<Shard>) -> String {
-    match shard {
-        None => format!("{experiment}.csv"),
-        Some(s) => format!("{experiment}.shard-{}-of-{}.csv", s.index, s.count),
-    }
-}
+pub use crate::report::folder::csv_name;
 
 /// The default results folder: `results/<date>-<host>-<arch>`.
 pub fn default_out_dir(gpu: &Gpu) -> PathBuf {
@@ -119,7 +114,8 @@ pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary
         "max_point_s": opts.max_point_s,
         "metric": results.metric(),
     });
-    let mut invocation = Invocation::now(options.clone(), opts.shard.map(|s| s.to_string()));
+    // Its shard is the results folder's to record ([`ResultsFolder::begin`]).
+    let mut invocation = Invocation::now(options.clone(), None);
     invocation.experiment = exp.name().to_string();
     invocation.compilers = gpu.compiler_records();
     invocation.blas = match gpu.device.blas() {
@@ -141,15 +137,13 @@ pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary
     };
     let columns = header(results.param_columns(), results.metric().column);
     invocation.fingerprint = Some(Fingerprint::new(&options, exp.sources(), &invocation.compilers, props, &columns));
-    let csv_path = opts.out_dir.join(csv_name(exp.name(), opts.shard));
-    // Checked before the CSV is created or reopened, so a refused run leaves the folder as it was.
-    run_json::check(&opts.out_dir, props, &invocation, csv_path.exists())?;
-    let mut log = CsvLog::open(&csv_path, context, &columns, opts.resume)?;
-    let invocation_index = run_json::record(&opts.out_dir, props, invocation)?;
+    // The folder's owner from here on: the CSV, phases.csv and run.json; told of each row and of the end.
+    let mut folder =
+        ResultsFolder::begin(&opts.out_dir, props, invocation, opts.shard, context, &columns, opts.resume)?;
     drop(setup);
 
     let points = clock.scope(Phase::Plan, || plan_in(&ctx, exp, opts));
-    let to_run: Vec<&Planned> = points.iter().filter(|p| log.recorded(&p.point.key).is_none()).collect();
+    let to_run: Vec<&Planned> = points.iter().filter(|p| folder.recorded(&p.point.key).is_none()).collect();
     let seconds: f64 = to_run.iter().map(|p| p.estimate_s).sum();
     let skipped = points.len() - to_run.len();
     eprintln!(
@@ -172,9 +166,8 @@ pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary
     let mut summary = Summary::default();
     let mut record = PhaseRecord::default();
     record.outside_points_s.add_all(&clock.take());
-    let phases_csv = opts.out_dir.join(phases::PHASES_CSV);
     for point in &points {
-        if let Some(status) = log.recorded(&point.key) {
+        if let Some(status) = folder.recorded(&point.key) {
             summary.skipped += 1;
             match status {
                 Status::Ok => summary.skipped_ok += 1,
@@ -194,7 +187,7 @@ pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary
             Status::Invalid => summary.invalid += 1,
         }
         clock.scope(Phase::Record, || -> Result<(), Error> {
-            log.append(&row)?;
+            folder.row(&row)?;
             let line = describe(results, &row);
             if bar.is_hidden() {
                 eprintln!("{line}");
@@ -209,32 +202,26 @@ pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary
         // The phases row itself is written after its times were taken: its cost goes to the totals' record phase
         // (and the wall time of the points), not to its own row.
         let written = Instant::now();
-        let phases_row =
-            phases::csv_row(invocation_index, exp.name(), opts.shard, &point.key, row.status.as_str(), wall_s, &times);
-        crate::report::csv::append_shared_row(&phases_csv, &phases::csv_columns(), &phases_row)?;
+        folder.point_phases(&point.key, row.status, wall_s, &times)?;
         let write_s = written.elapsed().as_secs_f64();
         times.add(Phase::Record, write_s);
         record.add_point(&times, wall_s + write_s);
     }
     bar.finish_and_clear();
-    clock.scope(Phase::Setup, || -> Result<(), Error> {
-        if let Some(end) = telemetry.reading() {
-            run_json::record_telemetry_end(&opts.out_dir, props, invocation_index, exp.name(), end)?;
-        }
-        Ok(())
-    })?;
+    // The reading after the last point, before the plots; it goes into run.json with the phases, at the end.
+    let telemetry_end = clock.scope(Phase::Setup, || telemetry.reading());
     // Plots are drawn from the whole CSV, so a resumed run plots the earlier rows too; a shard's CSV holds only its
     // points, so shards are plotted after `suite merge`.
     if opts.shard.is_none() {
         let _plots = clock.enter(Phase::Plots);
-        for path in render_plots(results, &csv_path, &opts.out_dir)? {
+        for path in render_plots(results, &folder.csv_path(), folder.dir())? {
             eprintln!("plot: {}", path.display());
         }
     }
     record.outside_points_s.add_all(&clock.take());
     record.wall_s = started.elapsed().as_secs_f64();
     eprintln!("{}", record.line(exp.name()));
-    run_json::record_phases(&opts.out_dir, props, invocation_index, exp.name(), record)?;
+    folder.end(telemetry_end, record)?;
     Ok(summary)
 }
 
@@ -371,21 +358,9 @@ fn measure_point(
     telemetry: &mut PointTelemetry,
 ) -> Row {
     let mut row = Row {
-        params: point.params.clone(),
-        reps: 0,
-        launches_per_rep: 0,
-        timing: String::new(),
-        l2_resident: None,
         flop_count: point.work.counted.then_some(point.work.flops),
         byte_count: point.work.counted.then_some(point.work.bytes),
-        time_ms: None,
-        rate: None,
-        max_rel_err: None,
-        tolerance: None,
-        telemetry: None,
-        status: Status::Ok,
-        message: String::new(),
-        key: point.key.clone(),
+        ..Row::unmeasured(point.key.clone(), point.params.clone(), Status::Ok, "")
     };
     if let Some(why) = &point.invalid {
         row.status = Status::Invalid;

@@ -573,23 +573,7 @@ fn sampled_row(mut telemetry: PointTelemetry) -> BTreeMap<String, String> {
     let (timed, clocks) =
         runner::time_sampled(&dev, &mut case, &options(Timing::Stream), &mut telemetry, &Default::default()).unwrap();
     assert!(!format!("{telemetry:?}").is_empty());
-    let mut row = crate::report::csv::Row {
-        params: vec![],
-        reps: 0,
-        launches_per_rep: 0,
-        timing: String::new(),
-        l2_resident: None,
-        flop_count: None,
-        byte_count: None,
-        time_ms: None,
-        rate: None,
-        max_rel_err: None,
-        tolerance: None,
-        telemetry: None,
-        status: crate::report::csv::Status::Ok,
-        message: String::new(),
-        key: "fixture/point".into(),
-    };
+    let mut row = crate::report::csv::Row::unmeasured("fixture/point", vec![], crate::report::csv::Status::Ok, "");
     runner::record_timed(&mut row, timed, 1.0, clocks);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("fixture.csv");

@@ -147,6 +147,31 @@ pub struct Row {
     pub key: String,
 }
 
+impl Row {
+    /// A row with no figures: a point that was not measured (`invalid`, or not yet run), with `status` and why in
+    /// `message`. The runner starts every row from it and fills in what the point gives; the one way to write a row
+    /// that measured nothing.
+    pub fn unmeasured(key: impl Into<String>, params: Vec<String>, status: Status, message: impl Into<String>) -> Row {
+        Row {
+            params,
+            reps: 0,
+            launches_per_rep: 0,
+            timing: String::new(),
+            l2_resident: None,
+            flop_count: None,
+            byte_count: None,
+            time_ms: None,
+            rate: None,
+            max_rel_err: None,
+            tolerance: None,
+            telemetry: None,
+            status,
+            message: message.into(),
+            key: key.into(),
+        }
+    }
+}
+
 /// The full header for an experiment with these parameter columns and rate column.
 pub fn header(param_columns: &[&str], metric: &str) -> Vec<String> {
     CONTEXT_COLUMNS

@@ -11,41 +11,13 @@
 
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::merge::{shard_files, shard_rows};
 use super::run_json::{self, RunJson};
+pub use super::run_json::{MergeRecord, MergedExperiment};
 use super::Result;
 use crate::device::Props;
-
-/// One merge, as `run.json` records it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MergeRecord {
-    /// When it ended, RFC 3339 (UTC).
-    pub date: String,
-    /// Host name.
-    pub host: String,
-    /// Whether it was a `--partial` merge of an incomplete run.
-    pub partial: bool,
-    /// Each experiment merged.
-    pub experiments: Vec<MergedExperiment>,
-}
-
-/// One experiment of a [`MergeRecord`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MergedExperiment {
-    /// The experiment.
-    pub name: String,
-    /// The shard files merged, by name, with their whole rows then.
-    pub inputs: Vec<(String, usize)>,
-    /// The merged CSV, by name.
-    pub output: String,
-    /// Its rows.
-    pub rows: usize,
-    /// The SHA-256 (hex) of its bytes.
-    pub sha256: String,
-}
 
 /// Whether a sharded folder's merged files are the merge of its shards as they are now.
 #[derive(Debug, Clone, PartialEq, Eq)]

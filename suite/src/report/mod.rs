@@ -2,6 +2,8 @@
 
 pub mod compare;
 pub mod csv;
+pub mod fingerprint;
+pub mod folder;
 pub mod lock;
 pub mod merge;
 pub mod merge_record;

@@ -8,118 +8,15 @@
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use super::lock::{Wait, WriterLock};
 use super::{Error, FieldDifference, Result};
 use crate::device::Props;
 use crate::phases::PhaseRecord;
 
-/// Version of the suite that wrote the results.
-pub const SUITE_VERSION: &str = env!("CARGO_PKG_VERSION");
-/// Git commit the binary was built from (`unknown` outside a git checkout); see [`git_dirty`] for local changes.
-pub const GIT_COMMIT: &str = env!("SUITE_GIT_COMMIT");
-
-/// Whether tracked files had uncommitted changes when the binary was built (false outside a git checkout).
-pub fn git_dirty() -> bool {
-    env!("SUITE_GIT_DIRTY") == "true"
-}
-
-/// The commit as people read it: `<hash>`, or `<hash>-dirty` when the tree had uncommitted changes.
-pub fn git_describe() -> String {
-    format!("{GIT_COMMIT}{}", if git_dirty() { "-dirty" } else { "" })
-}
-
+pub use super::fingerprint::{git_describe, git_dirty, Fingerprint, GIT_COMMIT, SUITE_VERSION};
 /// Moved to `kernels`, which knows what built each code object; re-exported here for `run.json`'s readers.
 pub use crate::code_objects::CompilerRecord;
-
-/// What makes the rows of one experiment comparable: rows are added to a folder (`--resume`, or another shard)
-/// only when every field equals the one recorded there. The shard is not part of it: shards of one run share it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Fingerprint {
-    /// The experiment's sweep options with warm-up, repetitions and time budget, as JSON.
-    pub options: String,
-    /// SHA-256 (hex) over the text of the kernel sources the experiment loads and every kernel header.
-    pub kernel_sources: String,
-    /// Compiler (path and version) and flags per kernel source, or how a prebuilt object was found.
-    pub compiler: String,
-    /// Platform, device name and architecture.
-    pub device: String,
-    /// Suite version and git commit, with `-dirty` for a tree with uncommitted changes.
-    pub suite: String,
-    /// The CSV header.
-    pub csv_header: String,
-}
-
-impl Fingerprint {
-    /// A fingerprint from its parts. `options` holds the sweep and timing options, `sources` the names of the
-    /// kernel sources the experiment loads.
-    pub fn new(
-        options: &serde_json::Value,
-        sources: &[&str],
-        compilers: &[CompilerRecord],
-        device: &Props,
-        csv_header: &[String],
-    ) -> Fingerprint {
-        Fingerprint {
-            options: options.to_string(),
-            kernel_sources: sources_hash(sources),
-            // Only the experiment's own sources: one process that runs several experiments (`suite run`) has
-            // loaded the others' too, and a resume of one experiment alone must find the same fingerprint.
-            compiler: compilers
-                .iter()
-                .filter(|c| sources.contains(&c.source.as_str()))
-                .map(|c| format!("{}: {} [{}]", c.source, c.compiler, c.flags.join(" ")))
-                .collect::<Vec<_>>()
-                .join("; "),
-            device: format!("{} {} ({})", device.platform.name(), device.name, device.arch),
-            suite: format!("{SUITE_VERSION} {}", git_describe()),
-            csv_header: csv_header.join(","),
-        }
-    }
-
-    /// Each field's name and value, in a fixed order.
-    pub fn fields(&self) -> [(&'static str, &str); 6] {
-        [
-            ("options", &self.options),
-            ("kernel_sources", &self.kernel_sources),
-            ("compiler", &self.compiler),
-            ("device", &self.device),
-            ("suite", &self.suite),
-            ("csv_header", &self.csv_header),
-        ]
-    }
-
-    /// The first field that differs from `other` (`old`: this value, `new`: the other's).
-    pub fn difference(&self, other: &Fingerprint) -> Option<FieldDifference> {
-        self.fields()
-            .into_iter()
-            .zip(other.fields())
-            .find(|((_, a), (_, b))| a != b)
-            .map(|((field, a), (_, b))| FieldDifference { field, old: a.to_string(), new: b.to_string() })
-    }
-}
-
-/// SHA-256 over the named kernel sources (sorted) and every header, each name and text length-prefixed. A name
-/// that is not an embedded source is hashed as a name alone, so it still changes the hash.
-fn sources_hash(sources: &[&str]) -> String {
-    let mut hash = Sha256::new();
-    let mut field = |bytes: &[u8]| {
-        hash.update((bytes.len() as u64).to_le_bytes());
-        hash.update(bytes);
-    };
-    let mut names: Vec<&str> = sources.to_vec();
-    names.sort_unstable();
-    for name in names {
-        field(name.as_bytes());
-        field(crate::code_objects::source(name).map(|s| s.text).unwrap_or_default().as_bytes());
-    }
-    for h in crate::code_objects::headers() {
-        field(h.name.as_bytes());
-        field(h.text.as_bytes());
-    }
-    hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
-}
 
 /// One invocation of `suite run` that wrote into the folder (a resumed run has several).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -248,7 +145,35 @@ pub struct RunJson {
     /// Every merge of the folder's shards (`suite merge`), oldest first, each recorded after its last file was
     /// renamed into place: the latest says what the merged files must be ([`super::merge_record`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub merges: Vec<super::merge_record::MergeRecord>,
+    pub merges: Vec<MergeRecord>,
+}
+
+/// One merge, as `run.json` records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MergeRecord {
+    /// When it ended, RFC 3339 (UTC).
+    pub date: String,
+    /// Host name.
+    pub host: String,
+    /// Whether it was a `--partial` merge of an incomplete run.
+    pub partial: bool,
+    /// Each experiment merged.
+    pub experiments: Vec<MergedExperiment>,
+}
+
+/// One experiment of a [`MergeRecord`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MergedExperiment {
+    /// The experiment.
+    pub name: String,
+    /// The shard files merged, by name, with their whole rows then.
+    pub inputs: Vec<(String, usize)>,
+    /// The merged CSV, by name.
+    pub output: String,
+    /// Its rows.
+    pub rows: usize,
+    /// The SHA-256 (hex) of its bytes.
+    pub sha256: String,
 }
 
 /// What one process (`suite run`, one shard of a sharded run) planned before it measured anything: the points of
@@ -449,7 +374,7 @@ pub fn check(dir: &Path, device: &Props, invocation: &Invocation, has_csv: bool)
 /// Writes `run.json` in `dir`, appending `invocation` to those already there (when resuming into the folder, or
 /// from another shard). A folder measured on another device, or holding rows of the experiment measured with
 /// another fingerprint, is refused, so one folder never mixes results that do not compare. Returns the
-/// invocation's index in the file (invocations are only ever appended), for [`record_telemetry_end`].
+/// invocation's index in the file (invocations are only ever appended), for [`end`].
 pub fn record(dir: &Path, device: &Props, invocation: Invocation) -> Result<usize> {
     let mut index = 0;
     update(dir, device, |run, path| {
@@ -461,22 +386,37 @@ pub fn record(dir: &Path, device: &Props, invocation: Invocation) -> Result<usiz
     Ok(index)
 }
 
-/// Adds `end`, the reading after an invocation's last point, to the invocation at `index` (as [`record`] returned
-/// it) of `experiment`; an index that holds another invocation (a file replaced meanwhile) is left alone.
-pub fn record_telemetry_end(dir: &Path, device: &Props, index: usize, experiment: &str, end: Reading) -> Result<()> {
-    update(dir, device, |run, _| {
-        let invocation = run.invocations.get_mut(index).filter(|i| i.experiment == experiment);
-        if let Some(telemetry) = invocation.and_then(|i| i.telemetry.as_mut()) {
-            telemetry.end = Some(end);
-        }
-        Ok(())
-    })
+/// [`check`], then `open` (what the invocation writes besides run.json, e.g. its CSV), then [`record`]: a refused
+/// invocation changes nothing, and one that `open` refuses is not recorded. Returns what `open` made and the
+/// invocation's index in run.json, for [`end`].
+pub fn begin<T>(
+    dir: &Path,
+    device: &Props,
+    invocation: Invocation,
+    has_csv: bool,
+    open: impl FnOnce() -> Result<T>,
+) -> Result<(T, usize)> {
+    check(dir, device, &invocation, has_csv)?;
+    let opened = open()?;
+    Ok((opened, record(dir, device, invocation)?))
 }
 
-/// Adds `phases` to the invocation at `index` (as [`record`] returned it) of `experiment`, when it ends.
-pub fn record_phases(dir: &Path, device: &Props, index: usize, experiment: &str, phases: PhaseRecord) -> Result<()> {
+/// Ends the invocation at `index` (as [`record`] returned it) of `experiment`: adds its `phases` and `telemetry_end`
+/// (the reading after its last point, when there is one), in one update. An index that holds another invocation (a
+/// file replaced meanwhile) is left alone.
+pub fn end(
+    dir: &Path,
+    device: &Props,
+    index: usize,
+    experiment: &str,
+    telemetry_end: Option<Reading>,
+    phases: PhaseRecord,
+) -> Result<()> {
     update(dir, device, |run, _| {
         if let Some(invocation) = run.invocations.get_mut(index).filter(|i| i.experiment == experiment) {
+            if let (Some(telemetry), Some(end)) = (invocation.telemetry.as_mut(), telemetry_end) {
+                telemetry.end = Some(end);
+            }
             invocation.phases = Some(phases);
         }
         Ok(())
@@ -706,13 +646,15 @@ pub(crate) mod tests {
         assert_eq!(record(dir.path(), &h100(), with_telemetry("smoke")).unwrap(), 0);
         assert_eq!(record(dir.path(), &h100(), with_telemetry("matmul")).unwrap(), 1);
         let end = Reading::now(Err("telemetry not available: the GPU is lost".into()));
-        record_telemetry_end(dir.path(), &h100(), 1, "matmul", end.clone()).unwrap();
+        let phases = PhaseRecord { points: 3, ..PhaseRecord::default() };
+        super::end(dir.path(), &h100(), 1, "matmul", Some(end.clone()), phases.clone()).unwrap();
         // An index that holds another experiment's invocation is left alone.
-        record_telemetry_end(dir.path(), &h100(), 0, "matmul", end.clone()).unwrap();
+        super::end(dir.path(), &h100(), 0, "matmul", Some(end.clone()), phases.clone()).unwrap();
         let run = read(dir.path()).unwrap().unwrap();
         let (first, second) =
             (run.invocations[0].telemetry.clone().unwrap(), run.invocations[1].telemetry.clone().unwrap());
         assert_eq!((first.end, second.end), (None, Some(end)));
+        assert_eq!((run.invocations[0].phases.as_ref(), run.invocations[1].phases.as_ref()), (None, Some(&phases)));
         assert_eq!(second.limits, Some(limits));
         let start = second.start.unwrap();
         assert_eq!(
@@ -786,6 +728,7 @@ pub(crate) mod tests {
 
     #[test]
     fn the_fingerprint_covers_sources_compilers_options_and_header() {
+        use crate::report::fingerprint::sources_hash;
         let f = fingerprint();
         assert_eq!(f.device, "nvidia NVIDIA H100 80GB HBM3 (sm_90)");
         assert_eq!(f.compiler, "smoke: nvcc 13.0 [-O3]");

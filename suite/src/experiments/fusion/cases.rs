@@ -6,10 +6,12 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use super::{element_sum_tolerance, generated, record_compile, resident_groups, symbol_suffix, FusionSweep, Op};
+use super::{
+    element_sum_tolerance, generated, record_compile, resident_groups, symbol_suffix, FusionPoint, FusionSweep, Op,
+};
 use crate::code_objects::DeviceShape;
 use crate::device::{Arg, Buffer, Kernel, LaunchConfig};
-use crate::experiments::{Case, Clock, Error, Point, RunContext};
+use crate::experiments::{Case, Clock, Error, RunContext};
 use crate::gpu::Gpu;
 use crate::patterns::{Geometry, GROUP_SIZE};
 use crate::phases::{Phase, PhaseClock};
@@ -39,28 +41,20 @@ impl Scalar for f64 {
     }
 }
 
-/// [`crate::experiments::Experiment::prepare`] of the fusion sweep: the point's case over its precision.
-pub(super) fn prepare<'g>(
-    sweep: &FusionSweep,
-    ctx: &RunContext<'g>,
-    point: &Point,
-) -> Result<Box<dyn Case + 'g>, Error> {
-    match sweep.coords(point.index).1 {
-        Precision::F32 => prepare_of::<f32>(sweep, ctx, point),
-        Precision::F64 => prepare_of::<f64>(sweep, ctx, point),
+/// [`crate::experiments::Points::prepare`] of the fusion sweep: the point's case over its precision.
+pub(super) fn prepare<'g>(ctx: &RunContext<'g>, point: &FusionPoint) -> Result<Box<dyn Case + 'g>, Error> {
+    match point.element {
+        Precision::F32 => prepare_of::<f32>(ctx, point),
+        Precision::F64 => prepare_of::<f64>(ctx, point),
     }
 }
 
 /// One point over elements of `T`: the size's shared inputs, then the point's result, partials and temporaries,
 /// its kernels (compiled or specialised at run time) and the reference it is checked against with its derived
 /// tolerance. A staged kernel's compile cost goes to the run's results folder (none while planning).
-fn prepare_of<'g, T: Scalar>(
-    sweep: &FusionSweep,
-    ctx: &RunContext<'g>,
-    point: &Point,
-) -> Result<Box<dyn Case + 'g>, Error> {
+fn prepare_of<'g, T: Scalar>(ctx: &RunContext<'g>, point: &FusionPoint) -> Result<Box<dyn Case + 'g>, Error> {
     let gpu = ctx.gpu;
-    let (n, element, coords) = sweep.coords(point.index);
+    let FusionPoint { n, element, coords } = point.clone();
     let inputs = FusionSweep::inputs::<T>(ctx, n)?;
     let dev = gpu.device.as_ref();
     let Some(c) = coords else {

@@ -54,7 +54,7 @@ use serde::Serialize;
 
 use super::entry::{defaults, size_arg, Entry, Sweep};
 use super::estimate::{LAUNCH_S, STREAMING_SHARE};
-use super::{Case, Error, Experiment, Metric, Point, Results, RunContext};
+use super::{Case, Error, Experiment, Metric, Params, Point, Points, Results, RunContext};
 use crate::code_objects::{DeviceShape, Specialisation};
 use crate::device::Props;
 use crate::options::{bytes_of, Memory};
@@ -332,7 +332,17 @@ const COMPILE_COLUMNS: [&str; 8] =
 /// Side file with the ratios derived from the CSV ([`Results::derived_tables`]).
 pub const RATIOS_CSV: &str = "fusion_ratios.csv";
 
-/// A point's coordinates, decoded from its index.
+/// One point of the fusion sweep: its size and precision (its block), and its coordinates (`None` for the block's
+/// copy row).
+#[derive(Debug, Clone)]
+pub struct FusionPoint {
+    n: usize,
+    element: Precision,
+    coords: Option<Coords>,
+}
+
+/// A point's coordinates, decoded from its index in the sweep.
+#[derive(Debug, Clone)]
 struct Coords {
     n: usize,
     element: Precision,
@@ -452,8 +462,12 @@ impl Experiment for FusionSweep {
         specs.dedup();
         specs
     }
+}
 
-    fn points(&self, ctx: &RunContext) -> Vec<Point> {
+impl Points for FusionSweep {
+    type Spec = FusionPoint;
+
+    fn points(&self, ctx: &RunContext) -> Vec<Point<FusionPoint>> {
         let (gpu, props) = (ctx.gpu, ctx.props());
         let memory = Memory::of(props.memory_bytes);
         let resident = resident_groups(DeviceShape::of(props));
@@ -462,19 +476,19 @@ impl Experiment for FusionSweep {
         (0..self.blocks().len() * self.per_size())
             .map(|index| {
                 let (n, element, coords) = self.coords(index);
+                let spec = FusionPoint { n, element, coords: coords.clone() };
                 let (n64, bytes, suffix) = (n as u64, element.bytes(), key_suffix(element));
+                let params = Params::of(Self::RESULTS).set("precision", element.name()).set("elements", n);
                 match coords {
                     None => Point {
-                        index,
+                        spec,
                         key: format!("copy/device_copy/n={n}/device{suffix}"),
-                        params: vec![
-                            "copy".into(),
-                            element.name().into(),
-                            "device_copy".into(),
-                            n.to_string(),
-                            "device".into(),
-                            bytes_of(&[n64, n64], bytes).map(|b| b.to_string()).unwrap_or_default(),
-                        ],
+                        params: params
+                            .set("operation", "copy")
+                            .set("variant", "device_copy")
+                            .set("measure", "device")
+                            .set("bytes_read", bytes_of(&[n64, n64], bytes).map(|b| b.to_string()).unwrap_or_default())
+                            .row(),
                         invalid: if n == 0 {
                             Some("n must be at least 1".into())
                         } else {
@@ -485,16 +499,19 @@ impl Experiment for FusionSweep {
                     Some(c) => {
                         let reads = Op::parse(&c.op).map_or(1, Op::inputs);
                         Point {
-                            index,
                             key: format!("{}/{}/n={n}/{}{suffix}", c.op, c.variant, c.measure),
-                            params: vec![
-                                c.op.clone(),
-                                element.name().into(),
-                                c.variant.clone(),
-                                n.to_string(),
-                                c.measure.to_string(),
-                                bytes_of(&[n64; 2][..reads as usize], bytes).map(|b| b.to_string()).unwrap_or_default(),
-                            ],
+                            params: params
+                                .set("operation", &c.op)
+                                .set("variant", &c.variant)
+                                .set("measure", c.measure)
+                                .set(
+                                    "bytes_read",
+                                    bytes_of(&[n64; 2][..reads as usize], bytes)
+                                        .map(|b| b.to_string())
+                                        .unwrap_or_default(),
+                                )
+                                .row(),
+                            spec,
                             invalid: FusionSweep::problem(c.n, element, &c.op, &c.variant, resident, &memory)
                                 .or_else(|| blas_missing.clone().filter(|_| c.variant == "vendor")),
                             work: point_work(&c, n),
@@ -505,8 +522,8 @@ impl Experiment for FusionSweep {
             .collect()
     }
 
-    fn prepare<'g>(&self, ctx: &RunContext<'g>, point: &Point) -> Result<Box<dyn Case + 'g>, Error> {
-        cases::prepare(self, ctx, point)
+    fn prepare<'g>(&self, ctx: &RunContext<'g>, spec: &FusionPoint) -> Result<Box<dyn Case + 'g>, Error> {
+        cases::prepare(ctx, spec)
     }
 }
 

@@ -34,7 +34,7 @@ use std::path::Path;
 
 use super::entry::{defaults, Entry, Sweep};
 use super::estimate::{launch_seconds, LAUNCH_S};
-use super::{Case, Error, Experiment, Metric, Point, Results, RunContext, Work};
+use super::{Case, Error, Experiment, Metric, Params, Point, Points, Results, RunContext, Work};
 use crate::device::{Platform, Props};
 use crate::measure::matmul_flops;
 use crate::options::Memory;
@@ -453,28 +453,37 @@ impl RowParams<'_> {
             Precision::F64 => <f64 as Element>::REFERENCE_NAME,
         };
         let peak = unit.and_then(|u| self.ceilings.peak_tflops(self.precision, u));
-        vec![
-            kernel.into(),
-            tile_m,
-            self.shape.m.to_string(),
-            self.shape.n.to_string(),
-            self.shape.k.to_string(),
-            gx,
-            gy,
-            reference.into(),
-            split_k,
-            groups,
-            symbol,
-            String::new(),
+        Params::of(MatmulSweep::RESULTS)
+            .set("kernel", kernel)
+            .set("tile_m", tile_m)
+            .set("m", self.shape.m)
+            .set("n", self.shape.n)
+            .set("k", self.shape.k)
+            .set("group_x", gx)
+            .set("group_y", gy)
+            .set("reference", reference)
+            .set("split_k", split_k)
+            .set("groups", groups)
+            .set("symbol", symbol)
+            // Filled in once an autotune step has run (Case::resolved_params).
+            .set("pick", "")
             // The device's FP32 ceilings beside every row (as before FP64); the row's own unit and its peak in the
             // row's precision follow.
-            format!("{}", self.ceilings.fp32_vector_tflops),
-            self.ceilings.fp32_matrix_tflops.map(|t| t.to_string()).unwrap_or_default(),
-            self.precision.name().into(),
-            unit.map(|u| u.name().to_string()).unwrap_or_default(),
-            peak.map(|t| t.to_string()).unwrap_or_default(),
-        ]
+            .set("fp32_vector_peak_tflops", self.ceilings.fp32_vector_tflops)
+            .set("fp32_matrix_peak_tflops", self.ceilings.fp32_matrix_tflops.map(|t| t.to_string()).unwrap_or_default())
+            .set("precision", self.precision.name())
+            .set("unit", unit.map(|u| u.name().to_string()).unwrap_or_default())
+            .set("unit_peak_tflops", peak.map(|t| t.to_string()).unwrap_or_default())
+            .row()
     }
+}
+
+/// One point of the matmul sweep: its precision, its shape and what it measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MatmulPoint {
+    precision: Precision,
+    shape: Shape,
+    slot: Slot,
 }
 
 impl Experiment for MatmulSweep {
@@ -523,7 +532,19 @@ impl Experiment for MatmulSweep {
         &["matmul", "matmul_dmma"]
     }
 
-    fn points(&self, ctx: &RunContext) -> Vec<Point> {
+    /// On AMD, the default sets chosen from the code objects built for the device ([`DeviceSet::of`]).
+    fn on_device(&self, gpu: &crate::gpu::Gpu) -> Result<Option<Box<dyn Experiment>>, Error> {
+        if self.device_set.is_some() {
+            return Ok(None);
+        }
+        Ok(DeviceSet::of(gpu)?.map(|set| Box::new(MatmulSweep { device_set: Some(set), ..self.clone() }) as _))
+    }
+}
+
+impl Points for MatmulSweep {
+    type Spec = MatmulPoint;
+
+    fn points(&self, ctx: &RunContext) -> Vec<Point<MatmulPoint>> {
         let (gpu, props) = (ctx.gpu, ctx.props());
         let arch = props.arch.as_str();
         let vendor = vendor_name(props.platform);
@@ -536,6 +557,7 @@ impl Experiment for MatmulSweep {
             .iter()
             .enumerate()
             .map(|(index, &(precision, shape, slot))| {
+                let spec = MatmulPoint { precision, shape, slot };
                 let params = RowParams { shape, precision, ceilings: &ceilings };
                 let basic = point_problem(shape, precision, None, limits, &memory, 0);
                 let vendor_unit = crate::peaks::vendor_gemm_unit(props.platform, arch, precision);
@@ -562,7 +584,7 @@ impl Experiment for MatmulSweep {
                                 .err()
                                 .map(|e| format!("{e}; the kernels are still verified against the reference kernel"))
                         }),
-                        index,
+                        spec,
                         key: point_key(vendor, shape, precision),
                         params: params.row(vendor, String::new(), Default::default(), None, Some(vendor_unit)),
                         work,
@@ -585,7 +607,7 @@ impl Experiment for MatmulSweep {
                         };
                         let unit = Some(v.unit(precision, arch));
                         Point {
-                            index,
+                            spec,
                             key: point_key(v.name, shape, precision),
                             params: params.row(v.name, tile_m, group, plan.as_ref().ok(), unit),
                             invalid,
@@ -594,7 +616,7 @@ impl Experiment for MatmulSweep {
                     }
                     Slot::Autotune => Point {
                         invalid: basic,
-                        index,
+                        spec,
                         key: point_key(AUTOTUNE, shape, precision),
                         // The pick's columns are filled in once the step has run (Case::resolved_params).
                         params: params.row(AUTOTUNE, String::new(), Default::default(), None, None),
@@ -605,11 +627,8 @@ impl Experiment for MatmulSweep {
             .collect()
     }
 
-    fn prepare<'g>(&self, ctx: &RunContext<'g>, point: &Point) -> Result<Box<dyn Case + 'g>, Error> {
-        let slots = self.slots(ctx.props().arch.as_str());
-        let Some(&(precision, shape, slot)) = slots.get(point.index) else {
-            return Err(Error::Unsupported(format!("matmul has no point {}", point.index)));
-        };
+    fn prepare<'g>(&self, ctx: &RunContext<'g>, spec: &MatmulPoint) -> Result<Box<dyn Case + 'g>, Error> {
+        let MatmulPoint { precision, shape, slot } = *spec;
         let candidates = match slot {
             Slot::Autotune => self.autotune_candidates(ctx.props(), shape, precision),
             _ => Vec::new(),
@@ -618,14 +637,6 @@ impl Experiment for MatmulSweep {
             Precision::F32 => prepare_in::<f32>(ctx, shape, slot, candidates),
             Precision::F64 => prepare_in::<f64>(ctx, shape, slot, candidates),
         }
-    }
-
-    /// On AMD, the default sets chosen from the code objects built for the device ([`DeviceSet::of`]).
-    fn on_device(&self, gpu: &crate::gpu::Gpu) -> Result<Option<Box<dyn Experiment>>, Error> {
-        if self.device_set.is_some() {
-            return Ok(None);
-        }
-        Ok(DeviceSet::of(gpu)?.map(|set| Box::new(MatmulSweep { device_set: Some(set), ..self.clone() }) as _))
     }
 }
 

@@ -7,7 +7,7 @@ use super::specs::{bytes_moved, elements_of, geometry, symbol, Spec};
 use super::timeline::{parse_records, timeline_file, write_records, RECORD_WORDS};
 use super::{OccupancySweep, BARRIER_CONFIGS, SOURCE, SPIN_TIMELINE};
 use crate::device::{Arg, Buffer, Kernel, LaunchConfig};
-use crate::experiments::{Case, Error, Point, RunContext};
+use crate::experiments::{Case, Error, RunContext};
 use crate::gpu::Gpu;
 use crate::verify::{self, Verification};
 
@@ -16,14 +16,13 @@ use crate::verify::{self, Verification};
 pub(super) fn prepare<'g>(
     sweep: &OccupancySweep,
     ctx: &RunContext<'g>,
-    point: &Point,
+    spec: Spec,
 ) -> Result<Box<dyn Case + 'g>, Error> {
     let gpu = ctx.gpu;
-    let spec = sweep.specs_on(gpu).remove(point.index);
     let props = gpu.device.props();
     let dev = gpu.device.as_ref();
     // The points were checked by `size_problem`; these conversions cannot fail for a valid point.
-    let too_big = || Error::Unsupported(format!("{}: sizes beyond what this host can address", point.key));
+    let too_big = || Error::Unsupported(format!("{spec:?}: sizes beyond what this host can address"));
     let elements = elements_of(sweep, props, spec).and_then(|e| usize::try_from(e).ok()).ok_or_else(too_big)?;
     let n = u32::try_from(elements).unwrap_or(u32::MAX);
     let bytes = bytes_moved(sweep, spec, elements as u64).ok_or_else(too_big)? as f64;

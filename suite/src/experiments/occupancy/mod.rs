@@ -53,7 +53,7 @@ pub use self::timeline::{
     TIMELINE_HEADER,
 };
 use super::entry::{defaults, size_arg, Entry, Sweep};
-use super::{Case, Error, Experiment, Metric, Point, Results, RunContext};
+use super::{Case, Error, Experiment, Metric, Params, Point, Points, Results, RunContext};
 use crate::device::Props;
 use crate::occupancy_calculator;
 use crate::options::{Memory, MAX_GROUPS_X};
@@ -231,14 +231,17 @@ impl Experiment for OccupancySweep {
     fn sources(&self) -> &'static [&'static str] {
         &[SOURCE]
     }
+}
 
-    fn points(&self, ctx: &RunContext) -> Vec<Point> {
+impl Points for OccupancySweep {
+    type Spec = Spec;
+
+    fn points(&self, ctx: &RunContext) -> Vec<Point<Spec>> {
         let (gpu, props) = (ctx.gpu, ctx.props());
         let memory = Memory::of(props.memory_bytes);
         self.specs_on(gpu)
             .into_iter()
-            .enumerate()
-            .map(|(index, spec)| {
+            .map(|spec| {
                 let (groups, group, dynamic_lds) = geometry(self, props, spec);
                 let name = symbol(spec);
                 let config = match spec {
@@ -252,7 +255,7 @@ impl Experiment for OccupancySweep {
                     Spec::Lds { width, .. } => Some(width),
                     _ => None,
                 };
-                let mut occ_cols = vec![String::new(); 5];
+                let mut occ_cols: [String; 5] = Default::default();
                 let mut registers = String::new();
                 if spec != Spec::Copy {
                     match gpu.kernel(SOURCE, &name) {
@@ -282,7 +285,7 @@ impl Experiment for OccupancySweep {
                                     Err(e) => invalid = Some(e.to_string()),
                                     Ok(occ) => {
                                         let capacity = u64::from(occ.groups_per_cu) * u64::from(props.cu_count);
-                                        occ_cols = vec![
+                                        occ_cols = [
                                             occ.groups_per_cu.to_string(),
                                             occ.waves_per_cu.to_string(),
                                             format!("{:.1}", occ.percent),
@@ -327,25 +330,27 @@ impl Experiment for OccupancySweep {
                         format!("registers/values={values},rounds={},n={}", self.register_rounds, self.elements)
                     }
                 };
+                let [groups_per_cu, waves_per_cu, occupancy_pct, limiter, rounds] = occ_cols;
+                let launched = |v: String| if spec == Spec::Copy { String::new() } else { v };
                 Point {
-                    index,
+                    spec,
                     key,
-                    params: vec![
-                        sweep_name(spec).into(),
-                        config,
-                        name,
-                        if spec == Spec::Copy { String::new() } else { group.to_string() },
-                        if spec == Spec::Copy { String::new() } else { groups.to_string() },
-                        dynamic_lds.to_string(),
-                        registers,
-                        elements.map(|e| e.to_string()).unwrap_or_default(),
-                        bytes.map(|b| b.to_string()).unwrap_or_default(),
-                        occ_cols[0].clone(),
-                        occ_cols[1].clone(),
-                        occ_cols[2].clone(),
-                        occ_cols[3].clone(),
-                        occ_cols[4].clone(),
-                    ],
+                    params: Params::of(Self::RESULTS)
+                        .set("sweep", sweep_name(spec))
+                        .set("config", config)
+                        .set("kernel", name)
+                        .set("group_size", launched(group.to_string()))
+                        .set("groups", launched(groups.to_string()))
+                        .set("dynamic_lds_bytes", dynamic_lds)
+                        .set("registers_per_item", registers)
+                        .set("elements", elements.map(|e| e.to_string()).unwrap_or_default())
+                        .set("bytes", bytes.map(|b| b.to_string()).unwrap_or_default())
+                        .set("groups_per_cu", groups_per_cu)
+                        .set("waves_per_cu", waves_per_cu)
+                        .set("occupancy_pct", occupancy_pct)
+                        .set("limiter", limiter)
+                        .set("rounds", rounds)
+                        .row(),
                     invalid,
                     work: point_work(self, spec, elements, bytes),
                 }
@@ -353,8 +358,8 @@ impl Experiment for OccupancySweep {
             .collect()
     }
 
-    fn prepare<'g>(&self, ctx: &RunContext<'g>, point: &Point) -> Result<Box<dyn Case + 'g>, Error> {
-        cases::prepare(self, ctx, point)
+    fn prepare<'g>(&self, ctx: &RunContext<'g>, spec: &Spec) -> Result<Box<dyn Case + 'g>, Error> {
+        cases::prepare(self, ctx, *spec)
     }
 }
 

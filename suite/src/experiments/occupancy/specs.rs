@@ -14,7 +14,7 @@ use crate::options::{bytes_of, index_u32_problem, Memory, MAX_GROUPS_X};
 
 /// One point of the sweeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Spec {
+pub enum Spec {
     /// Device-to-device copy of `elements` floats by the driver.
     Copy,
     /// The same copy by a kernel, `width` floats per item in groups of [`COPY_GROUP`].

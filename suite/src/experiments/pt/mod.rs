@@ -43,7 +43,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::entry::{defaults, size_arg_u64, Entry, Sweep};
-use super::{Case, Error, Experiment, Metric, Point, Results, RunContext};
+use super::{Case, Error, Experiment, Metric, Params, Point, Points, Results, RunContext};
 use crate::device::Props;
 use crate::options::Memory;
 use crate::report::plot::LinePlot;
@@ -395,15 +395,18 @@ impl Experiment for PtSweep {
     fn sources(&self) -> &'static [&'static str] {
         &["pt"]
     }
+}
 
-    fn points(&self, ctx: &RunContext) -> Vec<Point> {
+impl Points for PtSweep {
+    type Spec = Spec;
+
+    fn points(&self, ctx: &RunContext) -> Vec<Point<Spec>> {
         let (gpu, props) = (ctx.gpu, ctx.props());
         let memory = Memory::of(props.memory_bytes);
         let mut maximal: HashMap<String, Result<(u32, Option<u32>), String>> = HashMap::new();
         self.specs()
             .into_iter()
-            .enumerate()
-            .map(|(index, spec)| {
+            .map(|spec| {
                 let mut invalid = spec.problem(&memory);
                 let (mut max_groups, mut calc_groups) = (String::new(), String::new());
                 if let (None, Some(name)) = (&invalid, spec.pt_kernel()) {
@@ -473,25 +476,25 @@ impl Experiment for PtSweep {
                     }
                 };
                 Point {
-                    index,
+                    spec,
                     key: spec.key(),
-                    params: vec![
-                        spec.use_case().into(),
-                        spec.variant().name().into(),
-                        queue,
-                        flavour,
-                        items,
-                        fmas,
-                        levels,
-                        steps,
-                        launches,
-                        groups,
-                        max_groups,
-                        calc_groups,
-                        groups_per_cu,
-                        barrier_counters,
-                        spec.clock().name().into(),
-                    ],
+                    params: Params::of(Self::RESULTS)
+                        .set("use_case", spec.use_case())
+                        .set("variant", spec.variant().name())
+                        .set("queue", queue)
+                        .set("flavour", flavour)
+                        .set("items", items)
+                        .set("fmas", fmas)
+                        .set("levels", levels)
+                        .set("steps", steps)
+                        .set("launches", launches)
+                        .set("groups", groups)
+                        .set("max_groups", max_groups)
+                        .set("calc_groups", calc_groups)
+                        .set("groups_per_cu", groups_per_cu)
+                        .set("barrier_counters", barrier_counters)
+                        .set("clock", spec.clock().name())
+                        .row(),
                     invalid,
                     work: point_work(&spec),
                 }
@@ -499,9 +502,8 @@ impl Experiment for PtSweep {
             .collect()
     }
 
-    fn prepare<'g>(&self, ctx: &RunContext<'g>, point: &Point) -> Result<Box<dyn Case + 'g>, Error> {
-        let spec = self.specs()[point.index];
-        prepare_spec(ctx.gpu, spec, self.soft_barrier())
+    fn prepare<'g>(&self, ctx: &RunContext<'g>, spec: &Spec) -> Result<Box<dyn Case + 'g>, Error> {
+        prepare_spec(ctx.gpu, *spec, self.soft_barrier())
     }
 }
 

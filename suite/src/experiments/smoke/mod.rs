@@ -7,7 +7,7 @@ mod compare;
 
 use super::entry::{defaults, size_arg, Entry, Sweep};
 use super::estimate::{LAUNCH_S, STREAMING_SHARE};
-use super::{Case, Error, Experiment, Metric, Point, Results, RunContext, Work};
+use super::{Case, Error, Experiment, Metric, Params, Point, Points, Results, RunContext, Work};
 use crate::device::{Buffer, LaunchConfig, Props};
 use crate::gpu::Gpu;
 use crate::options::{bytes_of, index_u32_problem, Memory};
@@ -125,22 +125,37 @@ impl Experiment for SmokeSweep {
     fn sources(&self) -> &'static [&'static str] {
         &["smoke"]
     }
+}
 
-    fn points(&self, ctx: &RunContext) -> Vec<Point> {
+/// One point of the smoke sweep: the triad over `n` elements (the sweep's group size for all).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TriadPoint {
+    /// Elements per array.
+    pub n: usize,
+}
+
+impl Points for SmokeSweep {
+    type Spec = TriadPoint;
+
+    fn points(&self, ctx: &RunContext) -> Vec<Point<TriadPoint>> {
         let props = ctx.props();
         let memory = Memory::of(props.memory_bytes);
         self.sizes
             .iter()
-            .enumerate()
-            .map(|(index, &n)| Point {
-                index,
+            .map(|&n| Point {
+                spec: TriadPoint { n },
                 key: format!("triad/n={n},group={}", self.group_size),
-                params: vec![
-                    "triad".into(),
-                    n.to_string(),
-                    self.group_size.to_string(),
-                    bytes_of(&[n as u64], TRIAD_BYTES_PER_ELEMENT as u64).map(|b| b.to_string()).unwrap_or_default(),
-                ],
+                params: Params::of(Self::RESULTS)
+                    .set("kernel", "triad")
+                    .set("n", n)
+                    .set("group_size", self.group_size)
+                    .set(
+                        "bytes",
+                        bytes_of(&[n as u64], TRIAD_BYTES_PER_ELEMENT as u64)
+                            .map(|b| b.to_string())
+                            .unwrap_or_default(),
+                    )
+                    .row(),
                 invalid: self.problem(n, props.max_group_size, &memory),
                 // One FMA per element over three arrays.
                 work: Work::kernel(2.0 * n as f64, (n * TRIAD_BYTES_PER_ELEMENT) as f64, STREAMING_SHARE)
@@ -149,9 +164,9 @@ impl Experiment for SmokeSweep {
             .collect()
     }
 
-    fn prepare<'g>(&self, ctx: &RunContext<'g>, point: &Point) -> Result<Box<dyn Case + 'g>, Error> {
+    fn prepare<'g>(&self, ctx: &RunContext<'g>, spec: &TriadPoint) -> Result<Box<dyn Case + 'g>, Error> {
         let gpu = ctx.gpu;
-        let n = self.sizes[point.index];
+        let n = spec.n;
         let kernel = gpu.kernel("smoke", "smoke_triad")?;
         // Fresh random inputs for every check, so a kernel cannot pass by matching one fixed pattern.
         let mut rng = fastrand::Rng::new();
