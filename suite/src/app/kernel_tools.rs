@@ -1,7 +1,6 @@
 //! `suite kernels` and `suite occupancy`: build, inspect and compare code objects, and the occupancy calculator;
 //! no GPU needed.
 
-use std::fmt::Write as _;
 use std::process::ExitCode;
 
 use crate::cli::{AmdCompiler, Cli, OccupancyArgs};
@@ -10,13 +9,6 @@ use crate::device::{self, Arch, Platform};
 use crate::experiments::registry;
 use crate::gpu::Gpu;
 use crate::occupancy_calculator::{self, Input, Limiter, Occupancy, Profile, RegisterFile, Resources};
-
-/// Appends a formatted line to a command's output text (writing to a `String` cannot fail).
-macro_rules! outln {
-    ($out:expr, $($arg:tt)*) => {{
-        let _ = writeln!($out, $($arg)*);
-    }};
-}
 
 use super::{emit, open_gpu, Error};
 
