@@ -543,13 +543,11 @@ fn admit(run: &RunJson, path: &Path, device: &Props, invocation: &Invocation) ->
 /// Whether the folder of `run` holds results of `device` (or none yet).
 fn admit_device(run: &RunJson, path: &Path, device: &Props) -> Result<()> {
     if run.device.name != device.name || run.device.arch != device.arch || run.device.platform != device.platform {
-        return Err(Error::Io {
-            action: "refusing to mix devices in",
+        return Err(Error::OtherDevice {
             path: path.into(),
-            source: std::io::Error::other(format!(
-                "it holds results from {} ({}), this is {} ({}): choose another --out",
-                run.device.name, run.device.arch, device.name, device.arch
-            )),
+            held: format!("{} ({})", run.device.name, run.device.arch),
+            this: format!("{} ({})", device.name, device.arch),
+            planned: false,
         });
     }
     Ok(())
