@@ -289,7 +289,10 @@ pub(super) fn compare_kernels(
             let names = sources.iter().map(|s| s.name).collect::<Vec<_>>().join(", ");
             eprintln!("compiling {names} for {} with {}", t.label(), s.built_by(t.arch.platform())?);
             let found = cmp::rows(s, t, sources, cuobjdump.as_deref()).map_err(|e| {
-                let hint = if cmp::is_rdna(&t.arch) && e.to_string().contains("device library") {
+                // What clang says when the device library for the architecture is missing (its words, not ours).
+                let no_device_library = matches!(&e, code_objects::Error::CompileFailed { stderr, .. }
+                    if stderr.contains("device library"));
+                let hint = if cmp::is_rdna(&t.arch) && no_device_library {
                     "\nDebian's HIP 5.2 has no device library for RDNA3: make one with `scripts/rdna-device-libs.sh \
                      DIR` and run again with DEVICE_LIB_PATH=DIR (ROCm 5.5 and later ship it)"
                 } else {

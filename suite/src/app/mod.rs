@@ -125,8 +125,9 @@ fn plot(experiment: &str, csv: &Path, out: Option<&Path>, partial: bool) -> Resu
     } else if partial {
         Some(format!("partial: {}: {}", folder.display(), status.line()))
     } else {
+        // Without a run.json the line names the folder itself.
         let line = status.line();
-        let status = if line.starts_with("no run.json in ") { line } else { format!("{}: {line}", folder.display()) };
+        let status = if status.run_json { format!("{}: {line}", folder.display()) } else { line };
         return Err(Error::PlotIncomplete { status });
     };
     let mut written = experiments::render_plots_noted(results, csv, &out_dir, note.as_deref())?;
@@ -186,11 +187,12 @@ fn status(dir: &Path) -> Result<ExitCode, Error> {
         outln!(text, "{}{failed}", e.counts());
     }
     // The verdict names the folder it was given (a recorded continuation may name it as the job did).
+    // Without a run.json the line names the folder itself.
     let line = folder.line();
-    if line.starts_with("no run.json in ") {
-        outln!(text, "{line}");
-    } else {
+    if folder.run_json {
         outln!(text, "{}: {line}", dir.display());
+    } else {
+        outln!(text, "{line}");
     }
     emit(&text);
     Ok(ExitCode::from(if !folder.plan_recorded {
