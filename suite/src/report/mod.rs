@@ -10,6 +10,7 @@ pub mod roofline;
 pub mod run_json;
 pub mod status;
 pub mod summary;
+pub mod test_runtime;
 pub mod throttling;
 
 use std::path::PathBuf;
