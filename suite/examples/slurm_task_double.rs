@@ -70,6 +70,7 @@ fn double_device() -> Props {
         memory_bytes: 0,
         runtime_version: "none (test double)".into(),
         driver_version: "none (test double)".into(),
+        test_runtime: false,
     }
 }
 

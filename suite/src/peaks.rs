@@ -441,6 +441,7 @@ mod tests {
             memory_bytes: 1 << 30,
             runtime_version: String::new(),
             driver_version: String::new(),
+            test_runtime: false,
         }
     }
 

@@ -277,6 +277,7 @@ impl PlannedPart {
                 self.datasheet
             ),
             driver_version: "none: a plan loads no driver; nothing runs".to_string(),
+            test_runtime: false,
         }
     }
 }

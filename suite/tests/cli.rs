@@ -188,6 +188,23 @@ fn kernels_compare_writes_tables_and_plots_without_a_gpu() {
     }
 }
 
+/// An RDNA architecture whose device library the compiler cannot find (clang says "cannot find ROCm device library",
+/// as Debian's HIP 5.2 does for gfx1100; here forced by an empty DEVICE_LIB_PATH) gets the way to make one.
+#[test]
+fn kernels_compare_of_rdna_without_its_device_library_says_how_to_make_one() {
+    common::require_compiler(Platform::Amd);
+    let cache = tempfile::tempdir().unwrap();
+    let (out, no_libraries) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    suite_without_gpu(cache.path())
+        .env("DEVICE_LIB_PATH", no_libraries.path())
+        .args(["kernels", "compare", "--arch", "gfx1100", "--sources", "smoke", "--out"])
+        .arg(out.path())
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("cannot find ROCm device library"))
+        .stderr(predicate::str::contains("make one with `scripts/rdna-device-libs.sh DIR`"));
+}
+
 /// zig's clang as a second AMD compiler: inspect names it and its version; compare puts both compilers' rows side
 /// by side; a zig asked for with prebuilt objects or for an NVIDIA architecture is refused with the flag named.
 #[test]
@@ -779,6 +796,34 @@ fn plot_into_a_runs_folder_redraws_its_rooflines() {
         .assert()
         .success();
     assert!(!elsewhere.path().join("roofline.png").exists());
+}
+
+/// `suite status` names the folder once: a folder without run.json in the line that says so (status 5), any other
+/// in front of its verdict.
+#[test]
+fn status_names_the_folder_once() {
+    let cache = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let status = || suite_without_gpu(cache.path()).arg("status").arg(dir.path()).assert();
+    let out = status().code(5).get_output().stdout.clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.starts_with(&format!("no run.json in {}: nothing here records a run", dir.path().display())),
+        "{text}"
+    );
+    let run = suite::report::run_json::RunJson {
+        device: suite::planning::part("h100-sxm").unwrap().props(),
+        invocations: vec![],
+        plans: vec![],
+        merges: vec![],
+    };
+    std::fs::write(dir.path().join("run.json"), serde_json::to_string(&run).unwrap()).unwrap();
+    let out = status().code(5).get_output().stdout.clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.starts_with(&format!("{}: completeness unknown: run.json records no plan", dir.path().display())),
+        "{text}"
+    );
 }
 
 /// Issue 31, item 7: `suite plot` never guesses. A folder whose plan says it holds fewer points than planned is

@@ -128,14 +128,31 @@ fn no_hand_written_file_is_longer_than_a_person_can_hold() {
     assert!(long.is_empty(), "split these files by concern (or list one in LONG_FILES with why):\n{}", long.join("\n"));
 }
 
+/// The module declarations of `experiments/mod.rs` (its code, less its tests): each `mod` line's module name, with
+/// its line number and the line.
+fn experiment_module_lines() -> Vec<(usize, String, String)> {
+    let code = code_of("experiments/mod.rs");
+    code_lines(&code)
+        .filter_map(|(n, line)| {
+            let rest = line.trim().strip_prefix("pub ").unwrap_or(line.trim()).strip_prefix("mod ")?;
+            Some((n, rest.trim_end_matches(';').trim().to_string(), line.trim().to_string()))
+        })
+        .collect()
+}
+
+/// An experiment is one folder, one line of the registry's table and, since the module tree is plain Rust (cargo fmt
+/// and rustdoc follow it), one `pub mod <name>;` line in experiments/mod.rs. Both ways: every folder of
+/// `experiments/` is a registered, declared experiment (a folder without its `pub mod` line would not be compiled at
+/// all, so the test says so instead of the build staying silent).
 #[test]
-fn every_registered_experiment_is_one_registry_line_and_one_folder_exporting_its_entry() {
+fn every_registered_experiment_is_one_registry_line_one_module_line_and_one_folder_exporting_its_entry() {
     let registry = std::fs::read_to_string(src().join("experiments/registry.rs")).unwrap();
     let start = registry.find("pub const EXPERIMENTS: &[Entry] = &[").expect("the registry's table");
     let table = &registry[start..start + registry[start..].find("];").unwrap()];
     let lines: Vec<&str> = table.lines().skip(1).map(str::trim).filter(|l| !l.is_empty()).collect();
     let names: Vec<String> = suite::experiments::registry::names().map(str::to_string).collect();
     assert_eq!(lines.len(), names.len(), "one line per experiment in the table:\n{table}");
+    let declared = experiment_module_lines();
     for (line, name) in lines.iter().zip(&names) {
         assert_eq!(*line, format!("{name}::ENTRY,"), "the table's line for {name}");
         let module = src().join("experiments").join(name).join("mod.rs");
@@ -145,6 +162,23 @@ fn every_registered_experiment_is_one_registry_line_and_one_folder_exporting_its
             !src().join("experiments").join(format!("{name}.rs")).exists(),
             "{name} lives in its folder, not in experiments/{name}.rs"
         );
+        let lines: Vec<&String> = declared.iter().filter(|(_, m, _)| m == name).map(|(_, _, l)| l).collect();
+        assert_eq!(
+            lines,
+            [&format!("pub mod {name};")],
+            "experiments/mod.rs declares {name} once, as `pub mod {name};`"
+        );
+    }
+    for entry in std::fs::read_dir(src().join("experiments")).unwrap() {
+        let folder = entry.unwrap().path();
+        let name = folder.file_name().unwrap().to_string_lossy().into_owned();
+        if folder.join("mod.rs").is_file() {
+            assert!(
+                names.contains(&name),
+                "experiments/{name}/ is an experiment's folder: add `pub mod {name};` to experiments/mod.rs and \
+                 `{name}::ENTRY,` to the registry's table (or move it out of experiments/)"
+            );
+        }
     }
 }
 
@@ -393,10 +427,44 @@ fn no_module_name_is_used_for_two_things() {
     assert!(found.is_empty(), "module names used for two things:\n{}", found.join("\n"));
 }
 
-/// Adding an experiment is its folder, its kernel file and its one registry line: no other file of the crate names
-/// an experiment, as a module path or a string, outside its tests. (suite/build.rs declares the folders' modules.)
+/// The module names a `use` item brings in (`use super::{fusion, matmul};`, `use crate::experiments::pt;`), with
+/// the line each starts on: a `use` list names an experiment without `::` after it, and may span lines.
+fn used_names(code: &str) -> Vec<(usize, String, Vec<String>)> {
+    let lines: Vec<(usize, &str)> = code_lines(code).collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let (n, line) = lines[i];
+        // `use`, `pub use`, `pub(crate) use`, ...
+        let item_start = line.trim_start().strip_prefix("pub").unwrap_or(line.trim_start());
+        let item_start = match item_start.strip_prefix('(') {
+            Some(rest) => rest.split_once(')').map_or("", |(_, after)| after),
+            None => item_start,
+        };
+        if item_start.trim_start().starts_with("use ") {
+            let mut item = String::from(line);
+            while !item.contains(';') && i + 1 < lines.len() {
+                i += 1;
+                item.push(' ');
+                item.push_str(lines[i].1);
+            }
+            let words = item
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .filter(|w| !w.is_empty())
+                .map(str::to_string)
+                .collect();
+            out.push((n, item.trim().to_string(), words));
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Adding an experiment is its folder, its kernel file, its one registry line and its `pub mod` line: no other
+/// file of the crate names an experiment, as a module path, a `use` of it, a `mod` declaration or a string,
+/// outside its tests.
 #[test]
-fn an_experiment_is_named_only_in_its_folder_and_its_registry_line() {
+fn an_experiment_is_named_only_in_its_folder_its_registry_line_and_its_module_line() {
     let mut found = Vec::new();
     for file in rust_files(&src()) {
         let relative = file.strip_prefix(src()).unwrap().to_string_lossy().into_owned();
@@ -406,19 +474,36 @@ fn an_experiment_is_named_only_in_its_folder_and_its_registry_line() {
         }
         let text = std::fs::read_to_string(&file).unwrap();
         let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        let uses = used_names(code);
         for name in suite::experiments::registry::names() {
             if relative.starts_with(&format!("experiments/{name}/")) {
                 continue;
             }
             for (n, line) in code_lines(code) {
+                // experiments/mod.rs declares each experiment's module, and only that.
+                if relative == "experiments/mod.rs" && line.trim() == format!("pub mod {name};") {
+                    continue;
+                }
                 let as_path = line.contains(&format!("{name}::")) && !line.contains(&format!("_{name}::"));
-                if as_path || line.contains(&format!("\"{name}\"")) {
+                let words: Vec<&str> =
+                    line.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).collect();
+                let as_module = words.windows(2).any(|w| w[0] == "mod" && w[1] == name);
+                if as_path || as_module || line.contains(&format!("\"{name}\"")) {
                     found.push(format!("{relative}:{n}: {}", line.trim()));
+                }
+            }
+            for (n, item, words) in &uses {
+                if words.iter().any(|w| w == name) && !item.contains(&format!("{name}::")) {
+                    found.push(format!("{relative}:{n}: {item}"));
                 }
             }
         }
     }
-    assert!(found.is_empty(), "experiments named outside their folder and registry line:\n{}", found.join("\n"));
+    assert!(
+        found.is_empty(),
+        "experiments named outside their folder, registry line and module line:\n{}",
+        found.join("\n")
+    );
     // The registry names each experiment once, in its table.
     let registry = std::fs::read_to_string(src().join("experiments/registry.rs")).unwrap();
     for name in suite::experiments::registry::names() {

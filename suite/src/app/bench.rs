@@ -1,6 +1,5 @@
 //! `suite bench`: the suite's own overheads (launch, round trip) against a plain C++ baseline on the same GPU.
 
-use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -8,13 +7,6 @@ use std::time::Instant;
 use crate::cli::Cli;
 use crate::device::{self, LaunchConfig, Platform};
 use crate::measure::Stats;
-
-/// Appends a formatted line to a command's output text (writing to a `String` cannot fail).
-macro_rules! outln {
-    ($out:expr, $($arg:tt)*) => {{
-        let _ = writeln!($out, $($arg)*);
-    }};
-}
 
 use super::{emit, open_gpu, Error};
 

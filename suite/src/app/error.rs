@@ -54,10 +54,11 @@ pub enum Error {
 }
 
 impl Error {
-    /// The exit status `suite` ends with for this error: 2 for arguments or options it cannot use (as clap's own
-    /// usage errors), 3 when a results folder refuses the run before anything is measured (another writer holds
-    /// it, or it was written with another layout, device or fingerprint), 1 for anything else. Job scripts read it:
-    /// bad arguments are not worth submitting again, and a refused folder needs another one or its own writer.
+    /// The exit status `suite` ends with for this error, picked by its type (never by its message): 2 for arguments
+    /// or options it cannot use (as clap's own usage errors), 3 when a results folder refuses the run before anything
+    /// is measured (another writer holds it, or it was written with another layout, device or fingerprint), 4 for
+    /// `suite plot` of a folder that holds less than it planned, 1 for anything else. Job scripts read it: bad
+    /// arguments are not worth submitting again, and a refused folder needs another one or its own writer.
     pub fn exit_code(&self) -> u8 {
         use crate::report::Error as Report;
         match self {
@@ -71,13 +72,9 @@ impl Error {
                 | Report::Layout { .. }
                 | Report::FingerprintMismatch { .. }
                 | Report::Exists { .. }
-                | Report::HeaderMismatch { .. },
+                | Report::HeaderMismatch { .. }
+                | Report::OtherDevice { .. },
             )) => 3,
-            Error::Experiment(experiments::Error::Report(Report::Io { action, .. }))
-                if *action == "refusing to mix devices in" =>
-            {
-                3
-            }
             Error::PlotIncomplete { .. } => 4,
             _ => 1,
         }
@@ -103,3 +100,38 @@ through_experiments!(
     crate::report::plot::Error,
     crate::options::Error
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A folder of another device refuses the run before anything is measured: exit status 3, chosen by the error's
+    /// type, with the message it always had (job scripts and people read both).
+    #[test]
+    fn a_folder_of_another_device_refuses_the_run_with_status_3() {
+        for (planned, verb) in [(false, "this is"), (true, "this run plans for")] {
+            let refusal = crate::report::Error::OtherDevice {
+                path: PathBuf::from("results/x/run.json"),
+                held: "NVIDIA H100 80GB HBM3 (sm_90)".into(),
+                this: "AMD Instinct MI250X (gfx90a)".into(),
+                planned,
+            };
+            let error = Error::from(refusal);
+            assert_eq!(error.exit_code(), 3, "{error}");
+            assert_eq!(
+                error.to_string(),
+                format!(
+                    "refusing to mix devices in results/x/run.json: it holds results from NVIDIA H100 80GB HBM3 \
+                     (sm_90), {verb} AMD Instinct MI250X (gfx90a): choose another --out"
+                )
+            );
+        }
+        // Any other I/O failure is not a refusal.
+        let io = crate::report::Error::Io {
+            action: "cannot read",
+            path: PathBuf::from("results/x/run.json"),
+            source: std::io::Error::other("gone"),
+        };
+        assert_eq!(Error::from(io).exit_code(), 1);
+    }
+}

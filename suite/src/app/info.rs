@@ -7,13 +7,6 @@ use crate::code_objects;
 use crate::device::{self, Platform, Props};
 use crate::report::run_json::git_describe;
 
-/// Appends a formatted line to a command's output text (writing to a `String` cannot fail).
-macro_rules! outln {
-    ($out:expr, $($arg:tt)*) => {{
-        let _ = writeln!($out, $($arg)*);
-    }};
-}
-
 /// Appends formatted text to a command's output text.
 macro_rules! outp {
     ($out:expr, $($arg:tt)*) => {{

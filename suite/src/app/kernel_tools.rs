@@ -1,7 +1,6 @@
 //! `suite kernels` and `suite occupancy`: build, inspect and compare code objects, and the occupancy calculator;
 //! no GPU needed.
 
-use std::fmt::Write as _;
 use std::process::ExitCode;
 
 use crate::cli::{AmdCompiler, Cli, OccupancyArgs};
@@ -10,13 +9,6 @@ use crate::device::{self, Arch, Platform};
 use crate::experiments::registry;
 use crate::gpu::Gpu;
 use crate::occupancy_calculator::{self, Input, Limiter, Occupancy, Profile, RegisterFile, Resources};
-
-/// Appends a formatted line to a command's output text (writing to a `String` cannot fail).
-macro_rules! outln {
-    ($out:expr, $($arg:tt)*) => {{
-        let _ = writeln!($out, $($arg)*);
-    }};
-}
 
 use super::{emit, open_gpu, Error};
 
@@ -297,7 +289,10 @@ pub(super) fn compare_kernels(
             let names = sources.iter().map(|s| s.name).collect::<Vec<_>>().join(", ");
             eprintln!("compiling {names} for {} with {}", t.label(), s.built_by(t.arch.platform())?);
             let found = cmp::rows(s, t, sources, cuobjdump.as_deref()).map_err(|e| {
-                let hint = if cmp::is_rdna(&t.arch) && e.to_string().contains("device library") {
+                // What clang says when the device library for the architecture is missing (its words, not ours).
+                let no_device_library = matches!(&e, code_objects::Error::CompileFailed { stderr, .. }
+                    if stderr.contains("device library"));
+                let hint = if cmp::is_rdna(&t.arch) && no_device_library {
                     "\nDebian's HIP 5.2 has no device library for RDNA3: make one with `scripts/rdna-device-libs.sh \
                      DIR` and run again with DEVICE_LIB_PATH=DIR (ROCm 5.5 and later ship it)"
                 } else {

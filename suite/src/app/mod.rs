@@ -1,6 +1,15 @@
 //! What each command does. `main.rs` parses the command line and prints the error chain; everything else is here,
 //! testable as a library.
 
+/// Appends a formatted line to a command's output text (writing to a `String` cannot fail). Defined before the
+/// command modules so each of them can use it.
+macro_rules! outln {
+    ($out:expr, $($arg:tt)*) => {{
+        use std::fmt::Write as _;
+        let _ = writeln!($out, $($arg)*);
+    }};
+}
+
 mod bench;
 mod counter_child;
 pub mod counter_pass;
@@ -14,7 +23,6 @@ pub use error::Error;
 pub use info::{describe_device, info, info_text};
 use kernel_tools::*;
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -23,13 +31,6 @@ use crate::code_objects::KernelStore;
 use crate::experiments::{self, registry};
 use crate::gpu::Gpu;
 use crate::report::lock::Wait;
-
-/// Appends a formatted line to a command's output text (writing to a `String` cannot fail).
-macro_rules! outln {
-    ($out:expr, $($arg:tt)*) => {{
-        let _ = writeln!($out, $($arg)*);
-    }};
-}
 
 /// Writes a command's output to stdout. A reader that went away (`suite info | head`) is not an error: there is
 /// nobody left to tell, so the rest is dropped instead of panicking as `println!` would.
@@ -124,8 +125,9 @@ fn plot(experiment: &str, csv: &Path, out: Option<&Path>, partial: bool) -> Resu
     } else if partial {
         Some(format!("partial: {}: {}", folder.display(), status.line()))
     } else {
+        // Without a run.json the line names the folder itself.
         let line = status.line();
-        let status = if line.starts_with("no run.json in ") { line } else { format!("{}: {line}", folder.display()) };
+        let status = if status.run_json { format!("{}: {line}", folder.display()) } else { line };
         return Err(Error::PlotIncomplete { status });
     };
     let mut written = experiments::render_plots_noted(results, csv, &out_dir, note.as_deref())?;
@@ -185,11 +187,12 @@ fn status(dir: &Path) -> Result<ExitCode, Error> {
         outln!(text, "{}{failed}", e.counts());
     }
     // The verdict names the folder it was given (a recorded continuation may name it as the job did).
+    // Without a run.json the line names the folder itself.
     let line = folder.line();
-    if line.starts_with("no run.json in ") {
-        outln!(text, "{line}");
-    } else {
+    if folder.run_json {
         outln!(text, "{}: {line}", dir.display());
+    } else {
+        outln!(text, "{line}");
     }
     emit(&text);
     Ok(ExitCode::from(if !folder.plan_recorded {

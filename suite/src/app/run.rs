@@ -610,13 +610,11 @@ fn same_run(
         return Ok(());
     }
     if run.device.platform != props.platform || run.device.arch != props.arch {
-        return Err(crate::report::Error::Io {
-            action: "refusing to mix devices in",
+        return Err(crate::report::Error::OtherDevice {
             path: run_json::path(dir),
-            source: std::io::Error::other(format!(
-                "it holds results from {} ({}), this run plans for {} ({}): choose another --out",
-                run.device.name, run.device.arch, props.name, props.arch
-            )),
+            held: format!("{} ({})", run.device.name, run.device.arch),
+            this: format!("{} ({})", props.name, props.arch),
+            planned: true,
         }
         .into());
     }

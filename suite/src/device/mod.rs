@@ -195,6 +195,12 @@ pub struct Props {
     pub runtime_version: String,
     /// Kernel driver version, e.g. `580.159.04`, where it can be read.
     pub driver_version: String,
+    /// Whether the runtime is the HIP-over-CUDA test runtime (the AMD code path on an NVIDIA GPU; `runtime_version`
+    /// then starts with [`amd::TEST_RUNTIME_LABEL`]), as the device layer knows it: run.json records it as a field.
+    /// A run.json from before the field has it worked out from `runtime_version` when read
+    /// (`report/test_runtime.rs`).
+    #[serde(default)]
+    pub test_runtime: bool,
 }
 
 /// Everything that can go wrong below the experiments. Messages say what was sought and what to do.

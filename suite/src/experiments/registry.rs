@@ -1,6 +1,6 @@
 //! The one list of experiments. `suite run <name>` (its subcommands, help and flags), `suite plot`, `suite merge`,
 //! `suite compare`, `suite experiments` and `scripts/run-all.sh` all read this table, so adding an experiment is its
-//! folder (which exports one [`Entry`]), its kernel file and one line here.
+//! folder (which exports one [`Entry`]), its kernel file, one line here and its `pub mod` line in `experiments/mod.rs`.
 
 pub use super::entry::Entry;
 use super::{fusion, matmul, occupancy, pt, smoke};

@@ -186,6 +186,7 @@ pub(super) fn fake(capture: Capture, latency_ms: f64, kernel_ms: f64, stream_gap
         memory_bytes: 1 << 30,
         runtime_version: String::new(),
         driver_version: String::new(),
+        test_runtime: false,
     };
     FakeDevice { props, enqueued: AtomicU32::new(0), capture, latency_ms, kernel_ms, stream_gap_ms }
 }

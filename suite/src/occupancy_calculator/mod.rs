@@ -533,6 +533,7 @@ pub(crate) mod tests {
             memory_bytes: 80 << 30,
             runtime_version: String::new(),
             driver_version: String::new(),
+            test_runtime: false,
         }
     }
 

@@ -12,6 +12,7 @@ pub mod roofline;
 pub mod run_json;
 pub mod status;
 pub mod summary;
+pub mod test_runtime;
 pub mod throttling;
 
 use std::path::PathBuf;
@@ -84,6 +85,22 @@ pub enum Error {
         found: String,
         /// Header expected.
         expected: String,
+    },
+    /// The folder holds results of another device: its rows and this process's would read as one device's run.
+    #[error(
+        "refusing to mix devices in {path}: it holds results from {held}, {} {this}: choose another --out",
+        if *.planned { "this run plans for" } else { "this is" }
+    )]
+    OtherDevice {
+        /// The folder's run.json.
+        path: PathBuf,
+        /// The device its results come from: name and architecture, e.g. `NVIDIA H100 80GB HBM3 (sm_90)`.
+        held: String,
+        /// This process's device, the same way.
+        this: String,
+        /// Whether `this` is the device a run plans for (`--resume` of a recorded run, checked before the device
+        /// opens) rather than the one it opened.
+        planned: bool,
     },
     /// Results exist and `--resume` was not given.
     #[error("{path} already exists: pass --resume to skip the points it holds, or choose another --out")]

@@ -342,10 +342,18 @@ pub fn path(dir: &Path) -> PathBuf {
 pub fn read(dir: &Path) -> Result<Option<RunJson>> {
     let path = path(dir);
     match std::fs::read_to_string(&path) {
-        Ok(text) => serde_json::from_str(&text).map(Some).map_err(|source| Error::Json { path, source }),
+        Ok(text) => parse(&text).map(Some).map_err(|source| Error::Json { path, source }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(source) => Err(Error::Io { action: "cannot read", path, source }),
     }
+}
+
+/// `text` as a [`RunJson`]; a file from before `device.test_runtime` gets it from its runtime text.
+fn parse(text: &str) -> serde_json::Result<RunJson> {
+    let mut run: RunJson = serde_json::from_str(text)?;
+    run.device.test_runtime =
+        super::test_runtime::recorded(&serde_json::from_str::<serde_json::Value>(text)?["device"]);
+    Ok(run)
 }
 
 /// Checks that `invocation` may write into `dir` (same device; for its experiment, the same fingerprint as every
@@ -483,13 +491,11 @@ fn admit(run: &RunJson, path: &Path, device: &Props, invocation: &Invocation) ->
 /// Whether the folder of `run` holds results of `device` (or none yet).
 fn admit_device(run: &RunJson, path: &Path, device: &Props) -> Result<()> {
     if run.device.name != device.name || run.device.arch != device.arch || run.device.platform != device.platform {
-        return Err(Error::Io {
-            action: "refusing to mix devices in",
+        return Err(Error::OtherDevice {
             path: path.into(),
-            source: std::io::Error::other(format!(
-                "it holds results from {} ({}), this is {} ({}): choose another --out",
-                run.device.name, run.device.arch, device.name, device.arch
-            )),
+            held: format!("{} ({})", run.device.name, run.device.arch),
+            this: format!("{} ({})", device.name, device.arch),
+            planned: false,
         });
     }
     Ok(())

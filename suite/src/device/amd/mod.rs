@@ -176,6 +176,7 @@ fn read_props(hip: Hip, ordinal: u32, o: i32) -> Result<Props> {
             Some(_) => format!("HIP driver API {} of the HIP over CUDA test runtime", version),
             None => driver_text(hip.driver_version().ok(), amdgpu_version()),
         },
+        test_runtime: hip.test_runtime().is_some(),
     })
 }
 

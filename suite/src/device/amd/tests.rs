@@ -68,6 +68,7 @@ fn gfx90a_props() -> Props {
         memory_bytes: 64 << 30,
         runtime_version: "HIP 6.3.42134 (ROCm 6; gcnArchName via hipGetDevicePropertiesR0600)".into(),
         driver_version: "HIP driver API 6.3.42134".into(),
+        test_runtime: false,
     }
 }
 

@@ -132,6 +132,7 @@ fn device_props(dev: sys::CUdevice, ordinal: u32) -> Result<Props> {
         memory_bytes: total as u64,
         runtime_version: format!("CUDA driver API {}", cuda::driver_api_version()?),
         driver_version: cuda::kernel_driver_version(),
+        test_runtime: false,
     })
 }
 

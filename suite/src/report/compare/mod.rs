@@ -457,7 +457,7 @@ fn device_info(json: &serde_json::Value, tables: &BTreeMap<String, Table>, notes
         wave_size,
         cu_count: u(&d["cu_count"]),
         clock_mhz: u(&d["clock_mhz"]),
-        test_runtime: s(&d["runtime_version"]).filter(|r| r.contains(crate::device::amd::TEST_RUNTIME_LABEL)),
+        test_runtime: s(&d["runtime_version"]).filter(|_| super::test_runtime::recorded(d)),
     }
 }
 
