@@ -78,11 +78,8 @@ fn shapes_plot(rows: &[BTreeMap<String, String>], precision: Precision) -> Optio
     let on_matrix = |r: &BTreeMap<String, String>| r.get("unit").is_some_and(|u| u == "matrix");
     let any_matrix = ok.iter().any(|r| hand(r) && on_matrix(r));
     let best = fastest("fastest hand kernel", SeriesKind::Points, &hand);
-    let labels = best
-        .points
-        .iter()
-        .map(|&(x, y)| crate::report::plot::PointLabel { x, y, text: format!("{y:.0}%") })
-        .collect();
+    let labels =
+        best.points.iter().map(|&(x, y)| crate::report::plot::PointLabel { x, y, text: format!("{y:.0}%") }).collect();
     // Each series styled here, since they are drawn in their order and the legend lists them so: the autotune
     // pick (often the fastest kernel itself, timed again) first and hollow, so the fastest drawn over it shows
     // inside its outline.
