@@ -9,7 +9,7 @@ use crate::code_objects::{self, KernelStore};
 use crate::device::{self, Arch, Platform};
 use crate::experiments::registry;
 use crate::gpu::Gpu;
-use crate::occupancy_calculator::{self, Input, Limiter, Occupancy, Profile, RegisterFile, Resources};
+use crate::occupancy_calculator::{self, Agprs, Input, Limiter, Occupancy, Profile, RegisterFile, Resources};
 
 /// Appends a formatted line to a command's output text (writing to a `String` cannot fail).
 macro_rules! outln {
@@ -142,7 +142,7 @@ pub(super) fn inspect(
                 }
             }
             let unified = Profile::for_arch(&arch, None)
-                .is_ok_and(|p| matches!(p.registers, RegisterFile::PerLane { unified_agprs: true, .. }));
+                .is_ok_and(|p| matches!(p.registers, RegisterFile::PerLane { agprs: Agprs::Unified, .. }));
             if unified {
                 notes.push(format!(
                     "note: on {arch} the AGPRs share the VGPR file: vgpr is VGPRs and AGPRs together, \
