@@ -28,7 +28,7 @@ pub(super) fn run_time_specialisations(
     cus: Option<u32>,
     sources: &[&'static code_objects::Source<'static>],
 ) -> Result<(Vec<code_objects::Specialisation>, String), Error> {
-    let Some(cu_count) = cus.or_else(|| crate::peaks::default_part(arch.as_str()).map(|p| p.cu_count)) else {
+    let Some(cu_count) = cus.or_else(|| crate::catalogue::default_of_arch(arch.as_str()).map(|p| p.cu_count)) else {
         return Ok((
             Vec::new(),
             format!("no run-time specialisations built: the suite knows no part of {arch}; pass --cus N"),
