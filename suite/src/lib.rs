@@ -2,7 +2,8 @@
 //!
 //! Layers, bottom up: [`device`] (one interface, one module per platform; the only place with `unsafe`),
 //! [`code_objects`] (compile the HIP C++ sources of `kernels/`, cache, inspect and load their code objects),
-//! [`occupancy_calculator`] (theoretical occupancy from a kernel's resources), [`gpu`] (a device with its
+//! [`occupancy_calculator`] (theoretical occupancy from a kernel's resources), [`catalogue`] (the
+//! GPUs the suite knows: each part's architecture profile, peaks and planning data), [`gpu`] (a device with its
 //! kernels), [`planning`] (a device that stands for a part that is not present), [`report`] (CSV rows, `run.json`,
 //! plots), [`counters`] (the vendor profilers' command lines and output: hardware counters per point, beside the
 //! rows), [`patterns`] (composable patterns that render HIP source), [`static_inspection`] (every kernel's
@@ -10,6 +11,7 @@
 #![deny(unsafe_code)]
 
 pub mod app;
+pub mod catalogue;
 pub mod cli;
 pub mod code_objects;
 pub mod counters;

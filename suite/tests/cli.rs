@@ -278,8 +278,8 @@ fn occupancy_calc_names_the_flag_to_fix() {
     let cache = tempfile::tempdir().unwrap();
     let cases: [(&[&str], &str); 11] = [
         (
-            &["--arch", "gfx908", "--wg", "64", "--vgprs", "8"],
-            "--arch: no occupancy profile for `gfx908`; known: gfx90a",
+            &["--arch", "gfx906", "--wg", "64", "--vgprs", "8"],
+            "--arch: no occupancy profile for `gfx906`; known: gfx90a",
         ),
         (&["--arch", "gfx90a", "--wg", "0", "--vgprs", "8"], "--wg: a group needs at least 1 item"),
         (&["--arch", "gfx90a", "--wg", "2048", "--vgprs", "8"], "--wg: 2048 items per group is 1024 above gfx90a's"),

@@ -35,13 +35,14 @@ fn code_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
 }
 
 /// The layers below the experiments: the devices, the kernel pipeline (code objects), the occupancy calculator, the
-/// profilers' parts (counters), the GPU wrapper, the planning device, the results and reports, the pattern library,
-/// the static inspection of kernels and the shared helpers. None of them may reach up into the experiments or the
-/// app.
-const BELOW_EXPERIMENTS: [&str; 16] = [
+/// catalogue of parts, the profilers' parts (counters), the GPU wrapper, the planning device, the results and
+/// reports, the pattern library, the static inspection of kernels and the shared helpers. None of them may reach up
+/// into the experiments or the app.
+const BELOW_EXPERIMENTS: [&str; 17] = [
     "device",
     "code_objects",
     "occupancy_calculator",
+    "catalogue",
     "counters",
     "gpu.rs",
     "planning.rs",

@@ -8,7 +8,7 @@ use crate::code_objects::{self, KernelStore};
 use crate::device::{self, Arch, Platform};
 use crate::experiments::registry;
 use crate::gpu::Gpu;
-use crate::occupancy_calculator::{self, Input, Limiter, Occupancy, Profile, RegisterFile, Resources};
+use crate::occupancy_calculator::{self, Agprs, Input, Limiter, Occupancy, Profile, RegisterFile, Resources};
 
 use super::{emit, open_gpu, Error};
 
@@ -20,7 +20,7 @@ pub(super) fn run_time_specialisations(
     cus: Option<u32>,
     sources: &[&'static code_objects::Source<'static>],
 ) -> Result<(Vec<code_objects::Specialisation>, String), Error> {
-    let Some(cu_count) = cus.or_else(|| crate::peaks::default_part(arch.as_str()).map(|p| p.cu_count)) else {
+    let Some(cu_count) = cus.or_else(|| crate::catalogue::default_of_arch(arch.as_str()).map(|p| p.cu_count)) else {
         return Ok((
             Vec::new(),
             format!("no run-time specialisations built: the suite knows no part of {arch}; pass --cus N"),
@@ -134,7 +134,7 @@ pub(super) fn inspect(
                 }
             }
             let unified = Profile::for_arch(&arch, None)
-                .is_ok_and(|p| matches!(p.registers, RegisterFile::PerLane { unified_agprs: true, .. }));
+                .is_ok_and(|p| matches!(p.registers, RegisterFile::PerLane { agprs: Agprs::Unified, .. }));
             if unified {
                 notes.push(format!(
                     "note: on {arch} the AGPRs share the VGPR file: vgpr is VGPRs and AGPRs together, \

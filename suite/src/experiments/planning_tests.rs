@@ -13,7 +13,7 @@ use super::{plan, Experiment, Planned, RunOptions};
 use crate::code_objects::test_support::compiler;
 use crate::device::Timing;
 use crate::gpu::Gpu;
-use crate::planning::{part, PlannedPart};
+use crate::planning::{part, Part};
 
 /// `suite run`'s defaults.
 fn options() -> RunOptions {
@@ -31,7 +31,7 @@ fn options() -> RunOptions {
 }
 
 /// A plan of `key`, with its compiler present (a missing one fails the test saying what to install).
-fn planned(key: &str) -> (Gpu, &'static PlannedPart) {
+fn planned(key: &str) -> (Gpu, &'static Part) {
     let part = part(key).unwrap_or_else(|e| panic!("{e}"));
     compiler(part.arch().platform());
     (crate::planning::gpu(part, None), part)
@@ -69,7 +69,7 @@ fn every_quick_preset_plans_on_an_mi250x_gcd_from_its_code_objects() {
         for p in &planned {
             if let Some(why) = &p.point.invalid {
                 let fault = PLAN_FAULTS.iter().find(|f| why.contains(*f));
-                assert!(fault.is_none(), "{} on {}: {} is invalid: {why}", entry.name, part.datasheet, p.point.key);
+                assert!(fault.is_none(), "{} on {}: {} is invalid: {why}", entry.name, part.name, p.point.key);
             }
         }
         let valid = planned.iter().filter(|p| p.point.invalid.is_none()).count();
@@ -138,7 +138,7 @@ fn an_nvidia_plan_leaves_its_kernel_dependent_points_to_the_driver() {
                 let reason = format!(
                     "maximal launch of {kernel}: register use of `{kernel}` on {} is known only to the NVIDIA \
                      driver: plan on the node, or plan for an AMD part",
-                    part.datasheet
+                    part.name
                 );
                 assert_eq!(why, reason, "{}", p.point.key);
                 driver_bound += 1;

@@ -21,7 +21,7 @@
 
 mod profiles;
 
-pub use profiles::{Profile, RegisterFile, SgprFile, PROFILES};
+pub use profiles::{Agprs, Profile, RegisterFile, SgprFile, GFX908, GFX90A, GFX942, PROFILES, SM_80, SM_90};
 
 use std::fmt;
 
@@ -357,14 +357,17 @@ impl Profile {
     }
 
     /// Registers per item of a kernel using `vgprs` architectural VGPRs and `agprs` AGPRs, as the allocator
-    /// counts them: on a unified file (gfx90a, gfx942) `roundup(vgprs, 4) + agprs` (LLVM getTotalNumVGPRs), and
-    /// `vgprs` when there are no AGPRs. Each must be within the 256 an item can address.
+    /// counts them: on a unified file (gfx90a, gfx942) `roundup(vgprs, 4) + agprs` (LLVM getTotalNumVGPRs); with
+    /// a separate AGPR file (gfx908) the larger of the two, each file holding as many waves (LLVM
+    /// AMDGPUAsmPrinter's NumVGPRsForWavesPerEU); `vgprs` when there are no AGPRs. Each must be within the 256 an
+    /// item can address.
     pub fn unified_vgprs(&self, vgprs: u32, agprs: u32) -> Result<u32, Error> {
         if agprs == 0 {
             return Ok(vgprs);
         }
-        let RegisterFile::PerLane { unified_agprs: true, .. } = self.registers else {
-            return Err(Error::Unsupported { profile: self.name, input: Input::Agprs });
+        let file = match self.registers {
+            RegisterFile::PerLane { agprs: file @ (Agprs::Unified | Agprs::Separate), .. } => file,
+            _ => return Err(Error::Unsupported { profile: self.name, input: Input::Agprs }),
         };
         let too_large = |input, value| Error::TooLarge { profile: self.name, input, value, limit: MAX_ARCH_VGPRS };
         if vgprs > MAX_ARCH_VGPRS {
@@ -373,7 +376,10 @@ impl Profile {
         if agprs > MAX_ARCH_VGPRS {
             return Err(too_large(Input::Agprs, agprs));
         }
-        Ok(round_up(vgprs, AGPR_ALIGN) + agprs)
+        Ok(match file {
+            Agprs::Separate => vgprs.max(agprs),
+            _ => round_up(vgprs, AGPR_ALIGN) + agprs,
+        })
     }
 
     /// The theoretical occupancy of a kernel with resources `res` on one CU of this profile.
@@ -614,6 +620,16 @@ pub(crate) mod tests {
         // Each kind is addressable up to 256; RDNA and NVIDIA have no AGPRs.
         assert!(matches!(p.unified_vgprs(257, 1), Err(Error::TooLarge { input: Input::Registers, .. })));
         assert!(matches!(p.unified_vgprs(8, 300), Err(Error::TooLarge { input: Input::Agprs, value: 300, .. })));
+        // gfx908 (CDNA1) keeps its AGPRs in a file of their own, as large: the larger count sets the waves, from 256
+        // per lane in granules of 4, with 10 wave slots per SIMD.
+        let cdna1 = profile("gfx908");
+        for (vgprs, agprs, counted) in [(64, 0, 64), (60, 8, 60), (61, 128, 128), (256, 256, 256)] {
+            assert_eq!(cdna1.unified_vgprs(vgprs, agprs), Ok(counted), "{vgprs} + {agprs}");
+        }
+        assert!(matches!(cdna1.unified_vgprs(8, 300), Err(Error::TooLarge { input: Input::Agprs, value: 300, .. })));
+        assert_eq!(occ("gfx908", res(64, 24, 0)), (40, Limiter::Waves));
+        assert_eq!(occ("gfx908", res(64, 84, 0)), (12, Limiter::Registers));
+        assert_eq!(occ("gfx908", res(64, 85, 0)), (8, Limiter::Registers));
         for name in ["gfx1100-wave32", "sm_90"] {
             assert!(matches!(profile(name).unified_vgprs(8, 8), Err(Error::Unsupported { input: Input::Agprs, .. })));
             assert_eq!(profile(name).unified_vgprs(8, 0), Ok(8));
@@ -816,10 +832,11 @@ pub(crate) mod tests {
         assert_eq!(Profile::find("sm_90a", None).map(|p| p.name), Ok("sm_90"));
         assert!(matches!(Profile::find("gfx1100-wave64", Some(WaveSize(32))), Err(Error::NoWaveSize { .. })));
         assert!(matches!(Profile::find("cuda", None), Err(Error::UnknownArch { .. })));
-        let err = find("gfx908", None).unwrap_err();
+        let err = find("gfx906", None).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "no occupancy profile for `gfx908`; known: gfx90a, gfx942, gfx1100-wave32, gfx1100-wave64, sm_80, sm_90"
+            "no occupancy profile for `gfx906`; known: gfx90a, gfx942, gfx908, gfx1100-wave32, gfx1100-wave64, sm_80, \
+             sm_90"
         );
         // Every profile is self-consistent: a largest group fits its wave slots, its LDS maximum fits the CU.
         for p in PROFILES {

@@ -7,6 +7,7 @@
 //!   getTotalNumSGPRs, getSGPRAllocGranule, getMaxNumSGPRs, getOccupancyWithNumSGPRs, getMaxWorkGroupsPerCU,
 //!   getLocalMemorySize, getAddressableLocalMemorySize, getLdsDwGranularity, getMaxFlatWorkGroupSize.
 //!   Feature sets from `AMDGPU.td`: gfx90a and the gfx940 family have FeatureGFX90AInsts (unified VGPR/AGPR file),
+//!   gfx908 has FeatureMAIInsts without it (AGPRs in a file of their own, AMDGPUAsmPrinter's NumVGPRsForWavesPerEU),
 //!   gfx1100 has FeatureGFX11FullVGPRs (since renamed Feature1_5xVGPRs: 1.5× VGPRs and granule).
 //! - [rocm] ROCm "AMD GPU specifications" (rocm.docs.amd.com, reference/gpu-specs): LDS 64 KiB and VGPR file
 //!   512 KiB per CU on MI250X (gfx90a) and MI300X (gfx942), wave64.
@@ -32,9 +33,8 @@ pub enum RegisterFile {
         per_lane: u32,
         /// Allocation granule in VGPRs per lane.
         granule: u32,
-        /// Whether AGPRs share the file with the VGPRs (gfx90a, gfx942): the kernel's count is then
-        /// `roundup(vgprs, 4) + agprs`, and that is what the metadata's `.vgpr_count` holds.
-        unified_agprs: bool,
+        /// Where the AGPRs (accumulation registers of the matrix units) live, if the architecture has them.
+        agprs: Agprs,
     },
     /// NVIDIA: `per_cu` 32-bit registers split evenly over the SM's sub-partitions; a warp gets
     /// `roundup(registers per thread × warp size, granule)` of its sub-partition's share [occ
@@ -48,6 +48,20 @@ pub enum RegisterFile {
         /// group's warps rounded up to a multiple of the sub-partitions.
         per_group: u32,
     },
+}
+
+/// The AGPRs of an AMD architecture: the matrix units' accumulation registers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Agprs {
+    /// No AGPRs (RDNA).
+    None,
+    /// A file of their own beside the VGPRs' (gfx908, CDNA1), as large and allocated with the same granule: a wave
+    /// needs both, so the larger count sets its waves per SIMD, and that is what the metadata's `.vgpr_count` holds
+    /// [llvm AMDGPUAsmPrinter: NumVGPRsForWavesPerEU = max(NumVGPR, NumAccVGPR) without FeatureGFX90AInsts].
+    Separate,
+    /// In the VGPR file (gfx90a, gfx942): the kernel's count is then `roundup(vgprs, 4) + agprs`, and that is what
+    /// the metadata's `.vgpr_count` holds.
+    Unified,
 }
 
 /// A scalar register file shared by the waves of a SIMD (AMD gfx9). From gfx10 on, SGPRs do not limit occupancy
@@ -100,11 +114,12 @@ pub struct Profile {
     pub max_group_size: u32,
 }
 
-/// The profiles, in lookup order: the first profile of an architecture is its default wave size.
-pub const PROFILES: &[Profile] = &[GFX90A, GFX942, GFX1100_WAVE32, GFX1100_WAVE64, SM_80, SM_90];
+/// The profiles, in lookup order: the first profile of an architecture is its default wave size. A part of the
+/// catalogue of parts (`crate::catalogue`) names its architecture's profile.
+pub const PROFILES: &[Profile] = &[GFX90A, GFX942, GFX908, GFX1100_WAVE32, GFX1100_WAVE64, SM_80, SM_90];
 
-/// MI250X GCD (CDNA2).
-const GFX90A: Profile = Profile {
+/// MI250X GCD, MI250 GCD, MI210 (CDNA2).
+pub const GFX90A: Profile = Profile {
     name: "gfx90a",
     arch: "gfx90a",
     platform: Platform::Amd,
@@ -112,7 +127,7 @@ const GFX90A: Profile = Profile {
     simds_per_cu: 4,       // [llvm getEUsPerCU: 4 before gfx10]
     max_waves_per_simd: 8, // [llvm getMaxWavesPerEU: 8 for FeatureGFX90AInsts, 10 for older gfx9]
     // [llvm getTotalNumVGPRs 512, getVGPRAllocGranule 8 for FeatureGFX90AInsts]; [rocm 512 KiB = 4 × 512 × 64 × 4 B]
-    registers: RegisterFile::PerLane { per_lane: 512, granule: 8, unified_agprs: true },
+    registers: RegisterFile::PerLane { per_lane: 512, granule: 8, agprs: Agprs::Unified },
     max_registers_per_item: 512, // [llvm getAddressableNumVGPRs: 512 for FeatureGFX90AInsts (256 arch + 256 acc)]
     // [llvm getTotalNumSGPRs 800, getSGPRAllocGranule 16 on gfx8-9, as getMaxNumSGPRs applies them]; [hip: the
     // runtime's occupancy uses the same]. LLVM's getOccupancyWithNumSGPRs table (<= 100 SGPRs: 8 waves) is looser
@@ -129,8 +144,20 @@ const GFX90A: Profile = Profile {
 };
 
 /// MI300X / MI300A (CDNA3): the gfx940 family has FeatureGFX90AInsts, so the gfx90a rules and numbers apply
-/// [llvm]; 64 KiB LDS and a 512 KiB VGPR file per CU [rocm].
-const GFX942: Profile = Profile { name: "gfx942", arch: "gfx942", ..GFX90A };
+/// (llvm); 64 KiB LDS and a 512 KiB VGPR file per CU (rocm).
+pub const GFX942: Profile = Profile { name: "gfx942", arch: "gfx942", ..GFX90A };
+
+/// MI100 (CDNA1): gfx9 without FeatureGFX90AInsts, so the older gfx9 numbers: 10 waves per SIMD, a VGPR file of
+/// 256 per lane allocated in granules of 4, and the AGPRs in a file of their own (llvm).
+pub const GFX908: Profile = Profile {
+    name: "gfx908",
+    arch: "gfx908",
+    max_waves_per_simd: 10, // [llvm getMaxWavesPerEU: 10 for gfx9 without FeatureGFX90AInsts]
+    // [llvm getTotalNumVGPRs 256, getVGPRAllocGranule 4 without FeatureGFX90AInsts]
+    registers: RegisterFile::PerLane { per_lane: 256, granule: 4, agprs: Agprs::Separate },
+    max_registers_per_item: 256, // [llvm getAddressableNumVGPRs: getAddressableNumArchVGPRs, 256]
+    ..GFX90A
+};
 
 /// RDNA3 (Navi31) in CU mode (`-mcumode`): a CU of 2 SIMD32s with 64 KiB of LDS. hipcc's default for gfx10+ is WGP
 /// mode, where a group may span the WGP's 2 CUs (4 SIMDs, 128 KiB LDS, 32 barriers): a different profile.
@@ -142,7 +169,7 @@ const GFX1100_WAVE32: Profile = Profile {
     simds_per_cu: 2,        // [llvm getEUsPerCU: 2 for gfx10+ in CU mode]
     max_waves_per_simd: 16, // [llvm getMaxWavesPerEU: 16 with FeatureGFX10_3Insts]
     // [llvm getTotalNumVGPRs 1536 / getVGPRAllocGranule 24 in wave32 with FeatureGFX11FullVGPRs (1.5× of gfx10.3)]
-    registers: RegisterFile::PerLane { per_lane: 1536, granule: 24, unified_agprs: false },
+    registers: RegisterFile::PerLane { per_lane: 1536, granule: 24, agprs: Agprs::None },
     max_registers_per_item: 256,   // [llvm getAddressableNumArchVGPRs: 256; no AGPRs on RDNA]
     sgprs: None,                   // [llvm getOccupancyWithNumSGPRs: gfx10+ returns MaxWaves]; [hip]
     max_sgprs_per_wave: Some(108), // [llvm getMaxNumSGPRs: 108 on gfx10+ counting VCC (106 addressable)]
@@ -160,12 +187,12 @@ const GFX1100_WAVE32: Profile = Profile {
 const GFX1100_WAVE64: Profile = Profile {
     name: "gfx1100-wave64",
     wave_size: WaveSize(64),
-    registers: RegisterFile::PerLane { per_lane: 768, granule: 12, unified_agprs: false },
+    registers: RegisterFile::PerLane { per_lane: 768, granule: 12, agprs: Agprs::None },
     ..GFX1100_WAVE32
 };
 
 /// A100 (Ampere, compute capability 8.0).
-const SM_80: Profile = Profile {
+pub const SM_80: Profile = Profile {
     name: "sm_80",
     arch: "sm_80",
     platform: Platform::Nvidia,
@@ -187,7 +214,7 @@ const SM_80: Profile = Profile {
 };
 
 /// H100 (Hopper, compute capability 9.0): as sm_80 with 228 KiB of shared memory per SM.
-const SM_90: Profile = Profile {
+pub const SM_90: Profile = Profile {
     name: "sm_90",
     arch: "sm_90",
     lds_bytes_per_cu: 228 * 1024, // [occ cudaOccAlignUpShmemSizeVoltaPlus: largest carveout 228 KiB on 9.0]

@@ -9,7 +9,7 @@
 //! Raw rates mislead across GPUs (a kernel at 20 TFLOP/s is excellent on one GPU and poor on another), so each
 //! experiment says how it is compared through `Results::comparison` (gathered by the app from the experiment registry into [`Known`]):
 //! matmul as % of that run's vendor BLAS in the row's precision (and the vendor BLAS as % of its unit's peak in that
-//! precision where [`crate::peaks::KNOWN_PARTS`] knows the device), memory kernels as % of that run's copy bandwidth, occupancy against group size. The default,
+//! precision where the catalogue of parts, [`crate::catalogue::PARTS`], knows the device), memory kernels as % of that run's copy bandwidth, occupancy against group size. The default,
 //! [`MetricComparison`], joins the experiment's rate column as it is.
 
 use std::collections::BTreeMap;
@@ -228,12 +228,12 @@ impl Run {
     }
 }
 
-/// A device's FP32 peak, for "% of peak": its known part ([`crate::peaks::KNOWN_PARTS`]).
-pub type Peak = crate::peaks::KnownPart;
+/// A device's FP32 peak, for "% of peak": its part in the catalogue ([`crate::catalogue::PARTS`]).
+pub type Peak = crate::catalogue::Part;
 
 /// The FP32 peak of a run's device, where the suite knows its part (by architecture, CU count and name).
 pub fn fp32_peak(device: &DeviceInfo) -> Option<&'static Peak> {
-    crate::peaks::known_part(&device.arch, device.cu_count?, &device.name)
+    crate::catalogue::of_device(&device.arch, device.cu_count?, &device.name)
 }
 
 /// The per-point values an experiment is compared by, joined across runs by key.
