@@ -12,6 +12,12 @@ use cudarc::driver::sys;
 
 use crate::device::Error;
 
+/// The name a message gives a CUDA API from its binding's name: without the ABI suffix `_v2` (`cuMemAlloc_v2` is
+/// `cuMemAlloc` in CUDA's headers and documentation).
+pub(super) fn api_name(binding: &'static str) -> &'static str {
+    binding.strip_suffix("_v2").unwrap_or(binding)
+}
+
 /// Converts a driver status into the suite's error, naming the API and fetching the code's name and text.
 pub(super) fn check(api: &'static str, status: sys::CUresult) -> Result<(), Error> {
     if status == sys::CUresult::CUDA_SUCCESS {

@@ -18,9 +18,10 @@ use cudarc::driver::sys;
 
 use super::telemetry::Telemetry;
 use super::{
-    Arch, Arg, Device, Error, Kernel, KernelAttrs, LaunchConfig, Module, Platform, Props, RawAlloc, Replay, Result,
-    RuntimeInfo, Survey, WaveSize,
+    Arch, Arg, BlasCall, BlasOp, Device, Error, Kernel, KernelAttrs, LaunchConfig, Module, Platform, Props, RawAlloc,
+    Replay, Result, RuntimeInfo, Survey, WaveSize,
 };
+use crate::precision::Precision;
 use cuda::check;
 
 /// Surveys the CUDA driver, its devices and cuBLAS. Never panics: cudarc is called only after the driver loaded.
@@ -340,6 +341,29 @@ impl CudaDevice {
             *handle = Some(cublas::Handle::new(self.stream.handle)?);
         }
         f(handle.as_ref().expect("the handle was created just above"))
+    }
+
+    /// [`Device::blas_call`] in element type `T`: the sizes are checked ([`BlasCall::checked_sizes`]) and the
+    /// buffers to be this device's, then cuBLAS runs on the device's handle, enqueued on its stream.
+    fn blas_call_of<T: cublas::Element>(&self, call: BlasCall<'_>) -> Result<()> {
+        let sizes = call.checked_sizes()?;
+        match call.op {
+            BlasOp::Gemm { a, b, c, .. } => {
+                let (a, b, c) = (self.alloc_of(a)?.ptr(), self.alloc_of(b)?.ptr(), self.alloc_of(c)?.ptr());
+                // SAFETY: all three are this device's live allocations with their sizes checked above.
+                self.with_blas(|h| unsafe { h.gemm_row_major::<T>(sizes, a, b, c) })
+            }
+            BlasOp::Dot { x, y, result, .. } => {
+                let (x, y, r) = (self.alloc_of(x)?.ptr(), self.alloc_of(y)?.ptr(), self.alloc_of(result)?.ptr());
+                // SAFETY: as for the GEMM: this device's allocations, sizes checked above.
+                self.with_blas(|h| unsafe { h.dot::<T>(sizes[0], x, y, r) })
+            }
+            BlasOp::Asum { x, result, .. } => {
+                let (x, r) = (self.alloc_of(x)?.ptr(), self.alloc_of(result)?.ptr());
+                // SAFETY: as for the GEMM.
+                self.with_blas(|h| unsafe { h.asum::<T>(sizes[0], x, r) })
+            }
+        }
     }
 
     fn alloc_of<'a>(&self, raw: &'a dyn RawAlloc) -> Result<&'a CudaAlloc> {
@@ -744,63 +768,11 @@ impl Device for CudaDevice {
         }
     }
 
-    fn sgemm(&self, m: usize, n: usize, k: usize, a: &dyn RawAlloc, b: &dyn RawAlloc, c: &dyn RawAlloc) -> Result<()> {
-        let f32s = std::mem::size_of::<f32>();
-        for (name, buf, need) in [("A", a, m * k), ("B", b, k * n), ("C", c, m * n)] {
-            if buf.bytes() < need * f32s {
-                return Err(Error::SizeMismatch {
-                    what: "sgemm",
-                    detail: format!("{name} holds {} bytes, needs {}", buf.bytes(), need * f32s),
-                });
-            }
+    fn blas_call(&self, call: BlasCall<'_>) -> Result<()> {
+        match call.precision {
+            Precision::F32 => self.blas_call_of::<f32>(call),
+            Precision::F64 => self.blas_call_of::<f64>(call),
         }
-        let (a, b, c) = (self.alloc_of(a)?, self.alloc_of(b)?, self.alloc_of(c)?);
-        self.context.make_current()?;
-        let mut handle =
-            self.blas.lock().map_err(|_| Error::ForeignObject { what: "cuBLAS handle (poisoned lock)" })?;
-        if handle.is_none() {
-            *handle = Some(cublas::Handle::new(self.stream.handle)?);
-        }
-        let h = handle.as_ref().expect("the handle was created just above");
-        h.sgemm_row_major(m, n, k, a.ptr(), b.ptr(), c.ptr())
-    }
-
-    fn dgemm(&self, m: usize, n: usize, k: usize, a: &dyn RawAlloc, b: &dyn RawAlloc, c: &dyn RawAlloc) -> Result<()> {
-        let f64s = std::mem::size_of::<f64>();
-        for (name, buf, need) in [("A", a, m * k), ("B", b, k * n), ("C", c, m * n)] {
-            if buf.bytes() < need * f64s {
-                return Err(Error::SizeMismatch {
-                    what: "dgemm",
-                    detail: format!("{name} holds {} bytes, needs {}", buf.bytes(), need * f64s),
-                });
-            }
-        }
-        let (a, b, c) = (self.alloc_of(a)?.ptr(), self.alloc_of(b)?.ptr(), self.alloc_of(c)?.ptr());
-        self.with_blas(|h| h.dgemm_row_major(m, n, k, a, b, c))
-    }
-
-    fn sdot(&self, n: usize, x: &dyn RawAlloc, y: &dyn RawAlloc, result: &dyn RawAlloc) -> Result<()> {
-        let count = crate::device::check_blas_reduction("sdot", n, &[x, y], result)?;
-        let (x, y, r) = (self.alloc_of(x)?.ptr(), self.alloc_of(y)?.ptr(), self.alloc_of(result)?.ptr());
-        self.with_blas(|h| h.sdot(count, x, y, r))
-    }
-
-    fn sasum(&self, n: usize, x: &dyn RawAlloc, result: &dyn RawAlloc) -> Result<()> {
-        let count = crate::device::check_blas_reduction("sasum", n, &[x], result)?;
-        let (x, r) = (self.alloc_of(x)?.ptr(), self.alloc_of(result)?.ptr());
-        self.with_blas(|h| h.sasum(count, x, r))
-    }
-
-    fn ddot(&self, n: usize, x: &dyn RawAlloc, y: &dyn RawAlloc, result: &dyn RawAlloc) -> Result<()> {
-        let count = crate::device::check_blas_reduction_of("ddot", n, std::mem::size_of::<f64>(), &[x, y], result)?;
-        let (x, y, r) = (self.alloc_of(x)?.ptr(), self.alloc_of(y)?.ptr(), self.alloc_of(result)?.ptr());
-        self.with_blas(|h| h.ddot(count, x, y, r))
-    }
-
-    fn dasum(&self, n: usize, x: &dyn RawAlloc, result: &dyn RawAlloc) -> Result<()> {
-        let count = crate::device::check_blas_reduction_of("dasum", n, std::mem::size_of::<f64>(), &[x], result)?;
-        let (x, r) = (self.alloc_of(x)?.ptr(), self.alloc_of(result)?.ptr());
-        self.with_blas(|h| h.dasum(count, x, r))
     }
 
     fn telemetry(&self) -> Result<Box<dyn Telemetry>> {
