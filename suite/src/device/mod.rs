@@ -11,6 +11,7 @@
 pub mod amd;
 mod blas;
 pub mod nvidia;
+mod owned;
 pub mod telemetry;
 
 pub use blas::{BlasCall, BlasOp};

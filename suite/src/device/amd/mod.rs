@@ -237,38 +237,8 @@ fn pack_args(args: &[Arg]) -> Vec<u64> {
     args.iter().map(|a| u64::from_ne_bytes(a.to_bytes())).collect()
 }
 
-/// The device's stream, destroyed on drop.
-/// A runtime object destroyed once on drop by the call `destroy` names. One type for the stream, events, memory and
-/// modules, so each is released the same way.
-struct Owned<H: Copy> {
-    hip: Hip,
-    raw: H,
-    destroy: unsafe fn(&Hip, H) -> Result<()>,
-}
-
-// SAFETY: HIP handles may be used and destroyed from any thread; the runtime serialises enqueues on a stream, device
-// pointers are never dereferenced on the host, and the timing events are used by one call at a time.
-unsafe impl<H: Copy> Send for Owned<H> {}
-// SAFETY: as above; shared references only pass the handle to the runtime.
-unsafe impl<H: Copy> Sync for Owned<H> {}
-
-impl<H: Copy> Owned<H> {
-    fn new(hip: Hip, raw: H, destroy: unsafe fn(&Hip, H) -> Result<()>) -> Self {
-        Owned { hip, raw, destroy }
-    }
-}
-
-impl<H: Copy> Drop for Owned<H> {
-    fn drop(&mut self) {
-        // SAFETY: the handle was created by the call paired with `destroy` (see each `Owned::new`), is owned only
-        // here and destroyed once; hipStreamDestroy and hipFree wait for the work that uses what they release, and
-        // a module is unloaded after every kernel (each holds an Arc to it).
-        if let Err(e) = unsafe { (self.destroy)(&self.hip, self.raw) } {
-            eprintln!("warning: {e}");
-        }
-    }
-}
-
+/// A HIP object, destroyed on drop by the `Hip` call paired with its creation.
+type Owned<H> = super::owned::Owned<H, Hip>;
 type Stream = Owned<hipStream_t>;
 type Event = Owned<hipEvent_t>;
 

@@ -24,6 +24,19 @@ use super::{
 use crate::precision::Precision;
 use cuda::check;
 
+/// Owns `$handle`, created in `$context`: on drop the context is made current and the driver call `$api` destroys
+/// the handle, named once.
+macro_rules! owned_in {
+    ($context:expr, $handle:expr, $api:ident) => {
+        Owned::new(Arc::clone($context), $handle, |context: &Arc<Context>, handle| {
+            context.make_current()?;
+            // SAFETY: called once, on drop, for a handle of this context that the call `$api` undoes and only the
+            // `Owned` owns; the driver defers freeing what queued work still uses.
+            check(cuda::api_name(stringify!($api)), unsafe { sys::$api(handle) })
+        })
+    };
+}
+
 /// Surveys the CUDA driver, its devices and cuBLAS. Never panics: cudarc is called only after the driver loaded.
 pub fn survey() -> Survey {
     let runtime = cuda::load_driver().and_then(|lib| {
@@ -152,7 +165,7 @@ pub fn open(ordinal: u32) -> Result<Box<dyn Device>> {
     check("cuStreamCreate", unsafe {
         sys::cuStreamCreate(&mut stream, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as c_uint)
     })?;
-    let stream = Owned::new(stream, &context, "cuStreamDestroy", sys::cuStreamDestroy_v2);
+    let stream = owned_in!(&context, stream, cuStreamDestroy_v2);
     let events = (Event::create(&context)?, Event::create(&context)?);
     let has_param_info = cuda::has_symbol("cuFuncGetParamInfo");
     Ok(Box::new(CudaDevice {
@@ -208,48 +221,9 @@ impl Drop for Context {
     }
 }
 
-/// A driver object created in `context`, destroyed once on drop by the driver call that `destroy` names. One type
-/// for every handle the device owns (stream, events, memory, modules, graphs), so each is released the same way.
-struct Owned<H: Copy> {
-    handle: H,
-    context: Arc<Context>,
-    /// The driver function that destroys the handle, with its name for messages.
-    destroy: (&'static str, unsafe fn(H) -> sys::CUresult),
-}
-
-// SAFETY: driver handles may be used from any thread with their context current (the driver is thread-safe); the
-// device serialises the uses that need it (the timing events are used under a mutex). CUdeviceptr is an address,
-// never dereferenced on the host.
-unsafe impl<H: Copy> Send for Owned<H> {}
-// SAFETY: as above; shared references only pass the handle to the driver.
-unsafe impl<H: Copy> Sync for Owned<H> {}
-
-impl<H: Copy> Owned<H> {
-    fn new(handle: H, context: &Arc<Context>, api: &'static str, destroy: unsafe fn(H) -> sys::CUresult) -> Self {
-        Owned { handle, context: context.clone(), destroy: (api, destroy) }
-    }
-}
-
-impl<H: Copy> Drop for Owned<H> {
-    fn drop(&mut self) {
-        let ((api, destroy), handle) = (self.destroy, self.handle);
-        // SAFETY: the handle was created in this context by the call paired with `destroy` (see each `Owned::new`),
-        // is owned only here, and is destroyed once; the driver defers freeing what queued work still uses.
-        release(&self.context, api, || unsafe { destroy(handle) });
-    }
-}
-
-/// Releases a handle in its context from a `Drop`: never panics, logs a failure (there is no caller to return it to).
-fn release(context: &Context, api: &str, destroy: impl FnOnce() -> sys::CUresult) {
-    if let Err(e) = context.make_current() {
-        eprintln!("warning: {api} skipped: {e}");
-        return;
-    }
-    let status = destroy();
-    if status != sys::CUresult::CUDA_SUCCESS {
-        eprintln!("warning: {api} failed: {}", cuda::error_name(status));
-    }
-}
+/// A driver object created in a context, destroyed on drop (with the context current) by the driver call paired with
+/// its creation; every handle the device owns (stream, events, memory, modules, graphs) is one.
+type Owned<H> = super::owned::Owned<H, Arc<Context>>;
 
 type Stream = Owned<sys::CUstream>;
 type Event = Owned<sys::CUevent>;
@@ -261,7 +235,7 @@ impl Event {
         let mut e = std::ptr::null_mut();
         // SAFETY: the context is current; default flags keep timing enabled.
         check("cuEventCreate", unsafe { sys::cuEventCreate(&mut e, sys::CUevent_flags::CU_EVENT_DEFAULT as c_uint) })?;
-        Ok(Owned::new(e, context, "cuEventDestroy", sys::cuEventDestroy_v2))
+        Ok(owned_in!(context, e, cuEventDestroy_v2))
     }
 }
 
@@ -273,7 +247,7 @@ struct CudaAlloc {
 
 impl CudaAlloc {
     fn ptr(&self) -> sys::CUdeviceptr {
-        self.mem.handle
+        self.mem.raw
     }
 }
 
@@ -300,7 +274,7 @@ impl Replay for CudaReplay<'_> {
         self.device.context.make_current()?;
         // SAFETY: the executable graph and the stream are live in the current context (the borrow of the device
         // keeps the stream alive).
-        check("cuGraphLaunch", unsafe { sys::cuGraphLaunch(self.exec.handle, self.device.stream.handle) })
+        check("cuGraphLaunch", unsafe { sys::cuGraphLaunch(self.exec.raw, self.device.stream.raw) })
     }
 }
 
@@ -338,7 +312,7 @@ impl CudaDevice {
         let mut handle =
             self.blas.lock().map_err(|_| Error::ForeignObject { what: "cuBLAS handle (poisoned lock)" })?;
         if handle.is_none() {
-            *handle = Some(cublas::Handle::new(self.stream.handle)?);
+            *handle = Some(cublas::Handle::new(self.stream.raw)?);
         }
         f(handle.as_ref().expect("the handle was created just above"))
     }
@@ -478,7 +452,7 @@ impl CudaDevice {
         }
         let [gx, gy, gz] = config.grid;
         let [bx, by, bz] = config.group;
-        let (h, lds, stream, p) = (f.handle, config.dynamic_lds_bytes, self.stream.handle, params.as_mut_ptr());
+        let (h, lds, stream, p) = (f.handle, config.dynamic_lds_bytes, self.stream.raw, params.as_mut_ptr());
         // SAFETY (both calls): f is live in the current context, params points at one value per kernel parameter
         // (sizes checked against the driver's parameter info when available), and the stream belongs to the context.
         let status = if cooperative {
@@ -505,7 +479,7 @@ impl CudaDevice {
 
     fn stream_sync(&self) -> Result<()> {
         // SAFETY: the stream is live in the current context.
-        check("cuStreamSynchronize", unsafe { sys::cuStreamSynchronize(self.stream.handle) })
+        check("cuStreamSynchronize", unsafe { sys::cuStreamSynchronize(self.stream.raw) })
     }
 }
 
@@ -532,7 +506,7 @@ impl Device for CudaDevice {
         // SAFETY: the context is current (memory_info made it so); the call writes the address.
         match unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes.max(1)) } {
             sys::CUresult::CUDA_SUCCESS => {
-                Ok(Box::new(CudaAlloc { mem: Owned::new(ptr, &self.context, "cuMemFree", sys::cuMemFree_v2), bytes }))
+                Ok(Box::new(CudaAlloc { mem: owned_in!(&self.context, ptr, cuMemFree_v2), bytes }))
             }
             sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => Err(Error::OutOfMemory { requested: bytes as u64, free, total }),
             other => Err(cuda::api_error("cuMemAlloc", other)),
@@ -550,7 +524,7 @@ impl Device for CudaDevice {
         self.context.make_current()?;
         // SAFETY: dst holds at least src.len() bytes; src stays borrowed until the stream sync below returns.
         check("cuMemcpyHtoDAsync", unsafe {
-            sys::cuMemcpyHtoDAsync_v2(dst.ptr(), src.as_ptr().cast(), src.len(), self.stream.handle)
+            sys::cuMemcpyHtoDAsync_v2(dst.ptr(), src.as_ptr().cast(), src.len(), self.stream.raw)
         })?;
         self.stream_sync()
     }
@@ -567,7 +541,7 @@ impl Device for CudaDevice {
         // SAFETY: src holds at least dst.len() bytes; dst stays borrowed until the stream sync below returns, and
         // the copy is ordered after earlier work on the stream.
         check("cuMemcpyDtoHAsync", unsafe {
-            sys::cuMemcpyDtoHAsync_v2(dst.as_mut_ptr().cast(), src.ptr(), dst.len(), self.stream.handle)
+            sys::cuMemcpyDtoHAsync_v2(dst.as_mut_ptr().cast(), src.ptr(), dst.len(), self.stream.raw)
         })?;
         self.stream_sync()
     }
@@ -583,16 +557,14 @@ impl Device for CudaDevice {
         self.context.make_current()?;
         // SAFETY: both buffers hold at least `bytes` and stay alive (they are borrowed by the caller, and freeing
         // waits for the stream).
-        check("cuMemcpyDtoDAsync", unsafe {
-            sys::cuMemcpyDtoDAsync_v2(dst.ptr(), src.ptr(), bytes, self.stream.handle)
-        })
+        check("cuMemcpyDtoDAsync", unsafe { sys::cuMemcpyDtoDAsync_v2(dst.ptr(), src.ptr(), bytes, self.stream.raw) })
     }
 
     fn fill_bytes(&self, dst: &dyn RawAlloc, value: u8) -> Result<()> {
         let dst = self.alloc_of(dst)?;
         self.context.make_current()?;
         // SAFETY: the buffer holds dst.bytes bytes.
-        check("cuMemsetD8Async", unsafe { sys::cuMemsetD8Async(dst.ptr(), value, dst.bytes, self.stream.handle) })
+        check("cuMemsetD8Async", unsafe { sys::cuMemsetD8Async(dst.ptr(), value, dst.bytes, self.stream.raw) })
     }
 
     fn load_module(&self, image: &[u8]) -> Result<Module> {
@@ -622,7 +594,7 @@ impl Device for CudaDevice {
             }
             other => return Err(cuda::api_error("cuModuleLoadData", other)),
         }
-        let inner: Arc<CudaModule> = Arc::new(Owned::new(module, &self.context, "cuModuleUnload", sys::cuModuleUnload));
+        let inner: Arc<CudaModule> = Arc::new(owned_in!(&self.context, module, cuModuleUnload));
         Ok(Module { inner, kernel_names: Vec::new() })
     }
 
@@ -636,7 +608,7 @@ impl Device for CudaDevice {
         })?;
         let mut f = std::ptr::null_mut();
         // SAFETY: the module is live and the name NUL-terminated.
-        let status = unsafe { sys::cuModuleGetFunction(&mut f, cuda_module.handle, symbol.as_ptr()) };
+        let status = unsafe { sys::cuModuleGetFunction(&mut f, cuda_module.raw, symbol.as_ptr()) };
         match status {
             sys::CUresult::CUDA_SUCCESS => {}
             sys::CUresult::CUDA_ERROR_NOT_FOUND => {
@@ -698,15 +670,15 @@ impl Device for CudaDevice {
         let (start, stop) = (&events.0, &events.1);
         self.context.make_current()?;
         // SAFETY: the events and stream are live in the current context; the mutex keeps the pair to one timer.
-        check("cuEventRecord", unsafe { sys::cuEventRecord(start.handle, self.stream.handle) })?;
+        check("cuEventRecord", unsafe { sys::cuEventRecord(start.raw, self.stream.raw) })?;
         work()?;
         // SAFETY: as above.
-        check("cuEventRecord", unsafe { sys::cuEventRecord(stop.handle, self.stream.handle) })?;
+        check("cuEventRecord", unsafe { sys::cuEventRecord(stop.raw, self.stream.raw) })?;
         // SAFETY: as above.
-        check("cuEventSynchronize", unsafe { sys::cuEventSynchronize(stop.handle) })?;
+        check("cuEventSynchronize", unsafe { sys::cuEventSynchronize(stop.raw) })?;
         let mut ms = 0f32;
         // SAFETY: both events have completed on the same stream.
-        check("cuEventElapsedTime", unsafe { sys::cuEventElapsedTime_v2(&mut ms, start.handle, stop.handle) })?;
+        check("cuEventElapsedTime", unsafe { sys::cuEventElapsedTime_v2(&mut ms, start.raw, stop.raw) })?;
         Ok(ms)
     }
 
@@ -716,10 +688,7 @@ impl Device for CudaDevice {
         // instead of running; other threads are not affected.
         // SAFETY: the stream is live in the current context and not capturing (every capture ends below).
         check("cuStreamBeginCapture", unsafe {
-            sys::cuStreamBeginCapture_v2(
-                self.stream.handle,
-                sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
-            )
+            sys::cuStreamBeginCapture_v2(self.stream.raw, sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
         })?;
         let mut enqueued = Ok(());
         for _ in 0..times {
@@ -731,20 +700,19 @@ impl Device for CudaDevice {
         let mut handle = std::ptr::null_mut();
         // The capture ends whatever happened, so the stream is usable again.
         // SAFETY: the stream is capturing (begun above); the call writes the graph or null.
-        let ended = check("cuStreamEndCapture", unsafe { sys::cuStreamEndCapture(self.stream.handle, &mut handle) });
-        let graph =
-            (!handle.is_null()).then(|| Owned::new(handle, &self.context, "cuGraphDestroy", sys::cuGraphDestroy));
+        let ended = check("cuStreamEndCapture", unsafe { sys::cuStreamEndCapture(self.stream.raw, &mut handle) });
+        let graph = (!handle.is_null()).then(|| owned_in!(&self.context, handle, cuGraphDestroy));
         enqueued?;
         ended?;
         let graph = graph.ok_or_else(|| cuda::api_error("cuStreamEndCapture", sys::CUresult::CUDA_ERROR_UNKNOWN))?;
         let mut exec = std::ptr::null_mut();
         // SAFETY: the graph is live in the current context; the call writes the executable graph.
-        check("cuGraphInstantiate", unsafe { sys::cuGraphInstantiateWithFlags(&mut exec, graph.handle, 0) })?;
-        let exec = Owned::new(exec, &self.context, "cuGraphExecDestroy", sys::cuGraphExecDestroy);
+        check("cuGraphInstantiate", unsafe { sys::cuGraphInstantiateWithFlags(&mut exec, graph.raw, 0) })?;
+        let exec = owned_in!(&self.context, exec, cuGraphExecDestroy);
         let replay = CudaReplay { exec, device: self };
         // Uploading now keeps the first replay's set-up out of the timed ones.
         // SAFETY: as in `CudaReplay::launch`.
-        check("cuGraphUpload", unsafe { sys::cuGraphUpload(replay.exec.handle, self.stream.handle) })?;
+        check("cuGraphUpload", unsafe { sys::cuGraphUpload(replay.exec.raw, self.stream.raw) })?;
         Ok(Some(Box::new(replay)))
     }
 
