@@ -118,7 +118,7 @@ pub(super) fn load_driver() -> Result<&'static Loaded, Error> {
 pub(super) fn driver_api_version() -> Result<String, Error> {
     let mut v: c_int = 0;
     // SAFETY: cuDriverGetVersion only writes an int; it may be called before cuInit.
-    check("cuDriverGetVersion", unsafe { sys::cuDriverGetVersion(&mut v) })?;
+    unsafe { cu_call!(cuDriverGetVersion(&mut v)) }?;
     Ok(format_cuda_version(v))
 }
 

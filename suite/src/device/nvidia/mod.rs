@@ -1,8 +1,21 @@
 //! NVIDIA platform: the CUDA driver API and cuBLAS, through `cudarc`'s raw bindings loaded at run time.
 //!
-//! Layers as in cudarc: [`cuda`] loads the driver and turns status codes into [`Error`]s; this file owns the handles
-//! (context, stream, events, memory, modules) and implements [`Device`]. All of the NVIDIA `unsafe` is here.
+//! Layers as in cudarc: [`cuda`] loads the driver and turns status codes into [`Error`]s (each call through `cu_call!`,
+//! naming its function once); this file owns the handles (context, stream, events, memory, modules) and implements
+//! [`Device`]. All of the NVIDIA `unsafe` is here.
 #![allow(unsafe_code)]
+
+/// Calls the CUDA driver function `$api` (cudarc's raw binding) with the arguments, naming it once: its status
+/// becomes a `Result` in one place ([`cuda::check`]), the message naming the function as CUDA's headers do (without
+/// the ABI suffix `_v2`). Used inside an `unsafe` block whose `SAFETY:` comment covers the arguments.
+macro_rules! cu_call {
+    ($api:ident($($arg:expr),* $(,)?)) => {
+        $crate::device::nvidia::cuda::check(
+            $crate::device::nvidia::cuda::api_name(stringify!($api)),
+            cudarc::driver::sys::$api($($arg),*),
+        )
+    };
+}
 
 mod cublas;
 mod cuda;
@@ -22,7 +35,6 @@ use super::{
     Replay, Result, RuntimeInfo, Survey, WaveSize,
 };
 use crate::precision::Precision;
-use cuda::check;
 
 /// Owns `$handle`, created in `$context`: on drop the context is made current and the driver call `$api` destroys
 /// the handle, named once.
@@ -32,7 +44,7 @@ macro_rules! owned_in {
             context.make_current()?;
             // SAFETY: called once, on drop, for a handle of this context that the call `$api` undoes and only the
             // `Owned` owns; the driver defers freeing what queued work still uses.
-            check(cuda::api_name(stringify!($api)), unsafe { sys::$api(handle) })
+            unsafe { cu_call!($api(handle)) }
         })
     };
 }
@@ -56,7 +68,7 @@ fn list_devices() -> Result<Vec<Props>> {
     cuda::init()?;
     let mut count: c_int = 0;
     // SAFETY: the driver is loaded and initialised; cuDeviceGetCount writes an int.
-    check("cuDeviceGetCount", unsafe { sys::cuDeviceGetCount(&mut count) })?;
+    unsafe { cu_call!(cuDeviceGetCount(&mut count)) }?;
     if count == 0 {
         return Err(Error::NoDevice {
             runtime: "CUDA",
@@ -72,13 +84,13 @@ fn list_devices() -> Result<Vec<Props>> {
 fn device_handle(ordinal: u32) -> Result<sys::CUdevice> {
     let mut count: c_int = 0;
     // SAFETY: the driver is initialised; cuDeviceGetCount writes an int.
-    check("cuDeviceGetCount", unsafe { sys::cuDeviceGetCount(&mut count) })?;
+    unsafe { cu_call!(cuDeviceGetCount(&mut count)) }?;
     if ordinal >= count as u32 {
         return Err(Error::BadOrdinal { platform: Platform::Nvidia, ordinal, count: count as u32 });
     }
     let mut dev: sys::CUdevice = 0;
     // SAFETY: the ordinal is in range; cuDeviceGet writes the handle.
-    check("cuDeviceGet", unsafe { sys::cuDeviceGet(&mut dev, ordinal as c_int) })?;
+    unsafe { cu_call!(cuDeviceGet(&mut dev, ordinal as c_int)) }?;
     Ok(dev)
 }
 
@@ -88,14 +100,14 @@ fn pci_bus_id(dev: sys::CUdevice) -> Result<String> {
     let mut buf = [0 as std::ffi::c_char; 64];
     // SAFETY: dev is a valid device handle; the driver writes a NUL-terminated id of at most `len` bytes into the
     // live buffer.
-    check("cuDeviceGetPCIBusId", unsafe { sys::cuDeviceGetPCIBusId(buf.as_mut_ptr(), buf.len() as c_int, dev) })?;
+    unsafe { cu_call!(cuDeviceGetPCIBusId(buf.as_mut_ptr(), buf.len() as c_int, dev)) }?;
     Ok(nvml::c_string(&buf))
 }
 
 fn attribute(dev: sys::CUdevice, attr: sys::CUdevice_attribute) -> Result<i32> {
     let mut v: c_int = 0;
     // SAFETY: dev is a valid device handle and attr a valid enumerator; the call writes an int.
-    check("cuDeviceGetAttribute", unsafe { sys::cuDeviceGetAttribute(&mut v, attr, dev) })?;
+    unsafe { cu_call!(cuDeviceGetAttribute(&mut v, attr, dev)) }?;
     Ok(v)
 }
 
@@ -108,12 +120,12 @@ fn device_props(dev: sys::CUdevice, ordinal: u32) -> Result<Props> {
     use sys::CUdevice_attribute as A;
     let mut name = [0 as std::ffi::c_char; 256];
     // SAFETY: the buffer holds 256 chars and the driver writes a NUL-terminated name of at most that length.
-    check("cuDeviceGetName", unsafe { sys::cuDeviceGetName(name.as_mut_ptr(), name.len() as c_int, dev) })?;
+    unsafe { cu_call!(cuDeviceGetName(name.as_mut_ptr(), name.len() as c_int, dev)) }?;
     // SAFETY: the driver NUL-terminated the name inside the buffer.
     let name = unsafe { std::ffi::CStr::from_ptr(name.as_ptr()) }.to_string_lossy().into_owned();
     let mut total: usize = 0;
     // SAFETY: dev is valid; the call writes a usize.
-    check("cuDeviceTotalMem", unsafe { sys::cuDeviceTotalMem_v2(&mut total, dev) })?;
+    unsafe { cu_call!(cuDeviceTotalMem_v2(&mut total, dev)) }?;
     let major = attribute(dev, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
     let minor = attribute(dev, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
     let arch_name = format!("sm_{major}{minor}");
@@ -157,14 +169,12 @@ pub fn open(ordinal: u32) -> Result<Box<dyn Device>> {
     let props = device_props(dev, ordinal)?;
     let mut ctx = std::ptr::null_mut();
     // SAFETY: dev is valid; the primary context is retained here and released in `Context::drop`.
-    check("cuDevicePrimaryCtxRetain", unsafe { sys::cuDevicePrimaryCtxRetain(&mut ctx, dev) })?;
+    unsafe { cu_call!(cuDevicePrimaryCtxRetain(&mut ctx, dev)) }?;
     let context = Arc::new(Context { ctx, dev });
     context.make_current()?;
     let mut stream = std::ptr::null_mut();
     // SAFETY: the context is current; a non-blocking stream does not synchronise with the legacy default stream.
-    check("cuStreamCreate", unsafe {
-        sys::cuStreamCreate(&mut stream, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as c_uint)
-    })?;
+    unsafe { cu_call!(cuStreamCreate(&mut stream, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as c_uint)) }?;
     let stream = owned_in!(&context, stream, cuStreamDestroy_v2);
     let events = (Event::create(&context)?, Event::create(&context)?);
     let has_param_info = cuda::has_symbol("cuFuncGetParamInfo");
@@ -200,7 +210,7 @@ impl Context {
             return Ok(());
         }
         // SAFETY: the context is retained for as long as `self` lives.
-        check("cuCtxSetCurrent", unsafe { sys::cuCtxSetCurrent(self.ctx) })?;
+        unsafe { cu_call!(cuCtxSetCurrent(self.ctx)) }?;
         CURRENT.with(|c| c.set(self.ctx));
         Ok(())
     }
@@ -234,7 +244,7 @@ impl Event {
         context.make_current()?;
         let mut e = std::ptr::null_mut();
         // SAFETY: the context is current; default flags keep timing enabled.
-        check("cuEventCreate", unsafe { sys::cuEventCreate(&mut e, sys::CUevent_flags::CU_EVENT_DEFAULT as c_uint) })?;
+        unsafe { cu_call!(cuEventCreate(&mut e, sys::CUevent_flags::CU_EVENT_DEFAULT as c_uint)) }?;
         Ok(owned_in!(context, e, cuEventDestroy_v2))
     }
 }
@@ -274,7 +284,7 @@ impl Replay for CudaReplay<'_> {
         self.device.context.make_current()?;
         // SAFETY: the executable graph and the stream are live in the current context (the borrow of the device
         // keeps the stream alive).
-        check("cuGraphLaunch", unsafe { sys::cuGraphLaunch(self.exec.raw, self.device.stream.raw) })
+        unsafe { cu_call!(cuGraphLaunch(self.exec.raw, self.device.stream.raw)) }
     }
 }
 
@@ -351,7 +361,7 @@ impl CudaDevice {
     fn function_attribute(&self, f: sys::CUfunction, attr: sys::CUfunction_attribute) -> Result<u32> {
         let mut v: c_int = 0;
         // SAFETY: f is a live function handle; the call writes an int.
-        check("cuFuncGetAttribute", unsafe { sys::cuFuncGetAttribute(&mut v, attr, f) })?;
+        unsafe { cu_call!(cuFuncGetAttribute(&mut v, attr, f)) }?;
         Ok(v.max(0) as u32)
     }
 
@@ -407,13 +417,13 @@ impl CudaDevice {
             return Ok(());
         }
         // SAFETY: f is live and the value is within the device's opt-in limit (checked by check_geometry).
-        check("cuFuncSetAttribute", unsafe {
-            sys::cuFuncSetAttribute(
+        unsafe {
+            cu_call!(cuFuncSetAttribute(
                 f.handle,
                 sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                 bytes as c_int,
-            )
-        })?;
+            ))
+        }?;
         f.dynamic_lds_optin.store(bytes, Ordering::Relaxed);
         Ok(())
     }
@@ -479,7 +489,7 @@ impl CudaDevice {
 
     fn stream_sync(&self) -> Result<()> {
         // SAFETY: the stream is live in the current context.
-        check("cuStreamSynchronize", unsafe { sys::cuStreamSynchronize(self.stream.raw) })
+        unsafe { cu_call!(cuStreamSynchronize(self.stream.raw)) }
     }
 }
 
@@ -492,7 +502,7 @@ impl Device for CudaDevice {
         self.context.make_current()?;
         let (mut free, mut total) = (0usize, 0usize);
         // SAFETY: the context is current; the call writes two usizes.
-        check("cuMemGetInfo", unsafe { sys::cuMemGetInfo_v2(&mut free, &mut total) })?;
+        unsafe { cu_call!(cuMemGetInfo_v2(&mut free, &mut total)) }?;
         Ok((free as u64, total as u64))
     }
 
@@ -523,9 +533,7 @@ impl Device for CudaDevice {
         }
         self.context.make_current()?;
         // SAFETY: dst holds at least src.len() bytes; src stays borrowed until the stream sync below returns.
-        check("cuMemcpyHtoDAsync", unsafe {
-            sys::cuMemcpyHtoDAsync_v2(dst.ptr(), src.as_ptr().cast(), src.len(), self.stream.raw)
-        })?;
+        unsafe { cu_call!(cuMemcpyHtoDAsync_v2(dst.ptr(), src.as_ptr().cast(), src.len(), self.stream.raw)) }?;
         self.stream_sync()
     }
 
@@ -540,9 +548,7 @@ impl Device for CudaDevice {
         self.context.make_current()?;
         // SAFETY: src holds at least dst.len() bytes; dst stays borrowed until the stream sync below returns, and
         // the copy is ordered after earlier work on the stream.
-        check("cuMemcpyDtoHAsync", unsafe {
-            sys::cuMemcpyDtoHAsync_v2(dst.as_mut_ptr().cast(), src.ptr(), dst.len(), self.stream.raw)
-        })?;
+        unsafe { cu_call!(cuMemcpyDtoHAsync_v2(dst.as_mut_ptr().cast(), src.ptr(), dst.len(), self.stream.raw)) }?;
         self.stream_sync()
     }
 
@@ -557,14 +563,14 @@ impl Device for CudaDevice {
         self.context.make_current()?;
         // SAFETY: both buffers hold at least `bytes` and stay alive (they are borrowed by the caller, and freeing
         // waits for the stream).
-        check("cuMemcpyDtoDAsync", unsafe { sys::cuMemcpyDtoDAsync_v2(dst.ptr(), src.ptr(), bytes, self.stream.raw) })
+        unsafe { cu_call!(cuMemcpyDtoDAsync_v2(dst.ptr(), src.ptr(), bytes, self.stream.raw)) }
     }
 
     fn fill_bytes(&self, dst: &dyn RawAlloc, value: u8) -> Result<()> {
         let dst = self.alloc_of(dst)?;
         self.context.make_current()?;
         // SAFETY: the buffer holds dst.bytes bytes.
-        check("cuMemsetD8Async", unsafe { sys::cuMemsetD8Async(dst.ptr(), value, dst.bytes, self.stream.raw) })
+        unsafe { cu_call!(cuMemsetD8Async(dst.ptr(), value, dst.bytes, self.stream.raw)) }
     }
 
     fn load_module(&self, image: &[u8]) -> Result<Module> {
@@ -654,14 +660,14 @@ impl Device for CudaDevice {
         self.opt_in_lds(f, dynamic_lds_bytes)?;
         let mut groups: c_int = 0;
         // SAFETY: f is live in the current context; the call writes an int.
-        check("cuOccupancyMaxActiveBlocksPerMultiprocessor", unsafe {
-            sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(
+        unsafe {
+            cu_call!(cuOccupancyMaxActiveBlocksPerMultiprocessor(
                 &mut groups,
                 f.handle,
                 group_size as c_int,
                 dynamic_lds_bytes as usize,
-            )
-        })?;
+            ))
+        }?;
         Ok(groups.max(0) as u32)
     }
 
@@ -670,15 +676,15 @@ impl Device for CudaDevice {
         let (start, stop) = (&events.0, &events.1);
         self.context.make_current()?;
         // SAFETY: the events and stream are live in the current context; the mutex keeps the pair to one timer.
-        check("cuEventRecord", unsafe { sys::cuEventRecord(start.raw, self.stream.raw) })?;
+        unsafe { cu_call!(cuEventRecord(start.raw, self.stream.raw)) }?;
         work()?;
         // SAFETY: as above.
-        check("cuEventRecord", unsafe { sys::cuEventRecord(stop.raw, self.stream.raw) })?;
+        unsafe { cu_call!(cuEventRecord(stop.raw, self.stream.raw)) }?;
         // SAFETY: as above.
-        check("cuEventSynchronize", unsafe { sys::cuEventSynchronize(stop.raw) })?;
+        unsafe { cu_call!(cuEventSynchronize(stop.raw)) }?;
         let mut ms = 0f32;
         // SAFETY: both events have completed on the same stream.
-        check("cuEventElapsedTime", unsafe { sys::cuEventElapsedTime_v2(&mut ms, start.raw, stop.raw) })?;
+        unsafe { cu_call!(cuEventElapsedTime_v2(&mut ms, start.raw, stop.raw)) }?;
         Ok(ms)
     }
 
@@ -687,9 +693,12 @@ impl Device for CudaDevice {
         // Thread-local mode: calls from this thread that are illegal while capturing fail (and end the capture)
         // instead of running; other threads are not affected.
         // SAFETY: the stream is live in the current context and not capturing (every capture ends below).
-        check("cuStreamBeginCapture", unsafe {
-            sys::cuStreamBeginCapture_v2(self.stream.raw, sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
-        })?;
+        unsafe {
+            cu_call!(cuStreamBeginCapture_v2(
+                self.stream.raw,
+                sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+            ))
+        }?;
         let mut enqueued = Ok(());
         for _ in 0..times {
             enqueued = work();
@@ -700,19 +709,19 @@ impl Device for CudaDevice {
         let mut handle = std::ptr::null_mut();
         // The capture ends whatever happened, so the stream is usable again.
         // SAFETY: the stream is capturing (begun above); the call writes the graph or null.
-        let ended = check("cuStreamEndCapture", unsafe { sys::cuStreamEndCapture(self.stream.raw, &mut handle) });
+        let ended = unsafe { cu_call!(cuStreamEndCapture(self.stream.raw, &mut handle)) };
         let graph = (!handle.is_null()).then(|| owned_in!(&self.context, handle, cuGraphDestroy));
         enqueued?;
         ended?;
         let graph = graph.ok_or_else(|| cuda::api_error("cuStreamEndCapture", sys::CUresult::CUDA_ERROR_UNKNOWN))?;
         let mut exec = std::ptr::null_mut();
         // SAFETY: the graph is live in the current context; the call writes the executable graph.
-        check("cuGraphInstantiate", unsafe { sys::cuGraphInstantiateWithFlags(&mut exec, graph.raw, 0) })?;
+        unsafe { cu_call!(cuGraphInstantiateWithFlags(&mut exec, graph.raw, 0)) }?;
         let exec = owned_in!(&self.context, exec, cuGraphExecDestroy);
         let replay = CudaReplay { exec, device: self };
         // Uploading now keeps the first replay's set-up out of the timed ones.
         // SAFETY: as in `CudaReplay::launch`.
-        check("cuGraphUpload", unsafe { sys::cuGraphUpload(replay.exec.raw, self.stream.raw) })?;
+        unsafe { cu_call!(cuGraphUpload(replay.exec.raw, self.stream.raw)) }?;
         Ok(Some(Box::new(replay)))
     }
 
@@ -729,10 +738,10 @@ impl Device for CudaDevice {
         self.context.make_current()?;
         if on {
             // SAFETY: the device's context is current (above); the call takes no arguments.
-            check("cuProfilerStart", unsafe { sys::cuProfilerStart() })
+            unsafe { cu_call!(cuProfilerStart()) }
         } else {
             // SAFETY: as for cuProfilerStart.
-            check("cuProfilerStop", unsafe { sys::cuProfilerStop() })
+            unsafe { cu_call!(cuProfilerStop()) }
         }
     }
 
