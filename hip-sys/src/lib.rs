@@ -12,9 +12,13 @@
 //! - [`rocblas`]: the handful of rocBLAS items the suite uses, declared by hand (no rocBLAS header to generate from
 //!   on Debian).
 //!
+//! - [`amdsmi`]: the AMD SMI items the suite's telemetry uses (status names, structs, prototypes, its function
+//!   table), declared by hand from `amdsmi.h` and pinned by `tests/rocm63_abi.rs`.
+//!
 //! Nothing here checks return codes or owns handles: that is the suite's result and safe layers
 //! (`suite/src/device/amd`).
 
+pub mod amdsmi;
 pub mod device_props;
 /// Generated HIP runtime bindings (bindgen names follow the C headers, hence the relaxed naming lints here only).
 #[allow(non_camel_case_types, non_snake_case, non_upper_case_globals)]

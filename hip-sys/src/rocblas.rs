@@ -115,80 +115,59 @@ pub type rocblas_create_handle_fn = unsafe extern "C" fn(handle: *mut rocblas_ha
 pub type rocblas_destroy_handle_fn = unsafe extern "C" fn(handle: rocblas_handle) -> rocblas_status;
 /// `rocblas_set_stream(rocblas_handle handle, hipStream_t stream)`.
 pub type rocblas_set_stream_fn = unsafe extern "C" fn(handle: rocblas_handle, stream: hipStream_t) -> rocblas_status;
-/// `rocblas_sgemm`: column-major `C = alpha·op(A)·op(B) + beta·C` in FP32; `alpha`/`beta` are host pointers in the
-/// default pointer mode.
-pub type rocblas_sgemm_fn = unsafe extern "C" fn(
+/// `rocblas_<t>gemm`: column-major `C = alpha·op(A)·op(B) + beta·C` in the element type `T` (FP32: `rocblas_sgemm`,
+/// FP64: `rocblas_dgemm`; the two prototypes differ only in it); `alpha`/`beta` are host pointers in the default
+/// pointer mode.
+pub type rocblas_gemm_fn<T> = unsafe extern "C" fn(
     handle: rocblas_handle,
     trans_a: rocblas_operation,
     trans_b: rocblas_operation,
     m: rocblas_int,
     n: rocblas_int,
     k: rocblas_int,
-    alpha: *const f32,
-    a: *const f32,
+    alpha: *const T,
+    a: *const T,
     lda: rocblas_int,
-    b: *const f32,
+    b: *const T,
     ldb: rocblas_int,
-    beta: *const f32,
-    c: *mut f32,
+    beta: *const T,
+    c: *mut T,
     ldc: rocblas_int,
 ) -> rocblas_status;
-/// `rocblas_dgemm`: as [`rocblas_sgemm_fn`] in FP64.
-pub type rocblas_dgemm_fn = unsafe extern "C" fn(
-    handle: rocblas_handle,
-    trans_a: rocblas_operation,
-    trans_b: rocblas_operation,
-    m: rocblas_int,
-    n: rocblas_int,
-    k: rocblas_int,
-    alpha: *const f64,
-    a: *const f64,
-    lda: rocblas_int,
-    b: *const f64,
-    ldb: rocblas_int,
-    beta: *const f64,
-    c: *mut f64,
-    ldc: rocblas_int,
-) -> rocblas_status;
-/// `rocblas_sdot`: `result = x·y` in FP32; `result` is a host pointer in the default pointer mode.
-pub type rocblas_sdot_fn = unsafe extern "C" fn(
+/// `rocblas_sgemm`.
+pub type rocblas_sgemm_fn = rocblas_gemm_fn<f32>;
+/// `rocblas_dgemm`.
+pub type rocblas_dgemm_fn = rocblas_gemm_fn<f64>;
+
+/// `rocblas_<t>dot`: `result = x·y` in `T` (`rocblas_sdot`, `rocblas_ddot`); `result` is a host or device pointer as
+/// the pointer mode says.
+pub type rocblas_dot_fn<T> = unsafe extern "C" fn(
     handle: rocblas_handle,
     n: rocblas_int,
-    x: *const f32,
+    x: *const T,
     incx: rocblas_int,
-    y: *const f32,
+    y: *const T,
     incy: rocblas_int,
-    result: *mut f32,
+    result: *mut T,
 ) -> rocblas_status;
+/// `rocblas_sdot`.
+pub type rocblas_sdot_fn = rocblas_dot_fn<f32>;
+/// `rocblas_ddot`.
+pub type rocblas_ddot_fn = rocblas_dot_fn<f64>;
 
-/// `rocblas_sasum`: `result = Σ|x|` in FP32; `result` is a host or device pointer as the pointer mode says.
-pub type rocblas_sasum_fn = unsafe extern "C" fn(
+/// `rocblas_<t>asum`: `result = Σ|x|` in `T` (`rocblas_sasum`, `rocblas_dasum`); `result` is a host or device
+/// pointer as the pointer mode says.
+pub type rocblas_asum_fn<T> = unsafe extern "C" fn(
     handle: rocblas_handle,
     n: rocblas_int,
-    x: *const f32,
+    x: *const T,
     incx: rocblas_int,
-    result: *mut f32,
+    result: *mut T,
 ) -> rocblas_status;
-
-/// `rocblas_ddot`: as [`rocblas_sdot_fn`] in FP64.
-pub type rocblas_ddot_fn = unsafe extern "C" fn(
-    handle: rocblas_handle,
-    n: rocblas_int,
-    x: *const f64,
-    incx: rocblas_int,
-    y: *const f64,
-    incy: rocblas_int,
-    result: *mut f64,
-) -> rocblas_status;
-
-/// `rocblas_dasum`: as [`rocblas_sasum_fn`] in FP64.
-pub type rocblas_dasum_fn = unsafe extern "C" fn(
-    handle: rocblas_handle,
-    n: rocblas_int,
-    x: *const f64,
-    incx: rocblas_int,
-    result: *mut f64,
-) -> rocblas_status;
+/// `rocblas_sasum`.
+pub type rocblas_sasum_fn = rocblas_asum_fn<f32>;
+/// `rocblas_dasum`.
+pub type rocblas_dasum_fn = rocblas_asum_fn<f64>;
 
 /// `rocblas_pointer_mode`: whether scalars and results are host (0) or device (1) pointers (a C enum, 32 bits).
 #[repr(transparent)]

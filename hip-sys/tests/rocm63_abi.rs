@@ -2,7 +2,10 @@
 //! values of every enum constant the bindings hold, against the structs and enums compiled into PyPI's hip-python
 //! 6.3.3 (`tests/rocm63_probe.py` reads them out); every bound function's parameter and return types against its
 //! prototype in hip-python's `chip.pxd`; and `hipDeviceProp_tR0000` against the HIP 5.2 header installed for the
-//! tests (ROCm 6.3's R0000 is that struct, field for field). A wrong offset, value or parameter fails here.
+//! tests (ROCm 6.3's R0000 is that struct, field for field); and AMD SMI's structs and statuses (`hip_sys::amdsmi`)
+//! against the offsets, sizes and values `gcc` gave for ROCm/amdsmi's `amdsmi.h` of ROCm 6.0 to 6.3 (no AMD SMI
+//! header or Python package of those releases is installable here, so they are recorded). A wrong offset, value or
+//! parameter fails here.
 //!
 //! Needs `python3 -m pip install hip-python==6.3.3.540.31` and Debian's `libamdhip64-dev` (both installed by
 //! `scripts/install-test-deps.sh`), and a C++ compiler.
@@ -494,4 +497,81 @@ fn the_test_runtime_fills_the_same_layouts() {
     };
     assert_eq!(size("R0600"), Some(size_of::<hipDeviceProp_tR0600>()));
     assert_eq!(size("R0000"), Some(size_of::<hipDeviceProp_tR0000>()));
+}
+
+/// AMD SMI's structs as `gcc` lays them out from `amdsmi.h`, identically in ROCm/amdsmi tags rocm-6.0.0 (23.4),
+/// rocm-6.1.0 and rocm-6.2.0 and commit 0ceca28 (24.7.0, ROCm 6.3): every field of `amdsmi_gpu_metrics_t` that the
+/// suite reads, the size of its declared prefix, and the sizes and read offsets of the structs passed by pointer.
+#[test]
+fn amdsmi_structs_match_amd_smi_of_rocm_6_0_to_6_3() {
+    use hip_sys::amdsmi::{amdsmi_clk_info_t, amdsmi_gpu_metrics_t as M, amdsmi_power_cap_info_t, amdsmi_version_t};
+    let metrics = offsets!(M;
+        structure_size, format_revision, content_revision, temperature_edge, temperature_hotspot,
+        average_socket_power, energy_accumulator, current_gfxclk, current_uclk, throttle_status,
+        indep_throttle_status, current_socket_power, current_gfxclks,
+    );
+    let gcc = [0, 2, 3, 4, 6, 22, 24, 54, 58, 68, 112, 120, 312];
+    let wrong: Vec<String> = metrics
+        .iter()
+        .zip(gcc)
+        .filter(|((_, ours), c)| ours != c)
+        .map(|((field, ours), c)| format!("{field}: amdsmi.h {c}, hip-sys {ours}"))
+        .collect();
+    assert!(wrong.is_empty(), "amdsmi_gpu_metrics_t differs from AMD SMI 23.4-24.7:\n{}", wrong.join("\n"));
+    // The prefix ends with current_gfxclks[8]; 23.4's struct goes on with current_socclks, current_vclk0s and
+    // current_dclk0s (4 each) to 352 bytes.
+    assert_eq!(size_of::<M>(), 312 + 16);
+    assert_eq!((size_of::<amdsmi_clk_info_t>(), offset_of!(amdsmi_clk_info_t, max_clk)), (32, 8));
+    assert_eq!((size_of::<amdsmi_power_cap_info_t>(), offset_of!(amdsmi_power_cap_info_t, power_cap)), (64, 0));
+    assert_eq!((size_of::<amdsmi_version_t>(), offset_of!(amdsmi_version_t, year)), (24, 0));
+    assert_eq!(offset_of!(amdsmi_version_t, release), 12);
+}
+
+/// AMD SMI's status values and names (`amdsmi_status_t`, `amdsmi.h` 24.7; 23.4's are a subset with the same values),
+/// and the enum and flag values passed.
+#[test]
+fn amdsmi_statuses_and_flags_have_their_header_values() {
+    use hip_sys::amdsmi::{
+        amdsmi_status_name, AMDSMI_CLK_TYPE_GFX, AMDSMI_CLK_TYPE_MEM, AMDSMI_INIT_AMD_GPUS, AMDSMI_STATUSES,
+        AMDSMI_STATUS_SUCCESS,
+    };
+    let header = [
+        (0, "SUCCESS"),
+        (1, "INVAL"),
+        (2, "NOT_SUPPORTED"),
+        (3, "NOT_YET_IMPLEMENTED"),
+        (4, "FAIL_LOAD_MODULE"),
+        (5, "FAIL_LOAD_SYMBOL"),
+        (6, "DRM_ERROR"),
+        (7, "API_FAILED"),
+        (8, "TIMEOUT"),
+        (9, "RETRY"),
+        (10, "NO_PERM"),
+        (11, "INTERRUPT"),
+        (12, "IO"),
+        (13, "ADDRESS_FAULT"),
+        (14, "FILE_ERROR"),
+        (15, "OUT_OF_RESOURCES"),
+        (16, "INTERNAL_EXCEPTION"),
+        (17, "INPUT_OUT_OF_BOUNDS"),
+        (18, "INIT_ERROR"),
+        (19, "REFCOUNT_OVERFLOW"),
+        (30, "BUSY"),
+        (31, "NOT_FOUND"),
+        (32, "NOT_INIT"),
+        (33, "NO_SLOT"),
+        (40, "NO_DATA"),
+        (41, "INSUFFICIENT_SIZE"),
+        (42, "UNEXPECTED_SIZE"),
+        (43, "UNEXPECTED_DATA"),
+        (0xFFFF_FFFE, "MAP_ERROR"),
+        (0xFFFF_FFFF, "UNKNOWN_ERROR"),
+    ];
+    let ours: Vec<(u32, String)> = AMDSMI_STATUSES.iter().map(|(v, n)| (*v, n.to_string())).collect();
+    let want: Vec<(u32, String)> = header.iter().map(|(v, n)| (*v, format!("AMDSMI_STATUS_{n}"))).collect();
+    assert_eq!(ours, want);
+    assert_eq!(amdsmi_status_name(2), Some("AMDSMI_STATUS_NOT_SUPPORTED"));
+    assert_eq!(amdsmi_status_name(77), None);
+    assert_eq!(AMDSMI_STATUS_SUCCESS, 0);
+    assert_eq!((AMDSMI_INIT_AMD_GPUS, AMDSMI_CLK_TYPE_GFX, AMDSMI_CLK_TYPE_MEM), (2, 0, 4));
 }

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use crate::catalogue;
 use crate::code_objects::{self, AmdKernelMeta};
 use crate::device::{
-    Arg, Device, Error, Kernel, KernelAttrs, LaunchConfig, Module, Platform, Props, RawAlloc, Replay, Result,
+    Arg, BlasCall, Device, Error, Kernel, KernelAttrs, LaunchConfig, Module, Platform, Props, RawAlloc, Replay, Result,
 };
 use crate::gpu::Gpu;
 use crate::occupancy_calculator::{self, Resources};
@@ -227,44 +227,8 @@ impl Device for PlanningDevice {
         Ok(format!("{} assumed present on the {} (a plan loads no library)", self.part.blas_library(), self.part.name))
     }
 
-    fn sgemm(
-        &self,
-        _m: usize,
-        _n: usize,
-        _k: usize,
-        _a: &dyn RawAlloc,
-        _b: &dyn RawAlloc,
-        _c: &dyn RawAlloc,
-    ) -> Result<()> {
-        Err(self.only("sgemm"))
-    }
-
-    fn dgemm(
-        &self,
-        _m: usize,
-        _n: usize,
-        _k: usize,
-        _a: &dyn RawAlloc,
-        _b: &dyn RawAlloc,
-        _c: &dyn RawAlloc,
-    ) -> Result<()> {
-        Err(self.only("dgemm"))
-    }
-
-    fn sdot(&self, _n: usize, _x: &dyn RawAlloc, _y: &dyn RawAlloc, _result: &dyn RawAlloc) -> Result<()> {
-        Err(self.only("sdot"))
-    }
-
-    fn sasum(&self, _n: usize, _x: &dyn RawAlloc, _result: &dyn RawAlloc) -> Result<()> {
-        Err(self.only("sasum"))
-    }
-
-    fn ddot(&self, _n: usize, _x: &dyn RawAlloc, _y: &dyn RawAlloc, _result: &dyn RawAlloc) -> Result<()> {
-        Err(self.only("ddot"))
-    }
-
-    fn dasum(&self, _n: usize, _x: &dyn RawAlloc, _result: &dyn RawAlloc) -> Result<()> {
-        Err(self.only("dasum"))
+    fn blas_call(&self, call: BlasCall<'_>) -> Result<()> {
+        Err(self.only(call.routine()))
     }
 }
 
@@ -278,6 +242,7 @@ mod tests {
     use crate::device::WaveSize;
     use crate::gpu::Gpu;
     use crate::peaks;
+    use crate::precision::Precision;
 
     /// A stand-in for device memory, to hand to the operations a plan refuses.
     struct HostBytes(usize);
@@ -381,6 +346,7 @@ mod tests {
                 Kernel { name: "k".into(), attrs: KernelAttrs::default(), param_sizes: None, inner: Arc::new(()) };
             let config = LaunchConfig::linear(1, 64);
             let mut host = [0u8; 4];
+            let blas: &dyn Device = &dev;
             let refusals: Vec<(&str, Option<Error>)> = vec![
                 ("alloc", dev.alloc(64).err()),
                 ("copy_to_device", dev.copy_to_device(&buf, &[0; 4]).err()),
@@ -392,12 +358,12 @@ mod tests {
                 ("time_ms", dev.time_ms(&mut || Ok(())).err()),
                 ("capture", dev.capture(2, &mut || Ok(())).err()),
                 ("synchronize", dev.synchronize().err()),
-                ("sgemm", dev.sgemm(4, 4, 4, &buf, &buf, &buf).err()),
-                ("dgemm", dev.dgemm(4, 4, 4, &buf, &buf, &buf).err()),
-                ("sdot", dev.sdot(4, &buf, &buf, &buf).err()),
-                ("sasum", dev.sasum(4, &buf, &buf).err()),
-                ("ddot", dev.ddot(4, &buf, &buf, &buf).err()),
-                ("dasum", dev.dasum(4, &buf, &buf).err()),
+                ("sgemm", blas.gemm(Precision::F32, [4, 4, 4], &buf, &buf, &buf).err()),
+                ("dgemm", blas.gemm(Precision::F64, [4, 4, 4], &buf, &buf, &buf).err()),
+                ("sdot", blas.dot(Precision::F32, 4, &buf, &buf, &buf).err()),
+                ("sasum", blas.asum(Precision::F32, 4, &buf, &buf).err()),
+                ("ddot", blas.dot(Precision::F64, 4, &buf, &buf, &buf).err()),
+                ("dasum", blas.asum(Precision::F64, 4, &buf, &buf).err()),
             ];
             for (op, err) in refusals {
                 let err = err.unwrap_or_else(|| panic!("{}: `{op}` succeeded on a plan", p.key));

@@ -195,7 +195,7 @@ fn vendor_sgemm_matches_a_host_reference_in_fp32() {
     let (a_buf, b_buf, c_buf) =
         (dev.upload(&a).unwrap(), dev.upload(&b).unwrap(), dev.alloc_buffer::<f32>(m * n).unwrap());
     dev.fill_bytes(c_buf.raw(), 0xff).unwrap();
-    dev.sgemm(m, n, k, a_buf.raw(), b_buf.raw(), c_buf.raw()).unwrap();
+    dev.gemm(suite::precision::Precision::F32, [m, n, k], a_buf.raw(), b_buf.raw(), c_buf.raw()).unwrap();
     let got = dev.download(&c_buf).unwrap();
     let mut want = vec![0f64; m * n];
     for i in 0..m {
@@ -804,10 +804,10 @@ fn vendor_ddot_and_dasum_match_a_compensated_host_reference() {
             let program = program.with_element(Precision::F64);
             dev.fill_bytes(result.raw(), 0xff).unwrap();
             let (want, scale) = if what == "ddot" {
-                dev.ddot(n, xb.raw(), yb.raw(), result.raw()).unwrap();
+                dev.dot(Precision::F64, n, xb.raw(), yb.raw(), result.raw()).unwrap();
                 program.reference(&[&x, &y])
             } else {
-                dev.dasum(n, xb.raw(), result.raw()).unwrap();
+                dev.asum(Precision::F64, n, xb.raw(), result.raw()).unwrap();
                 program.reference(&[&x])
             };
             let rounding = if what == "ddot" { u } else { 0.0 };
@@ -820,8 +820,10 @@ fn vendor_ddot_and_dasum_match_a_compensated_host_reference() {
     }
     let float = dev.alloc_buffer::<f32>(1).unwrap();
     let x = dev.upload(&[1.0f64; 8]).unwrap();
-    assert!(matches!(dev.dasum(8, x.raw(), float.raw()), Err(Error::SizeMismatch { what: "dasum", .. })));
-    assert!(matches!(dev.ddot(9, x.raw(), x.raw(), float.raw()), Err(Error::SizeMismatch { what: "ddot", .. })));
+    let dasum = dev.asum(Precision::F64, 8, x.raw(), float.raw());
+    assert!(matches!(dasum, Err(Error::SizeMismatch { what: "dasum", .. })));
+    let ddot = dev.dot(Precision::F64, 9, x.raw(), x.raw(), float.raw());
+    assert!(matches!(ddot, Err(Error::SizeMismatch { what: "ddot", .. })));
 }
 
 /// A small PT sweep over every use case at odd sizes: every point verifies (no fail or error rows). The global

@@ -9,11 +9,12 @@
 //! above this layer, beside the kernel pipeline and the occupancy calculator it reads.
 
 pub mod amd;
-mod blas_checks;
+mod blas;
 pub mod nvidia;
+mod owned;
 pub mod telemetry;
 
-pub use blas_checks::{check_blas_reduction, check_blas_reduction_of};
+pub use blas::{BlasCall, BlasOp};
 
 use std::any::Any;
 use std::fmt;
@@ -713,32 +714,10 @@ pub trait Device: Send + Sync {
     /// Where the vendor BLAS was loaded from (rocBLAS or cuBLAS), or why it is missing.
     fn blas(&self) -> Result<String>;
 
-    /// Row-major FP32 `C = A·B` with `A` m×k, `B` k×n, `C` m×n, through the vendor BLAS, stream-ordered.
-    /// On NVIDIA the math mode is pinned to plain FP32 (no TF32).
-    fn sgemm(&self, m: usize, n: usize, k: usize, a: &dyn RawAlloc, b: &dyn RawAlloc, c: &dyn RawAlloc) -> Result<()>;
-
-    /// Row-major FP64 `C = A·B` with `A` m×k, `B` k×n, `C` m×n, through the vendor BLAS (`cublasDgemm` /
-    /// `rocblas_dgemm`), stream-ordered. On NVIDIA the math mode is pinned to the default (plain FP64, none of
-    /// cuBLAS's emulated FP64); the library picks the unit (the FP64 tensor cores from sm_80 on, MFMA on gfx90a).
-    fn dgemm(&self, m: usize, n: usize, k: usize, a: &dyn RawAlloc, b: &dyn RawAlloc, c: &dyn RawAlloc) -> Result<()>;
-
-    /// FP32 `result[0] = Σ x[i]·y[i]` over `n` elements through the vendor BLAS (`cublasSdot` / `rocblas_sdot`),
-    /// stream-ordered, with the result left in device memory (device pointer mode), so it can be batched and
-    /// captured like a kernel. Buffer sizes are checked against `n`.
-    fn sdot(&self, n: usize, x: &dyn RawAlloc, y: &dyn RawAlloc, result: &dyn RawAlloc) -> Result<()>;
-
-    /// FP32 `result[0] = Σ |x[i]|` over `n` elements through the vendor BLAS (`cublasSasum` / `rocblas_sasum`),
-    /// stream-ordered, the result left in device memory as for [`Device::sdot`].
-    fn sasum(&self, n: usize, x: &dyn RawAlloc, result: &dyn RawAlloc) -> Result<()>;
-
-    /// FP64 `result[0] = Σ x[i]·y[i]` over `n` elements through the vendor BLAS (`cublasDdot` / `rocblas_ddot`),
-    /// stream-ordered, the result left in device memory (device pointer mode) as for [`Device::sdot`]. Buffer sizes
-    /// are checked against `n` doubles.
-    fn ddot(&self, n: usize, x: &dyn RawAlloc, y: &dyn RawAlloc, result: &dyn RawAlloc) -> Result<()>;
-
-    /// FP64 `result[0] = Σ |x[i]|` over `n` elements through the vendor BLAS (`cublasDasum` / `rocblas_dasum`),
-    /// stream-ordered, the result left in device memory as for [`Device::sdot`].
-    fn dasum(&self, n: usize, x: &dyn RawAlloc, result: &dyn RawAlloc) -> Result<()>;
+    /// One call of the vendor BLAS (rocBLAS, cuBLAS) in the call's precision, stream-ordered, after its buffers
+    /// and sizes pass [`BlasCall::checked_sizes`]; the reductions leave their result in device memory. Callers use
+    /// `gemm`, `dot` and `asum` on `dyn Device`, which build the call.
+    fn blas_call(&self, call: BlasCall<'_>) -> Result<()>;
 
     /// Opens (`on`) or closes the range that a profiler started with its collection off profiles: CUDA's
     /// `cuProfilerStart`/`cuProfilerStop`, which `ncu --profile-from-start off` listens to, so the counter pass
@@ -762,7 +741,44 @@ pub trait Device: Send + Sync {
     }
 }
 
-impl dyn Device {
+impl dyn Device + '_ {
+    /// Row-major `C = A·B` with `A` m×k, `B` k×n, `C` m×n in `precision` through the vendor BLAS ([`BlasOp::Gemm`]).
+    pub fn gemm(
+        &self,
+        precision: crate::precision::Precision,
+        [m, n, k]: [usize; 3],
+        a: &dyn RawAlloc,
+        b: &dyn RawAlloc,
+        c: &dyn RawAlloc,
+    ) -> Result<()> {
+        self.blas_call(BlasCall { precision, op: BlasOp::Gemm { m, n, k, a, b, c } })
+    }
+
+    /// `result[0] = Σ x[i]·y[i]` over `n` elements of `precision` through the vendor BLAS, the result left in device
+    /// memory ([`BlasOp::Dot`]).
+    pub fn dot(
+        &self,
+        precision: crate::precision::Precision,
+        n: usize,
+        x: &dyn RawAlloc,
+        y: &dyn RawAlloc,
+        result: &dyn RawAlloc,
+    ) -> Result<()> {
+        self.blas_call(BlasCall { precision, op: BlasOp::Dot { n, x, y, result } })
+    }
+
+    /// `result[0] = Σ |x[i]|` over `n` elements of `precision` through the vendor BLAS, the result left in device
+    /// memory ([`BlasOp::Asum`]).
+    pub fn asum(
+        &self,
+        precision: crate::precision::Precision,
+        n: usize,
+        x: &dyn RawAlloc,
+        result: &dyn RawAlloc,
+    ) -> Result<()> {
+        self.blas_call(BlasCall { precision, op: BlasOp::Asum { n, x, result } })
+    }
+
     /// Allocates a typed buffer of `len` elements (contents undefined).
     pub fn alloc_buffer<T: Pod>(&self, len: usize) -> Result<Buffer<T>> {
         let bytes = len.checked_mul(std::mem::size_of::<T>()).ok_or(Error::SizeMismatch {

@@ -112,38 +112,7 @@ impl Device for FakeDevice {
     fn blas(&self) -> device::Result<String> {
         Err(device::Error::BlasNotFound { library: "fake BLAS", hint: "the test double has none", tried: vec![] })
     }
-    fn sgemm(
-        &self,
-        _: usize,
-        _: usize,
-        _: usize,
-        _: &dyn RawAlloc,
-        _: &dyn RawAlloc,
-        _: &dyn RawAlloc,
-    ) -> device::Result<()> {
-        unreachable!("not used by the timer")
-    }
-    fn dgemm(
-        &self,
-        _: usize,
-        _: usize,
-        _: usize,
-        _: &dyn RawAlloc,
-        _: &dyn RawAlloc,
-        _: &dyn RawAlloc,
-    ) -> device::Result<()> {
-        unreachable!("not used by the timer")
-    }
-    fn sdot(&self, _: usize, _: &dyn RawAlloc, _: &dyn RawAlloc, _: &dyn RawAlloc) -> device::Result<()> {
-        unreachable!("not used by the timer")
-    }
-    fn sasum(&self, _: usize, _: &dyn RawAlloc, _: &dyn RawAlloc) -> device::Result<()> {
-        unreachable!("not used by the timer")
-    }
-    fn ddot(&self, _: usize, _: &dyn RawAlloc, _: &dyn RawAlloc, _: &dyn RawAlloc) -> device::Result<()> {
-        unreachable!("not used by the timer")
-    }
-    fn dasum(&self, _: usize, _: &dyn RawAlloc, _: &dyn RawAlloc) -> device::Result<()> {
+    fn blas_call(&self, _: device::BlasCall<'_>) -> device::Result<()> {
         unreachable!("not used by the timer")
     }
 }

@@ -39,69 +39,9 @@
 //! (`aldebaran_throttler_map`). Other metrics formats (MI300's v1.4 and later) have only the ASIC-dependent
 //! `throttle_status`, which is not decoded: a non-zero value is `other`, zero is no reason.
 
-use crate::device::telemetry::{PowerScope, Reason, Reasons};
+pub(super) use hip_sys::amdsmi::amdsmi_gpu_metrics_t as GpuMetrics;
 
-/// The leading part of `amdsmi_gpu_metrics_t`, field for field as AMD SMI 23.4–24.7 declare it (every version's
-/// fields from v1.0 through the v1.4 additions that end with `current_gfxclks`). A format fixture in the tests pins
-/// each offset read to the C compiler's.
-#[repr(C)]
-#[derive(Debug, Clone, Default)]
-pub(super) struct GpuMetrics {
-    // amd_metrics_table_header_t common_header: the kernel table's size and version (1.3 on MI200).
-    structure_size: u16,
-    format_revision: u8,
-    content_revision: u8,
-    // v1.0
-    temperature_edge: u16,
-    temperature_hotspot: u16,
-    temperature_mem: u16,
-    temperature_vrgfx: u16,
-    temperature_vrsoc: u16,
-    temperature_vrmem: u16,
-    average_gfx_activity: u16,
-    average_umc_activity: u16,
-    average_mm_activity: u16,
-    average_socket_power: u16,
-    energy_accumulator: u64,
-    system_clock_counter: u64,
-    average_clocks: [u16; 7],
-    current_gfxclk: u16,
-    current_socclk: u16,
-    current_uclk: u16,
-    current_vclk0: u16,
-    current_dclk0: u16,
-    current_vclk1: u16,
-    current_dclk1: u16,
-    throttle_status: u32,
-    current_fan_speed: u16,
-    pcie_link_width: u16,
-    pcie_link_speed: u16,
-    // v1.1
-    gfx_activity_acc: u32,
-    mem_activity_acc: u32,
-    temperature_hbm: [u16; 4],
-    // v1.2
-    firmware_timestamp: u64,
-    // v1.3
-    voltage_soc: u16,
-    voltage_gfx: u16,
-    voltage_mem: u16,
-    indep_throttle_status: u64,
-    // v1.4
-    current_socket_power: u16,
-    vcn_activity: [u16; 4],
-    gfxclk_lock_status: u32,
-    xgmi_link_width: u16,
-    xgmi_link_speed: u16,
-    pcie_bandwidth_acc: u64,
-    pcie_bandwidth_inst: u64,
-    pcie_l0_to_recov_count_acc: u64,
-    pcie_replay_count_acc: u64,
-    pcie_replay_rover_count_acc: u64,
-    xgmi_read_data_acc: [u64; 8],
-    xgmi_write_data_acc: [u64; 8],
-    current_gfxclks: [u16; 8],
-}
+use crate::device::telemetry::{PowerScope, Reason, Reasons};
 
 /// The buffer `amdsmi_get_gpu_metrics_info` fills: the struct is 352 bytes in 23.4 and 1832 in 24.7, and later
 /// releases append to it, so 16 KiB leaves room for growth; only [`GpuMetrics`] is read back.
@@ -253,31 +193,6 @@ pub(super) fn parse_bdf(text: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::mem::{offset_of, size_of};
-
-    /// Format fixture: the offsets `gcc` gives for these fields of `amdsmi_gpu_metrics_t`, identically in the
-    /// `amdsmi.h` of ROCm/amdsmi tags rocm-6.0.0, rocm-6.1.0 and rocm-6.2.0 and of commit 0ceca28 (24.7.0, ROCm 6.3).
-    #[test]
-    fn the_metrics_prefix_matches_amd_smi_6_0_to_6_3() {
-        let offsets = [
-            ("temperature_edge", offset_of!(GpuMetrics, temperature_edge), 4),
-            ("temperature_hotspot", offset_of!(GpuMetrics, temperature_hotspot), 6),
-            ("average_socket_power", offset_of!(GpuMetrics, average_socket_power), 22),
-            ("energy_accumulator", offset_of!(GpuMetrics, energy_accumulator), 24),
-            ("current_gfxclk", offset_of!(GpuMetrics, current_gfxclk), 54),
-            ("current_uclk", offset_of!(GpuMetrics, current_uclk), 58),
-            ("throttle_status", offset_of!(GpuMetrics, throttle_status), 68),
-            ("indep_throttle_status", offset_of!(GpuMetrics, indep_throttle_status), 112),
-            ("current_socket_power", offset_of!(GpuMetrics, current_socket_power), 120),
-            ("current_gfxclks", offset_of!(GpuMetrics, current_gfxclks), 312),
-        ];
-        for (field, ours, c) in offsets {
-            assert_eq!(ours, c, "{field}");
-        }
-        // The prefix ends with current_gfxclks[8]; 23.4's struct goes on with current_socclks, current_vclk0s and
-        // current_dclk0s (4 each) to 352 bytes.
-        assert_eq!(size_of::<GpuMetrics>(), 312 + 16);
-    }
 
     /// Format fixture: an MI250X GCD's table as the kernel fills gpu_metrics v1.3 (aldebaran_get_gpu_metrics) and
     /// AMD SMI copies it: the first GCD of a module under load at its power cap, hot.

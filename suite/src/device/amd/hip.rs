@@ -143,6 +143,25 @@ pub(super) fn is_bad_code_object(code: hipError_t) -> bool {
     .contains(&code)
 }
 
+/// Calls the HIP function `$api` of the loaded table with the arguments, naming it once (cudarc's `result` layer):
+/// a symbol this runtime lacks becomes [`Error::RuntimeNotFound`] naming it, a status other than `hipSuccess`
+/// [`Error::Api`] through [`Hip::check`]. The call itself is unsafe, so the macro is used inside an `unsafe` block
+/// whose `SAFETY:` comment covers the arguments.
+macro_rules! hip_call {
+    ($hip:expr, $api:ident($($arg:expr),* $(,)?)) => {{
+        let hip: &Hip = &$hip;
+        match hip.sym(&hip.rt().$api, stringify!($api)) {
+            Ok(f) => hip.check(stringify!($api), f($($arg),*)),
+            Err(e) => Err(e),
+        }
+    }};
+}
+
+/// Whether an [`Error::Api`] code is the HIP status `want`.
+pub(super) fn is_code(code: i64, want: hipError_t) -> bool {
+    code == i64::from(want.0)
+}
+
 /// The loaded HIP runtime. Cheap to copy; lives for the process.
 #[derive(Clone, Copy)]
 pub(super) struct Hip {
@@ -166,12 +185,16 @@ impl Hip {
         self.lib.test_runtime.as_deref()
     }
 
-    fn rt(&self) -> &'static HipRuntime {
+    pub(super) fn rt(&self) -> &'static HipRuntime {
         &self.lib.runtime
     }
 
     /// One entry of the function table, or an error naming the missing symbol and the library that lacks it.
-    fn sym<'a, F, E: fmt::Display>(&self, entry: &'a std::result::Result<F, E>, api: &'static str) -> Result<&'a F> {
+    pub(super) fn sym<'a, F, E: fmt::Display>(
+        &self,
+        entry: &'a std::result::Result<F, E>,
+        api: &'static str,
+    ) -> Result<&'a F> {
         entry.as_ref().map_err(|e| Error::RuntimeNotFound {
             runtime: RUNTIME,
             hint: SYMBOL_HINT,
@@ -210,7 +233,9 @@ impl Hip {
         Error::Api { api, code: i64::from(code.0), code_name: self.error_name(code), text: self.error_string(code) }
     }
 
-    fn check(&self, api: &'static str, code: hipError_t) -> Result<()> {
+    /// The one place a HIP status becomes a `Result`: `Ok` for `hipSuccess`, else [`Error::Api`] with the runtime's
+    /// name and text for the code. Callers that treat a code specially match on the error's `code`.
+    pub(super) fn check(&self, api: &'static str, code: hipError_t) -> Result<()> {
         if code == hipError_t::hipSuccess {
             Ok(())
         } else {
@@ -220,26 +245,23 @@ impl Hip {
 
     /// `hipInit(0)`. Not needed before other calls (HIP initialises lazily), but it reports a broken install early.
     pub fn init(&self) -> Result<()> {
-        let f = self.sym(&self.rt().hipInit, "hipInit")?;
         // SAFETY: plain call; flags must be 0.
-        self.check("hipInit", unsafe { f(0) })
+        unsafe { hip_call!(self, hipInit(0)) }
     }
 
     /// `hipRuntimeGetVersion`.
     pub fn runtime_version(&self) -> Result<HipVersion> {
-        let f = self.sym(&self.rt().hipRuntimeGetVersion, "hipRuntimeGetVersion")?;
         let mut raw: c_int = 0;
         // SAFETY: writes one int to a live local.
-        self.check("hipRuntimeGetVersion", unsafe { f(&mut raw) })?;
+        unsafe { hip_call!(self, hipRuntimeGetVersion(&mut raw)) }?;
         HipVersion::from_raw(raw).ok_or_else(|| self.bad_value("hipRuntimeGetVersion", raw))
     }
 
     /// `hipDriverGetVersion` (on AMD it returns the HIP version, not the kernel driver's).
     pub fn driver_version(&self) -> Result<HipVersion> {
-        let f = self.sym(&self.rt().hipDriverGetVersion, "hipDriverGetVersion")?;
         let mut raw: c_int = 0;
         // SAFETY: writes one int to a live local.
-        self.check("hipDriverGetVersion", unsafe { f(&mut raw) })?;
+        unsafe { hip_call!(self, hipDriverGetVersion(&mut raw)) }?;
         HipVersion::from_raw(raw).ok_or_else(|| self.bad_value("hipDriverGetVersion", raw))
     }
 
@@ -255,15 +277,18 @@ impl Hip {
     /// `hipGetDeviceCount`. With no usable GPU the runtime answers `hipErrorNoDevice` (HIP 5.2 without a GPU:
     /// code 100, at once), which becomes [`Error::NoDevice`] naming the runtime version; so does a count of 0.
     pub fn device_count(&self) -> Result<u32> {
-        let f = self.sym(&self.rt().hipGetDeviceCount, "hipGetDeviceCount")?;
         let mut count: c_int = 0;
         // SAFETY: writes one int to a live local.
-        let code = unsafe { f(&mut count) };
-        // hipErrorInsufficientDriver: the runtime found no usable kernel driver (/dev/kfd) – no GPU for us either.
-        if code == hipError_t::hipErrorNoDevice || code == hipError_t::hipErrorInsufficientDriver {
-            return Err(self.no_device(self.error_name(code), Some(code)));
+        match unsafe { hip_call!(self, hipGetDeviceCount(&mut count)) } {
+            // hipErrorInsufficientDriver: the runtime found no usable kernel driver (/dev/kfd) – no GPU for us either.
+            Err(Error::Api { code, code_name, .. })
+                if is_code(code, hipError_t::hipErrorNoDevice)
+                    || is_code(code, hipError_t::hipErrorInsufficientDriver) =>
+            {
+                return Err(self.no_device(code_name, Some(hipError_t(code as u32))));
+            }
+            other => other?,
         }
-        self.check("hipGetDeviceCount", code)?;
         match u32::try_from(count) {
             Ok(0) => Err(self.no_device("hipGetDeviceCount returned 0".to_string(), None)),
             Ok(n) => Ok(n),
@@ -300,27 +325,24 @@ impl Hip {
 
     /// `hipSetDevice`: makes `ordinal` the calling thread's current device.
     pub fn set_device(&self, ordinal: i32) -> Result<()> {
-        let f = self.sym(&self.rt().hipSetDevice, "hipSetDevice")?;
         // SAFETY: plain call; an invalid ordinal is reported as a code.
-        self.check("hipSetDevice", unsafe { f(ordinal) })
+        unsafe { hip_call!(self, hipSetDevice(ordinal)) }
     }
 
     /// `hipDeviceGetPCIBusId`: the PCI address `dddd:bb:dd.f` (e.g. `0000:c1:00.0`) AMD SMI finds the GPU by.
     pub fn pci_bus_id(&self, ordinal: i32) -> Result<String> {
-        let f = self.sym(&self.rt().hipDeviceGetPCIBusId, "hipDeviceGetPCIBusId")?;
         let mut buf = [0 as c_char; 64];
         // SAFETY: the runtime writes a NUL-terminated id of at most `len` bytes into the live buffer.
-        self.check("hipDeviceGetPCIBusId", unsafe { f(buf.as_mut_ptr(), buf.len() as c_int, ordinal) })?;
+        unsafe { hip_call!(self, hipDeviceGetPCIBusId(buf.as_mut_ptr(), buf.len() as c_int, ordinal)) }?;
         Ok(buf.iter().take_while(|&&c| c != 0).map(|&c| char::from(c as u8)).collect())
     }
 
     /// `hipDeviceGetAttribute`.
     pub fn attribute(&self, attr: hipDeviceAttribute_t, ordinal: i32) -> Result<i32> {
-        let f = self.sym(&self.rt().hipDeviceGetAttribute, "hipDeviceGetAttribute")?;
         let mut value: c_int = 0;
         // SAFETY: writes one int to a live local. Only integer attributes are passed (never GcnArchName, which
         // HIP 5 answers by writing a string).
-        self.check("hipDeviceGetAttribute", unsafe { f(&mut value, attr, ordinal) })?;
+        unsafe { hip_call!(self, hipDeviceGetAttribute(&mut value, attr, ordinal)) }?;
         Ok(value)
     }
 
@@ -336,22 +358,20 @@ impl Hip {
 
     /// `hipDeviceGetName`.
     pub fn device_name(&self, ordinal: i32) -> Result<String> {
-        let f = self.sym(&self.rt().hipDeviceGetName, "hipDeviceGetName")?;
         let mut buf = [0u8; 256];
         // One byte short of the buffer, so the last byte stays 0 whatever the runtime writes.
         let len: c_int = 255;
         // SAFETY: writes at most `len` bytes into a 256-byte local.
-        self.check("hipDeviceGetName", unsafe { f(buf.as_mut_ptr().cast::<c_char>(), len, ordinal) })?;
+        unsafe { hip_call!(self, hipDeviceGetName(buf.as_mut_ptr().cast::<c_char>(), len, ordinal)) }?;
         let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
         Ok(String::from_utf8_lossy(&buf[..end]).trim().to_string())
     }
 
     /// `hipDeviceTotalMem` (the attribute TotalGlobalMem is clamped to `i32::MAX`, so it is not used).
     pub fn total_mem(&self, ordinal: i32) -> Result<u64> {
-        let f = self.sym(&self.rt().hipDeviceTotalMem, "hipDeviceTotalMem")?;
         let mut bytes: usize = 0;
         // SAFETY: writes one size_t to a live local.
-        self.check("hipDeviceTotalMem", unsafe { f(&mut bytes, ordinal) })?;
+        unsafe { hip_call!(self, hipDeviceTotalMem(&mut bytes, ordinal)) }?;
         Ok(bytes as u64)
     }
 
@@ -371,25 +391,14 @@ impl Hip {
         // u64 elements: the struct holds size_t and pointers, so the buffer is 8-byte aligned like the real one.
         let mut buffer = vec![0u64; PROPS_BUFFER_BYTES / 8];
         let out = buffer.as_mut_ptr().cast::<c_void>();
-        let rt = self.rt();
-        let code = match layout.symbol {
-            "hipGetDevicePropertiesR0600" => {
-                let f = self.sym(&rt.hipGetDevicePropertiesR0600, "hipGetDevicePropertiesR0600")?;
-                // SAFETY: the buffer is zeroed, 8-byte aligned and 5.5x the R0600 struct's 1472 bytes.
-                unsafe { f(out, ordinal) }
-            }
-            "hipGetDevicePropertiesR0000" => {
-                let f = self.sym(&rt.hipGetDevicePropertiesR0000, "hipGetDevicePropertiesR0000")?;
-                // SAFETY: the buffer is zeroed, 8-byte aligned and 10x the R0000 struct's 792 bytes.
-                unsafe { f(out, ordinal) }
-            }
-            _ => {
-                let f = self.sym(&rt.hipGetDeviceProperties, "hipGetDeviceProperties")?;
-                // SAFETY: as for R0000; the opaque hipDeviceProp_t type is only a pointer target here.
-                unsafe { f(out.cast::<hipDeviceProp_t>(), ordinal) }
-            }
-        };
-        self.check(layout.symbol, code)?;
+        match layout.symbol {
+            // SAFETY: the buffer is zeroed, 8-byte aligned and 5.5x the R0600 struct's 1472 bytes.
+            "hipGetDevicePropertiesR0600" => unsafe { hip_call!(self, hipGetDevicePropertiesR0600(out, ordinal)) },
+            // SAFETY: the buffer is zeroed, 8-byte aligned and 10x the R0000 struct's 792 bytes.
+            "hipGetDevicePropertiesR0000" => unsafe { hip_call!(self, hipGetDevicePropertiesR0000(out, ordinal)) },
+            // SAFETY: as for R0000; the opaque hipDeviceProp_t type is only a pointer target here.
+            _ => unsafe { hip_call!(self, hipGetDeviceProperties(out.cast::<hipDeviceProp_t>(), ordinal)) },
+        }?;
         Ok(buffer.iter().flat_map(|w| w.to_ne_bytes()).collect())
     }
 
@@ -426,19 +435,17 @@ impl Hip {
 
     /// `hipMemGetInfo` for the current device: (free, total) bytes.
     pub fn mem_info(&self) -> Result<(u64, u64)> {
-        let f = self.sym(&self.rt().hipMemGetInfo, "hipMemGetInfo")?;
         let (mut free, mut total) = (0usize, 0usize);
         // SAFETY: writes two size_t to live locals.
-        self.check("hipMemGetInfo", unsafe { f(&mut free, &mut total) })?;
+        unsafe { hip_call!(self, hipMemGetInfo(&mut free, &mut total)) }?;
         Ok((free as u64, total as u64))
     }
 
     /// `hipMalloc` on the current device.
     pub fn malloc(&self, bytes: usize) -> Result<*mut c_void> {
-        let f = self.sym(&self.rt().hipMalloc, "hipMalloc")?;
         let mut ptr: *mut c_void = std::ptr::null_mut();
         // SAFETY: writes one pointer to a live local.
-        self.check("hipMalloc", unsafe { f(&mut ptr, bytes) })?;
+        unsafe { hip_call!(self, hipMalloc(&mut ptr, bytes)) }?;
         Ok(ptr)
     }
 
@@ -448,9 +455,8 @@ impl Hip {
     /// `ptr` came from [`Hip::malloc`] and is freed once. Work already enqueued may still use it: `hipFree`
     /// synchronises the device before freeing.
     pub unsafe fn free(&self, ptr: *mut c_void) -> Result<()> {
-        let f = self.sym(&self.rt().hipFree, "hipFree")?;
         // SAFETY: the caller guarantees `ptr` is a live allocation of ours, freed once.
-        self.check("hipFree", unsafe { f(ptr) })
+        unsafe { hip_call!(self, hipFree(ptr)) }
     }
 
     /// `hipMemcpyAsync` host to device on `stream`, then `hipStreamSynchronize`: blocking, and ordered after the
@@ -459,12 +465,14 @@ impl Hip {
     /// # Safety
     /// `dst` is a device allocation of at least `src.len()` bytes; `stream` is live.
     pub unsafe fn copy_to_device(&self, dst: *mut c_void, src: &[u8], stream: hipStream_t) -> Result<()> {
-        let f = self.sym(&self.rt().hipMemcpyAsync, "hipMemcpyAsync")?;
         // SAFETY: sizes checked by the caller; `src` stays borrowed until the stream synchronisation below, after
         // which the runtime no longer reads it.
-        self.check("hipMemcpyAsync", unsafe {
-            f(dst, src.as_ptr().cast(), src.len(), hipMemcpyKind::hipMemcpyHostToDevice, stream)
-        })?;
+        unsafe {
+            hip_call!(
+                self,
+                hipMemcpyAsync(dst, src.as_ptr().cast(), src.len(), hipMemcpyKind::hipMemcpyHostToDevice, stream)
+            )
+        }?;
         // SAFETY: the caller guarantees `stream` is live.
         unsafe { self.stream_synchronize(stream) }
     }
@@ -474,12 +482,14 @@ impl Hip {
     /// # Safety
     /// `src` is a device allocation of at least `dst.len()` bytes; `stream` is live.
     pub unsafe fn copy_to_host(&self, dst: &mut [u8], src: *const c_void, stream: hipStream_t) -> Result<()> {
-        let f = self.sym(&self.rt().hipMemcpyAsync, "hipMemcpyAsync")?;
         // SAFETY: sizes checked by the caller; `dst` stays mutably borrowed until the synchronisation below, after
         // which the runtime has finished writing it.
-        self.check("hipMemcpyAsync", unsafe {
-            f(dst.as_mut_ptr().cast(), src, dst.len(), hipMemcpyKind::hipMemcpyDeviceToHost, stream)
-        })?;
+        unsafe {
+            hip_call!(
+                self,
+                hipMemcpyAsync(dst.as_mut_ptr().cast(), src, dst.len(), hipMemcpyKind::hipMemcpyDeviceToHost, stream)
+            )
+        }?;
         // SAFETY: the caller guarantees `stream` is live.
         unsafe { self.stream_synchronize(stream) }
     }
@@ -495,10 +505,9 @@ impl Hip {
         bytes: usize,
         stream: hipStream_t,
     ) -> Result<()> {
-        let f = self.sym(&self.rt().hipMemcpyDtoDAsync, "hipMemcpyDtoDAsync")?;
         // SAFETY: the caller guarantees both ranges and the stream; device memory outlives stream work because
         // hipFree synchronises.
-        self.check("hipMemcpyDtoDAsync", unsafe { f(dst, src.cast_mut(), bytes, stream) })
+        unsafe { hip_call!(self, hipMemcpyDtoDAsync(dst, src.cast_mut(), bytes, stream)) }
     }
 
     /// `hipMemsetAsync`, stream-ordered.
@@ -506,9 +515,8 @@ impl Hip {
     /// # Safety
     /// `dst` is a device allocation of at least `bytes` bytes; `stream` is live.
     pub unsafe fn fill(&self, dst: *mut c_void, value: u8, bytes: usize, stream: hipStream_t) -> Result<()> {
-        let f = self.sym(&self.rt().hipMemsetAsync, "hipMemsetAsync")?;
         // SAFETY: the caller guarantees the range and the stream.
-        self.check("hipMemsetAsync", unsafe { f(dst, c_int::from(value), bytes, stream) })
+        unsafe { hip_call!(self, hipMemsetAsync(dst, c_int::from(value), bytes, stream)) }
     }
 
     /// `hipModuleLoadData` on the current device. A code object the device cannot use becomes
@@ -518,25 +526,21 @@ impl Hip {
     /// `image` must stay alive and unchanged until [`Hip::module_unload`]: the runtime keeps a pointer to it
     /// (ROCm/clr `hipamd/src/hip_fatbin.cpp` stores `image_` without copying).
     pub unsafe fn module_load(&self, image: &[u8], device_arch: &str) -> Result<hipModule_t> {
-        let f = self.sym(&self.rt().hipModuleLoadData, "hipModuleLoadData")?;
         let mut module: hipModule_t = std::ptr::null_mut();
         // SAFETY: writes one handle to a live local; the image's lifetime is the caller's promise.
-        let code = unsafe { f(&mut module, image.as_ptr().cast()) };
-        if is_bad_code_object(code) {
-            return Err(Error::BadCodeObject {
-                runtime: RUNTIME,
-                reason: format!(
-                    "hipModuleLoadData returned {} ({}): {} (the device is {device_arch}; build the code object for \
-                     it with `suite kernels build --arch {}`)",
-                    self.error_name(code),
-                    code.0,
-                    self.error_string(code),
-                    device_arch.split(':').next().unwrap_or(device_arch),
-                ),
-            });
+        match unsafe { hip_call!(self, hipModuleLoadData(&mut module, image.as_ptr().cast())) } {
+            Err(Error::Api { api, code, code_name, text }) if is_bad_code_object(hipError_t(code as u32)) => {
+                Err(Error::BadCodeObject {
+                    runtime: RUNTIME,
+                    reason: format!(
+                        "{api} returned {code_name} ({code}): {text} (the device is {device_arch}; build the code \
+                         object for it with `suite kernels build --arch {}`)",
+                        device_arch.split(':').next().unwrap_or(device_arch),
+                    ),
+                })
+            }
+            other => other.map(|()| module),
         }
-        self.check("hipModuleLoadData", code)?;
-        Ok(module)
     }
 
     /// `hipModuleUnload`.
@@ -544,9 +548,8 @@ impl Hip {
     /// # Safety
     /// `module` is live, unloaded once, and no kernel of it is used afterwards.
     pub unsafe fn module_unload(&self, module: hipModule_t) -> Result<()> {
-        let f = self.sym(&self.rt().hipModuleUnload, "hipModuleUnload")?;
         // SAFETY: the caller guarantees a live module unloaded once.
-        self.check("hipModuleUnload", unsafe { f(module) })
+        unsafe { hip_call!(self, hipModuleUnload(module)) }
     }
 
     /// `hipModuleGetFunction`; `Ok(None)` when the module has no such kernel (`hipErrorNotFound`).
@@ -554,17 +557,14 @@ impl Hip {
     /// # Safety
     /// `module` is live.
     pub unsafe fn module_function(&self, module: hipModule_t, name: &str) -> Result<Option<hipFunction_t>> {
-        let f = self.sym(&self.rt().hipModuleGetFunction, "hipModuleGetFunction")?;
         // A name with an interior NUL cannot be a symbol.
         let Ok(cname) = CString::new(name) else { return Ok(None) };
         let mut function: hipFunction_t = std::ptr::null_mut();
         // SAFETY: writes one handle to a live local; `cname` outlives the call; the module is live.
-        let code = unsafe { f(&mut function, module, cname.as_ptr()) };
-        if code == hipError_t::hipErrorNotFound {
-            return Ok(None);
+        match unsafe { hip_call!(self, hipModuleGetFunction(&mut function, module, cname.as_ptr())) } {
+            Err(Error::Api { code, .. }) if is_code(code, hipError_t::hipErrorNotFound) => Ok(None),
+            other => other.map(|()| Some(function)),
         }
-        self.check("hipModuleGetFunction", code)?;
-        Ok(Some(function))
     }
 
     /// `hipFuncGetAttribute`.
@@ -572,10 +572,9 @@ impl Hip {
     /// # Safety
     /// `function` belongs to a live module.
     pub unsafe fn function_attribute(&self, function: hipFunction_t, attr: hipFunction_attribute) -> Result<i32> {
-        let f = self.sym(&self.rt().hipFuncGetAttribute, "hipFuncGetAttribute")?;
         let mut value: c_int = 0;
         // SAFETY: writes one int to a live local; the function's module is live.
-        self.check("hipFuncGetAttribute", unsafe { f(&mut value, attr, function) })?;
+        unsafe { hip_call!(self, hipFuncGetAttribute(&mut value, attr, function)) }?;
         Ok(value)
     }
 
@@ -598,18 +597,22 @@ impl Hip {
         let [bx, by, bz] = config.group;
         let lds = config.dynamic_lds_bytes;
         let params_ptr = if params.is_empty() { std::ptr::null_mut() } else { params.as_mut_ptr() };
-        let api = if cooperative { "hipModuleLaunchCooperativeKernel" } else { "hipModuleLaunchKernel" };
-        let code = if cooperative {
-            let f = self.sym(&self.rt().hipModuleLaunchCooperativeKernel, api)?;
+        if cooperative {
             // SAFETY: the caller guarantees the function, the values behind `params` and the stream; this entry
             // point takes no `extra`.
-            unsafe { f(function, gx, gy, gz, bx, by, bz, lds, stream, params_ptr) }
+            unsafe {
+                hip_call!(
+                    self,
+                    hipModuleLaunchCooperativeKernel(function, gx, gy, gz, bx, by, bz, lds, stream, params_ptr)
+                )
+            }
         } else {
-            let f = self.sym(&self.rt().hipModuleLaunchKernel, api)?;
+            let extra = std::ptr::null_mut();
             // SAFETY: as above; `extra` is null because the arguments go through `kernelParams`.
-            unsafe { f(function, gx, gy, gz, bx, by, bz, lds, stream, params_ptr, std::ptr::null_mut()) }
-        };
-        self.check(api, code)?;
+            unsafe {
+                hip_call!(self, hipModuleLaunchKernel(function, gx, gy, gz, bx, by, bz, lds, stream, params_ptr, extra))
+            }
+        }?;
         self.last_error()
     }
 
@@ -621,9 +624,8 @@ impl Hip {
     /// `hipGetLastError`: the thread's last error, which the runtime then resets. HIP sets it on every call,
     /// success included, so right after a launch it reports that launch.
     pub fn last_error(&self) -> Result<()> {
-        let f = self.sym(&self.rt().hipGetLastError, "hipGetLastError")?;
         // SAFETY: plain call.
-        self.check("hipGetLastError", unsafe { f() })
+        unsafe { hip_call!(self, hipGetLastError()) }
     }
 
     /// `hipModuleOccupancyMaxActiveBlocksPerMultiprocessor`.
@@ -631,23 +633,27 @@ impl Hip {
     /// # Safety
     /// `function` belongs to a live module.
     pub unsafe fn occupancy(&self, function: hipFunction_t, group_size: i32, dynamic_lds_bytes: usize) -> Result<i32> {
-        let f = self.sym(
-            &self.rt().hipModuleOccupancyMaxActiveBlocksPerMultiprocessor,
-            "hipModuleOccupancyMaxActiveBlocksPerMultiprocessor",
-        )?;
         let mut groups: c_int = 0;
         // SAFETY: writes one int to a live local; the function's module is live.
-        let code = unsafe { f(&mut groups, function, group_size, dynamic_lds_bytes) };
-        self.check("hipModuleOccupancyMaxActiveBlocksPerMultiprocessor", code)?;
+        unsafe {
+            hip_call!(
+                self,
+                hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(
+                    &mut groups,
+                    function,
+                    group_size,
+                    dynamic_lds_bytes
+                )
+            )
+        }?;
         Ok(groups)
     }
 
     /// `hipStreamCreate` on the current device.
     pub fn stream_create(&self) -> Result<hipStream_t> {
-        let f = self.sym(&self.rt().hipStreamCreate, "hipStreamCreate")?;
         let mut stream: hipStream_t = std::ptr::null_mut();
         // SAFETY: writes one handle to a live local.
-        self.check("hipStreamCreate", unsafe { f(&mut stream) })?;
+        unsafe { hip_call!(self, hipStreamCreate(&mut stream)) }?;
         Ok(stream)
     }
 
@@ -656,9 +662,8 @@ impl Hip {
     /// # Safety
     /// `stream` is live and destroyed once.
     pub unsafe fn stream_destroy(&self, stream: hipStream_t) -> Result<()> {
-        let f = self.sym(&self.rt().hipStreamDestroy, "hipStreamDestroy")?;
         // SAFETY: the caller guarantees a live stream destroyed once.
-        self.check("hipStreamDestroy", unsafe { f(stream) })
+        unsafe { hip_call!(self, hipStreamDestroy(stream)) }
     }
 
     /// `hipStreamSynchronize`: waits for the stream and reports errors of its asynchronous work.
@@ -666,9 +671,8 @@ impl Hip {
     /// # Safety
     /// `stream` is live.
     pub unsafe fn stream_synchronize(&self, stream: hipStream_t) -> Result<()> {
-        let f = self.sym(&self.rt().hipStreamSynchronize, "hipStreamSynchronize")?;
         // SAFETY: the caller guarantees a live stream.
-        self.check("hipStreamSynchronize", unsafe { f(stream) })
+        unsafe { hip_call!(self, hipStreamSynchronize(stream)) }
     }
 
     /// `hipStreamBeginCapture` in thread-local mode: calls from this thread that are illegal while capturing fail
@@ -677,10 +681,9 @@ impl Hip {
     /// # Safety
     /// `stream` is live and not capturing.
     pub unsafe fn stream_begin_capture(&self, stream: hipStream_t) -> Result<()> {
-        let f = self.sym(&self.rt().hipStreamBeginCapture, "hipStreamBeginCapture")?;
         let mode = hipStreamCaptureMode::hipStreamCaptureModeThreadLocal;
         // SAFETY: the caller guarantees a live stream that is not capturing.
-        self.check("hipStreamBeginCapture", unsafe { f(stream, mode) })
+        unsafe { hip_call!(self, hipStreamBeginCapture(stream, mode)) }
     }
 
     /// `hipStreamEndCapture`: the captured graph, or null where the runtime made none. Whatever it returns, the
@@ -689,14 +692,10 @@ impl Hip {
     /// # Safety
     /// `stream` is live and capturing.
     pub unsafe fn stream_end_capture(&self, stream: hipStream_t) -> (hipGraph_t, Result<()>) {
-        let f = match self.sym(&self.rt().hipStreamEndCapture, "hipStreamEndCapture") {
-            Ok(f) => f,
-            Err(e) => return (std::ptr::null_mut(), Err(e)),
-        };
         let mut graph: hipGraph_t = std::ptr::null_mut();
         // SAFETY: writes one handle to a live local; the caller guarantees the capturing stream.
-        let code = unsafe { f(stream, &mut graph) };
-        (graph, self.check("hipStreamEndCapture", code))
+        let ended = unsafe { hip_call!(self, hipStreamEndCapture(stream, &mut graph)) };
+        (graph, ended)
     }
 
     /// `hipGraphInstantiate` (no error node or log wanted).
@@ -704,11 +703,11 @@ impl Hip {
     /// # Safety
     /// `graph` is live.
     pub unsafe fn graph_instantiate(&self, graph: hipGraph_t) -> Result<hipGraphExec_t> {
-        let f = self.sym(&self.rt().hipGraphInstantiate, "hipGraphInstantiate")?;
         let mut exec: hipGraphExec_t = std::ptr::null_mut();
         // SAFETY: writes one handle to a live local; the error node and log are optional (null, 0 bytes).
-        let code = unsafe { f(&mut exec, graph, std::ptr::null_mut(), std::ptr::null_mut(), 0) };
-        self.check("hipGraphInstantiate", code)?;
+        unsafe {
+            hip_call!(self, hipGraphInstantiate(&mut exec, graph, std::ptr::null_mut(), std::ptr::null_mut(), 0))
+        }?;
         Ok(exec)
     }
 
@@ -733,9 +732,8 @@ impl Hip {
     /// # Safety
     /// `exec` and `stream` are live and of the same device.
     pub unsafe fn graph_upload(&self, exec: hipGraphExec_t, stream: hipStream_t) -> Result<()> {
-        let f = self.sym(&self.rt().hipGraphUpload, "hipGraphUpload")?;
         // SAFETY: the caller guarantees both handles.
-        self.check("hipGraphUpload", unsafe { f(exec, stream) })
+        unsafe { hip_call!(self, hipGraphUpload(exec, stream)) }
     }
 
     /// `hipGraphLaunch`: enqueues the whole graph on `stream`.
@@ -743,9 +741,8 @@ impl Hip {
     /// # Safety
     /// `exec` and `stream` are live and of the same device; what the graph's kernels use is still allocated.
     pub unsafe fn graph_launch(&self, exec: hipGraphExec_t, stream: hipStream_t) -> Result<()> {
-        let f = self.sym(&self.rt().hipGraphLaunch, "hipGraphLaunch")?;
         // SAFETY: the caller guarantees both handles and the graph's memory.
-        self.check("hipGraphLaunch", unsafe { f(exec, stream) })
+        unsafe { hip_call!(self, hipGraphLaunch(exec, stream)) }
     }
 
     /// `hipGraphExecDestroy`.
@@ -753,9 +750,8 @@ impl Hip {
     /// # Safety
     /// `exec` is live and destroyed once.
     pub unsafe fn graph_exec_destroy(&self, exec: hipGraphExec_t) -> Result<()> {
-        let f = self.sym(&self.rt().hipGraphExecDestroy, "hipGraphExecDestroy")?;
         // SAFETY: the caller guarantees a live executable graph destroyed once.
-        self.check("hipGraphExecDestroy", unsafe { f(exec) })
+        unsafe { hip_call!(self, hipGraphExecDestroy(exec)) }
     }
 
     /// `hipGraphDestroy`.
@@ -763,17 +759,15 @@ impl Hip {
     /// # Safety
     /// `graph` is live and destroyed once.
     pub unsafe fn graph_destroy(&self, graph: hipGraph_t) -> Result<()> {
-        let f = self.sym(&self.rt().hipGraphDestroy, "hipGraphDestroy")?;
         // SAFETY: the caller guarantees a live graph destroyed once.
-        self.check("hipGraphDestroy", unsafe { f(graph) })
+        unsafe { hip_call!(self, hipGraphDestroy(graph)) }
     }
 
     /// `hipEventCreate` on the current device.
     pub fn event_create(&self) -> Result<hipEvent_t> {
-        let f = self.sym(&self.rt().hipEventCreate, "hipEventCreate")?;
         let mut event: hipEvent_t = std::ptr::null_mut();
         // SAFETY: writes one handle to a live local.
-        self.check("hipEventCreate", unsafe { f(&mut event) })?;
+        unsafe { hip_call!(self, hipEventCreate(&mut event)) }?;
         Ok(event)
     }
 
@@ -782,9 +776,8 @@ impl Hip {
     /// # Safety
     /// `event` and `stream` are live and of the same device.
     pub unsafe fn event_record(&self, event: hipEvent_t, stream: hipStream_t) -> Result<()> {
-        let f = self.sym(&self.rt().hipEventRecord, "hipEventRecord")?;
         // SAFETY: the caller guarantees both handles.
-        self.check("hipEventRecord", unsafe { f(event, stream) })
+        unsafe { hip_call!(self, hipEventRecord(event, stream)) }
     }
 
     /// `hipEventSynchronize`.
@@ -792,9 +785,8 @@ impl Hip {
     /// # Safety
     /// `event` is live.
     pub unsafe fn event_synchronize(&self, event: hipEvent_t) -> Result<()> {
-        let f = self.sym(&self.rt().hipEventSynchronize, "hipEventSynchronize")?;
         // SAFETY: the caller guarantees a live event.
-        self.check("hipEventSynchronize", unsafe { f(event) })
+        unsafe { hip_call!(self, hipEventSynchronize(event)) }
     }
 
     /// `hipEventElapsedTime` in milliseconds.
@@ -802,10 +794,9 @@ impl Hip {
     /// # Safety
     /// Both events are live and completed.
     pub unsafe fn event_elapsed_ms(&self, start: hipEvent_t, stop: hipEvent_t) -> Result<f32> {
-        let f = self.sym(&self.rt().hipEventElapsedTime, "hipEventElapsedTime")?;
         let mut ms: f32 = 0.0;
         // SAFETY: writes one float to a live local; the caller guarantees both events.
-        self.check("hipEventElapsedTime", unsafe { f(&mut ms, start, stop) })?;
+        unsafe { hip_call!(self, hipEventElapsedTime(&mut ms, start, stop)) }?;
         Ok(ms)
     }
 
@@ -814,9 +805,8 @@ impl Hip {
     /// # Safety
     /// `event` is live and destroyed once.
     pub unsafe fn event_destroy(&self, event: hipEvent_t) -> Result<()> {
-        let f = self.sym(&self.rt().hipEventDestroy, "hipEventDestroy")?;
         // SAFETY: the caller guarantees a live event destroyed once.
-        self.check("hipEventDestroy", unsafe { f(event) })
+        unsafe { hip_call!(self, hipEventDestroy(event)) }
     }
 }
 

@@ -32,9 +32,10 @@ use hip_sys::hip_runtime::{
 use self::hip::{Hip, HipVersion};
 use super::telemetry::Telemetry;
 use super::{
-    Arch, Arg, Device, Error, Kernel, KernelAttrs, LaunchConfig, Module, Platform, Props, RawAlloc, Replay, Result,
-    RuntimeInfo, Survey, WaveSize,
+    Arch, Arg, BlasCall, Device, Error, Kernel, KernelAttrs, LaunchConfig, Module, Platform, Props, RawAlloc, Replay,
+    Result, RuntimeInfo, Survey, WaveSize,
 };
+use crate::precision::Precision;
 
 /// How every record of a run over the HIP-over-CUDA test runtime names it (`run.json`'s runtime, `summary.md`,
 /// `suite info`, compare reports): such a run measured an NVIDIA GPU through the AMD code path.
@@ -237,38 +238,8 @@ fn pack_args(args: &[Arg]) -> Vec<u64> {
     args.iter().map(|a| u64::from_ne_bytes(a.to_bytes())).collect()
 }
 
-/// The device's stream, destroyed on drop.
-/// A runtime object destroyed once on drop by the call `destroy` names. One type for the stream, events, memory and
-/// modules, so each is released the same way.
-struct Owned<H: Copy> {
-    hip: Hip,
-    raw: H,
-    destroy: unsafe fn(&Hip, H) -> Result<()>,
-}
-
-// SAFETY: HIP handles may be used and destroyed from any thread; the runtime serialises enqueues on a stream, device
-// pointers are never dereferenced on the host, and the timing events are used by one call at a time.
-unsafe impl<H: Copy> Send for Owned<H> {}
-// SAFETY: as above; shared references only pass the handle to the runtime.
-unsafe impl<H: Copy> Sync for Owned<H> {}
-
-impl<H: Copy> Owned<H> {
-    fn new(hip: Hip, raw: H, destroy: unsafe fn(&Hip, H) -> Result<()>) -> Self {
-        Owned { hip, raw, destroy }
-    }
-}
-
-impl<H: Copy> Drop for Owned<H> {
-    fn drop(&mut self) {
-        // SAFETY: the handle was created by the call paired with `destroy` (see each `Owned::new`), is owned only
-        // here and destroyed once; hipStreamDestroy and hipFree wait for the work that uses what they release, and
-        // a module is unloaded after every kernel (each holds an Arc to it).
-        if let Err(e) = unsafe { (self.destroy)(&self.hip, self.raw) } {
-            eprintln!("warning: {e}");
-        }
-    }
-}
-
+/// A HIP object, destroyed on drop by the `Hip` call paired with its creation.
+type Owned<H> = super::owned::Owned<H, Hip>;
 type Stream = Owned<hipStream_t>;
 type Event = Owned<hipEvent_t>;
 
@@ -356,7 +327,7 @@ struct HipDevice {
     ordinal: u32,
     hip_ordinal: i32,
     props: Props,
-    /// Created on the first `sgemm`. Declared before `stream` so it is destroyed before the stream it uses.
+    /// Created on the first BLAS call. Declared before `stream` so it is destroyed before the stream it uses.
     blas: Mutex<Option<rocblas::Handle>>,
     stream: Stream,
 }
@@ -658,84 +629,11 @@ impl Device for HipDevice {
         rocblas::library().map(blas_text)
     }
 
-    fn sgemm(&self, m: usize, n: usize, k: usize, a: &dyn RawAlloc, b: &dyn RawAlloc, c: &dyn RawAlloc) -> Result<()> {
-        let shape = rocblas::GemmShape::row_major(m, n, k)
-            .ok_or_else(|| size_mismatch("sgemm", format!("{m}x{n}x{k}: rocBLAS sizes are 32-bit")))?;
-        let (a, b, c) = (self.own_alloc(a)?, self.own_alloc(b)?, self.own_alloc(c)?);
-        for (name, alloc, rows, cols) in [("A", a, m, k), ("B", b, k, n), ("C", c, m, n)] {
-            let need = rows.checked_mul(cols).and_then(|e| e.checked_mul(4));
-            if need.is_none_or(|need| need > alloc.bytes) {
-                return Err(size_mismatch(
-                    "sgemm",
-                    format!("{name} is {rows}x{cols} floats but its buffer holds {} bytes", alloc.bytes),
-                ));
-            }
+    fn blas_call(&self, call: BlasCall<'_>) -> Result<()> {
+        match call.precision {
+            Precision::F32 => self.blas_call_of::<f32>(call),
+            Precision::F64 => self.blas_call_of::<f64>(call),
         }
-        if m == 0 || n == 0 {
-            return Ok(()); // C is empty
-        }
-        let lib = rocblas::library()?;
-        let mut blas = self.blas.lock().unwrap_or_else(PoisonError::into_inner);
-        self.current()?;
-        let handle = match blas.take() {
-            Some(handle) => handle,
-            // SAFETY: the stream outlives the handle (the device drops `blas` before `stream`).
-            None => unsafe { rocblas::Handle::new(lib, self.stream.raw)? },
-        };
-        let handle = blas.insert(handle);
-        // SAFETY: all three are our live allocations with their sizes checked above; rocBLAS enqueues on our
-        // stream, and freeing a buffer synchronises the device first.
-        unsafe { handle.sgemm_row_major(shape, a.ptr(), b.ptr(), c.ptr()) }
-    }
-
-    fn dgemm(&self, m: usize, n: usize, k: usize, a: &dyn RawAlloc, b: &dyn RawAlloc, c: &dyn RawAlloc) -> Result<()> {
-        let shape = rocblas::GemmShape::row_major(m, n, k)
-            .ok_or_else(|| size_mismatch("dgemm", format!("{m}x{n}x{k}: rocBLAS sizes are 32-bit")))?;
-        let (a, b, c) = (self.own_alloc(a)?, self.own_alloc(b)?, self.own_alloc(c)?);
-        for (name, alloc, rows, cols) in [("A", a, m, k), ("B", b, k, n), ("C", c, m, n)] {
-            let need = rows.checked_mul(cols).and_then(|e| e.checked_mul(8));
-            if need.is_none_or(|need| need > alloc.bytes) {
-                return Err(size_mismatch(
-                    "dgemm",
-                    format!("{name} is {rows}x{cols} doubles but its buffer holds {} bytes", alloc.bytes),
-                ));
-            }
-        }
-        if m == 0 || n == 0 {
-            return Ok(()); // C is empty
-        }
-        let handle = self.blas_handle()?;
-        let handle = handle.as_ref().expect("blas_handle() creates the handle");
-        // SAFETY: all three are our live allocations with their sizes checked above; rocBLAS enqueues on our
-        // stream, and freeing a buffer synchronises the device first.
-        unsafe { handle.dgemm_row_major(shape, a.ptr(), b.ptr(), c.ptr()) }
-    }
-
-    fn sdot(&self, n: usize, x: &dyn RawAlloc, y: &dyn RawAlloc, result: &dyn RawAlloc) -> Result<()> {
-        let count = crate::device::check_blas_reduction("sdot", n, &[x, y], result)?;
-        let (x, y, r) = (self.own_alloc(x)?, self.own_alloc(y)?, self.own_alloc(result)?);
-        let handle = self.blas_handle()?;
-        let handle = handle.as_ref().expect("blas_handle() creates the handle");
-        // SAFETY: all three are our live allocations, sizes checked above; rocBLAS enqueues on our stream, and
-        // freeing a buffer synchronises the device first.
-        unsafe { handle.sdot(count, x.ptr(), y.ptr(), r.ptr()) }
-    }
-
-    fn sasum(&self, n: usize, x: &dyn RawAlloc, result: &dyn RawAlloc) -> Result<()> {
-        let count = crate::device::check_blas_reduction("sasum", n, &[x], result)?;
-        let (x, r) = (self.own_alloc(x)?, self.own_alloc(result)?);
-        let handle = self.blas_handle()?;
-        let handle = handle.as_ref().expect("blas_handle() creates the handle");
-        // SAFETY: as in `sdot`.
-        unsafe { handle.sasum(count, x.ptr(), r.ptr()) }
-    }
-
-    fn ddot(&self, n: usize, x: &dyn RawAlloc, y: &dyn RawAlloc, result: &dyn RawAlloc) -> Result<()> {
-        self.blas_f64_reduction("ddot", n, x, Some(y), result)
-    }
-
-    fn dasum(&self, n: usize, x: &dyn RawAlloc, result: &dyn RawAlloc) -> Result<()> {
-        self.blas_f64_reduction("dasum", n, x, None, result)
     }
 
     fn telemetry(&self) -> Result<Box<dyn Telemetry>> {

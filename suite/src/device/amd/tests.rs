@@ -211,7 +211,7 @@ fn gpu_every_operation() {
         let hb: Vec<f32> = (0..k * nn).map(|i| (i % 5) as f32 - 2.0).collect();
         let (da, db) = (dev.upload(&ha).expect("A"), dev.upload(&hb).expect("B"));
         let dc = dev.alloc_buffer::<f32>(m * nn).expect("C");
-        dev.sgemm(m, nn, k, da.raw(), db.raw(), dc.raw()).expect("sgemm");
+        dev.gemm(Precision::F32, [m, nn, k], da.raw(), db.raw(), dc.raw()).expect("sgemm");
         let hc = dev.download(&dc).expect("download");
         for i in 0..m {
             for j in 0..nn {

@@ -12,6 +12,12 @@ use cudarc::driver::sys;
 
 use crate::device::Error;
 
+/// The name a message gives a CUDA API from its binding's name: without the ABI suffix `_v2` (`cuMemAlloc_v2` is
+/// `cuMemAlloc` in CUDA's headers and documentation).
+pub(super) fn api_name(binding: &'static str) -> &'static str {
+    binding.strip_suffix("_v2").unwrap_or(binding)
+}
+
 /// Converts a driver status into the suite's error, naming the API and fetching the code's name and text.
 pub(super) fn check(api: &'static str, status: sys::CUresult) -> Result<(), Error> {
     if status == sys::CUresult::CUDA_SUCCESS {
@@ -112,7 +118,7 @@ pub(super) fn load_driver() -> Result<&'static Loaded, Error> {
 pub(super) fn driver_api_version() -> Result<String, Error> {
     let mut v: c_int = 0;
     // SAFETY: cuDriverGetVersion only writes an int; it may be called before cuInit.
-    check("cuDriverGetVersion", unsafe { sys::cuDriverGetVersion(&mut v) })?;
+    unsafe { cu_call!(cuDriverGetVersion(&mut v)) }?;
     Ok(format_cuda_version(v))
 }
 

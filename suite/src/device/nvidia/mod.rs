@@ -1,8 +1,21 @@
 //! NVIDIA platform: the CUDA driver API and cuBLAS, through `cudarc`'s raw bindings loaded at run time.
 //!
-//! Layers as in cudarc: [`cuda`] loads the driver and turns status codes into [`Error`]s; this file owns the handles
-//! (context, stream, events, memory, modules) and implements [`Device`]. All of the NVIDIA `unsafe` is here.
+//! Layers as in cudarc: [`cuda`] loads the driver and turns status codes into [`Error`]s (each call through `cu_call!`,
+//! naming its function once); this file owns the handles (context, stream, events, memory, modules) and implements
+//! [`Device`]. All of the NVIDIA `unsafe` is here.
 #![allow(unsafe_code)]
+
+/// Calls the CUDA driver function `$api` (cudarc's raw binding) with the arguments, naming it once: its status
+/// becomes a `Result` in one place ([`cuda::check`]), the message naming the function as CUDA's headers do (without
+/// the ABI suffix `_v2`). Used inside an `unsafe` block whose `SAFETY:` comment covers the arguments.
+macro_rules! cu_call {
+    ($api:ident($($arg:expr),* $(,)?)) => {
+        $crate::device::nvidia::cuda::check(
+            $crate::device::nvidia::cuda::api_name(stringify!($api)),
+            cudarc::driver::sys::$api($($arg),*),
+        )
+    };
+}
 
 mod cublas;
 mod cuda;
@@ -18,10 +31,23 @@ use cudarc::driver::sys;
 
 use super::telemetry::Telemetry;
 use super::{
-    Arch, Arg, Device, Error, Kernel, KernelAttrs, LaunchConfig, Module, Platform, Props, RawAlloc, Replay, Result,
-    RuntimeInfo, Survey, WaveSize,
+    Arch, Arg, BlasCall, BlasOp, Device, Error, Kernel, KernelAttrs, LaunchConfig, Module, Platform, Props, RawAlloc,
+    Replay, Result, RuntimeInfo, Survey, WaveSize,
 };
-use cuda::check;
+use crate::precision::Precision;
+
+/// Owns `$handle`, created in `$context`: on drop the context is made current and the driver call `$api` destroys
+/// the handle, named once.
+macro_rules! owned_in {
+    ($context:expr, $handle:expr, $api:ident) => {
+        Owned::new(Arc::clone($context), $handle, |context: &Arc<Context>, handle| {
+            context.make_current()?;
+            // SAFETY: called once, on drop, for a handle of this context that the call `$api` undoes and only the
+            // `Owned` owns; the driver defers freeing what queued work still uses.
+            unsafe { cu_call!($api(handle)) }
+        })
+    };
+}
 
 /// Surveys the CUDA driver, its devices and cuBLAS. Never panics: cudarc is called only after the driver loaded.
 pub fn survey() -> Survey {
@@ -42,7 +68,7 @@ fn list_devices() -> Result<Vec<Props>> {
     cuda::init()?;
     let mut count: c_int = 0;
     // SAFETY: the driver is loaded and initialised; cuDeviceGetCount writes an int.
-    check("cuDeviceGetCount", unsafe { sys::cuDeviceGetCount(&mut count) })?;
+    unsafe { cu_call!(cuDeviceGetCount(&mut count)) }?;
     if count == 0 {
         return Err(Error::NoDevice {
             runtime: "CUDA",
@@ -58,13 +84,13 @@ fn list_devices() -> Result<Vec<Props>> {
 fn device_handle(ordinal: u32) -> Result<sys::CUdevice> {
     let mut count: c_int = 0;
     // SAFETY: the driver is initialised; cuDeviceGetCount writes an int.
-    check("cuDeviceGetCount", unsafe { sys::cuDeviceGetCount(&mut count) })?;
+    unsafe { cu_call!(cuDeviceGetCount(&mut count)) }?;
     if ordinal >= count as u32 {
         return Err(Error::BadOrdinal { platform: Platform::Nvidia, ordinal, count: count as u32 });
     }
     let mut dev: sys::CUdevice = 0;
     // SAFETY: the ordinal is in range; cuDeviceGet writes the handle.
-    check("cuDeviceGet", unsafe { sys::cuDeviceGet(&mut dev, ordinal as c_int) })?;
+    unsafe { cu_call!(cuDeviceGet(&mut dev, ordinal as c_int)) }?;
     Ok(dev)
 }
 
@@ -74,14 +100,14 @@ fn pci_bus_id(dev: sys::CUdevice) -> Result<String> {
     let mut buf = [0 as std::ffi::c_char; 64];
     // SAFETY: dev is a valid device handle; the driver writes a NUL-terminated id of at most `len` bytes into the
     // live buffer.
-    check("cuDeviceGetPCIBusId", unsafe { sys::cuDeviceGetPCIBusId(buf.as_mut_ptr(), buf.len() as c_int, dev) })?;
+    unsafe { cu_call!(cuDeviceGetPCIBusId(buf.as_mut_ptr(), buf.len() as c_int, dev)) }?;
     Ok(nvml::c_string(&buf))
 }
 
 fn attribute(dev: sys::CUdevice, attr: sys::CUdevice_attribute) -> Result<i32> {
     let mut v: c_int = 0;
     // SAFETY: dev is a valid device handle and attr a valid enumerator; the call writes an int.
-    check("cuDeviceGetAttribute", unsafe { sys::cuDeviceGetAttribute(&mut v, attr, dev) })?;
+    unsafe { cu_call!(cuDeviceGetAttribute(&mut v, attr, dev)) }?;
     Ok(v)
 }
 
@@ -94,12 +120,12 @@ fn device_props(dev: sys::CUdevice, ordinal: u32) -> Result<Props> {
     use sys::CUdevice_attribute as A;
     let mut name = [0 as std::ffi::c_char; 256];
     // SAFETY: the buffer holds 256 chars and the driver writes a NUL-terminated name of at most that length.
-    check("cuDeviceGetName", unsafe { sys::cuDeviceGetName(name.as_mut_ptr(), name.len() as c_int, dev) })?;
+    unsafe { cu_call!(cuDeviceGetName(name.as_mut_ptr(), name.len() as c_int, dev)) }?;
     // SAFETY: the driver NUL-terminated the name inside the buffer.
     let name = unsafe { std::ffi::CStr::from_ptr(name.as_ptr()) }.to_string_lossy().into_owned();
     let mut total: usize = 0;
     // SAFETY: dev is valid; the call writes a usize.
-    check("cuDeviceTotalMem", unsafe { sys::cuDeviceTotalMem_v2(&mut total, dev) })?;
+    unsafe { cu_call!(cuDeviceTotalMem_v2(&mut total, dev)) }?;
     let major = attribute(dev, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
     let minor = attribute(dev, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
     let arch_name = format!("sm_{major}{minor}");
@@ -144,15 +170,13 @@ pub fn open(ordinal: u32) -> Result<Box<dyn Device>> {
     let props = device_props(dev, ordinal)?;
     let mut ctx = std::ptr::null_mut();
     // SAFETY: dev is valid; the primary context is retained here and released in `Context::drop`.
-    check("cuDevicePrimaryCtxRetain", unsafe { sys::cuDevicePrimaryCtxRetain(&mut ctx, dev) })?;
+    unsafe { cu_call!(cuDevicePrimaryCtxRetain(&mut ctx, dev)) }?;
     let context = Arc::new(Context { ctx, dev });
     context.make_current()?;
     let mut stream = std::ptr::null_mut();
     // SAFETY: the context is current; a non-blocking stream does not synchronise with the legacy default stream.
-    check("cuStreamCreate", unsafe {
-        sys::cuStreamCreate(&mut stream, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as c_uint)
-    })?;
-    let stream = Owned::new(stream, &context, "cuStreamDestroy", sys::cuStreamDestroy_v2);
+    unsafe { cu_call!(cuStreamCreate(&mut stream, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as c_uint)) }?;
+    let stream = owned_in!(&context, stream, cuStreamDestroy_v2);
     let events = (Event::create(&context)?, Event::create(&context)?);
     let has_param_info = cuda::has_symbol("cuFuncGetParamInfo");
     Ok(Box::new(CudaDevice {
@@ -187,7 +211,7 @@ impl Context {
             return Ok(());
         }
         // SAFETY: the context is retained for as long as `self` lives.
-        check("cuCtxSetCurrent", unsafe { sys::cuCtxSetCurrent(self.ctx) })?;
+        unsafe { cu_call!(cuCtxSetCurrent(self.ctx)) }?;
         CURRENT.with(|c| c.set(self.ctx));
         Ok(())
     }
@@ -208,48 +232,9 @@ impl Drop for Context {
     }
 }
 
-/// A driver object created in `context`, destroyed once on drop by the driver call that `destroy` names. One type
-/// for every handle the device owns (stream, events, memory, modules, graphs), so each is released the same way.
-struct Owned<H: Copy> {
-    handle: H,
-    context: Arc<Context>,
-    /// The driver function that destroys the handle, with its name for messages.
-    destroy: (&'static str, unsafe fn(H) -> sys::CUresult),
-}
-
-// SAFETY: driver handles may be used from any thread with their context current (the driver is thread-safe); the
-// device serialises the uses that need it (the timing events are used under a mutex). CUdeviceptr is an address,
-// never dereferenced on the host.
-unsafe impl<H: Copy> Send for Owned<H> {}
-// SAFETY: as above; shared references only pass the handle to the driver.
-unsafe impl<H: Copy> Sync for Owned<H> {}
-
-impl<H: Copy> Owned<H> {
-    fn new(handle: H, context: &Arc<Context>, api: &'static str, destroy: unsafe fn(H) -> sys::CUresult) -> Self {
-        Owned { handle, context: context.clone(), destroy: (api, destroy) }
-    }
-}
-
-impl<H: Copy> Drop for Owned<H> {
-    fn drop(&mut self) {
-        let ((api, destroy), handle) = (self.destroy, self.handle);
-        // SAFETY: the handle was created in this context by the call paired with `destroy` (see each `Owned::new`),
-        // is owned only here, and is destroyed once; the driver defers freeing what queued work still uses.
-        release(&self.context, api, || unsafe { destroy(handle) });
-    }
-}
-
-/// Releases a handle in its context from a `Drop`: never panics, logs a failure (there is no caller to return it to).
-fn release(context: &Context, api: &str, destroy: impl FnOnce() -> sys::CUresult) {
-    if let Err(e) = context.make_current() {
-        eprintln!("warning: {api} skipped: {e}");
-        return;
-    }
-    let status = destroy();
-    if status != sys::CUresult::CUDA_SUCCESS {
-        eprintln!("warning: {api} failed: {}", cuda::error_name(status));
-    }
-}
+/// A driver object created in a context, destroyed on drop (with the context current) by the driver call paired with
+/// its creation; every handle the device owns (stream, events, memory, modules, graphs) is one.
+type Owned<H> = super::owned::Owned<H, Arc<Context>>;
 
 type Stream = Owned<sys::CUstream>;
 type Event = Owned<sys::CUevent>;
@@ -260,8 +245,8 @@ impl Event {
         context.make_current()?;
         let mut e = std::ptr::null_mut();
         // SAFETY: the context is current; default flags keep timing enabled.
-        check("cuEventCreate", unsafe { sys::cuEventCreate(&mut e, sys::CUevent_flags::CU_EVENT_DEFAULT as c_uint) })?;
-        Ok(Owned::new(e, context, "cuEventDestroy", sys::cuEventDestroy_v2))
+        unsafe { cu_call!(cuEventCreate(&mut e, sys::CUevent_flags::CU_EVENT_DEFAULT as c_uint)) }?;
+        Ok(owned_in!(context, e, cuEventDestroy_v2))
     }
 }
 
@@ -273,7 +258,7 @@ struct CudaAlloc {
 
 impl CudaAlloc {
     fn ptr(&self) -> sys::CUdeviceptr {
-        self.mem.handle
+        self.mem.raw
     }
 }
 
@@ -300,7 +285,7 @@ impl Replay for CudaReplay<'_> {
         self.device.context.make_current()?;
         // SAFETY: the executable graph and the stream are live in the current context (the borrow of the device
         // keeps the stream alive).
-        check("cuGraphLaunch", unsafe { sys::cuGraphLaunch(self.exec.handle, self.device.stream.handle) })
+        unsafe { cu_call!(cuGraphLaunch(self.exec.raw, self.device.stream.raw)) }
     }
 }
 
@@ -338,9 +323,32 @@ impl CudaDevice {
         let mut handle =
             self.blas.lock().map_err(|_| Error::ForeignObject { what: "cuBLAS handle (poisoned lock)" })?;
         if handle.is_none() {
-            *handle = Some(cublas::Handle::new(self.stream.handle)?);
+            *handle = Some(cublas::Handle::new(self.stream.raw)?);
         }
         f(handle.as_ref().expect("the handle was created just above"))
+    }
+
+    /// [`Device::blas_call`] in element type `T`: the sizes are checked ([`BlasCall::checked_sizes`]) and the
+    /// buffers to be this device's, then cuBLAS runs on the device's handle, enqueued on its stream.
+    fn blas_call_of<T: cublas::Element>(&self, call: BlasCall<'_>) -> Result<()> {
+        let sizes = call.checked_sizes()?;
+        match call.op {
+            BlasOp::Gemm { a, b, c, .. } => {
+                let (a, b, c) = (self.alloc_of(a)?.ptr(), self.alloc_of(b)?.ptr(), self.alloc_of(c)?.ptr());
+                // SAFETY: all three are this device's live allocations with their sizes checked above.
+                self.with_blas(|h| unsafe { h.gemm_row_major::<T>(sizes, a, b, c) })
+            }
+            BlasOp::Dot { x, y, result, .. } => {
+                let (x, y, r) = (self.alloc_of(x)?.ptr(), self.alloc_of(y)?.ptr(), self.alloc_of(result)?.ptr());
+                // SAFETY: as for the GEMM: this device's allocations, sizes checked above.
+                self.with_blas(|h| unsafe { h.dot::<T>(sizes[0], x, y, r) })
+            }
+            BlasOp::Asum { x, result, .. } => {
+                let (x, r) = (self.alloc_of(x)?.ptr(), self.alloc_of(result)?.ptr());
+                // SAFETY: as for the GEMM.
+                self.with_blas(|h| unsafe { h.asum::<T>(sizes[0], x, r) })
+            }
+        }
     }
 
     fn alloc_of<'a>(&self, raw: &'a dyn RawAlloc) -> Result<&'a CudaAlloc> {
@@ -354,7 +362,7 @@ impl CudaDevice {
     fn function_attribute(&self, f: sys::CUfunction, attr: sys::CUfunction_attribute) -> Result<u32> {
         let mut v: c_int = 0;
         // SAFETY: f is a live function handle; the call writes an int.
-        check("cuFuncGetAttribute", unsafe { sys::cuFuncGetAttribute(&mut v, attr, f) })?;
+        unsafe { cu_call!(cuFuncGetAttribute(&mut v, attr, f)) }?;
         Ok(v.max(0) as u32)
     }
 
@@ -410,13 +418,13 @@ impl CudaDevice {
             return Ok(());
         }
         // SAFETY: f is live and the value is within the device's opt-in limit (checked by check_geometry).
-        check("cuFuncSetAttribute", unsafe {
-            sys::cuFuncSetAttribute(
+        unsafe {
+            cu_call!(cuFuncSetAttribute(
                 f.handle,
                 sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                 bytes as c_int,
-            )
-        })?;
+            ))
+        }?;
         f.dynamic_lds_optin.store(bytes, Ordering::Relaxed);
         Ok(())
     }
@@ -455,7 +463,7 @@ impl CudaDevice {
         }
         let [gx, gy, gz] = config.grid;
         let [bx, by, bz] = config.group;
-        let (h, lds, stream, p) = (f.handle, config.dynamic_lds_bytes, self.stream.handle, params.as_mut_ptr());
+        let (h, lds, stream, p) = (f.handle, config.dynamic_lds_bytes, self.stream.raw, params.as_mut_ptr());
         // SAFETY (both calls): f is live in the current context, params points at one value per kernel parameter
         // (sizes checked against the driver's parameter info when available), and the stream belongs to the context.
         let status = if cooperative {
@@ -482,7 +490,7 @@ impl CudaDevice {
 
     fn stream_sync(&self) -> Result<()> {
         // SAFETY: the stream is live in the current context.
-        check("cuStreamSynchronize", unsafe { sys::cuStreamSynchronize(self.stream.handle) })
+        unsafe { cu_call!(cuStreamSynchronize(self.stream.raw)) }
     }
 }
 
@@ -495,7 +503,7 @@ impl Device for CudaDevice {
         self.context.make_current()?;
         let (mut free, mut total) = (0usize, 0usize);
         // SAFETY: the context is current; the call writes two usizes.
-        check("cuMemGetInfo", unsafe { sys::cuMemGetInfo_v2(&mut free, &mut total) })?;
+        unsafe { cu_call!(cuMemGetInfo_v2(&mut free, &mut total)) }?;
         Ok((free as u64, total as u64))
     }
 
@@ -509,7 +517,7 @@ impl Device for CudaDevice {
         // SAFETY: the context is current (memory_info made it so); the call writes the address.
         match unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes.max(1)) } {
             sys::CUresult::CUDA_SUCCESS => {
-                Ok(Box::new(CudaAlloc { mem: Owned::new(ptr, &self.context, "cuMemFree", sys::cuMemFree_v2), bytes }))
+                Ok(Box::new(CudaAlloc { mem: owned_in!(&self.context, ptr, cuMemFree_v2), bytes }))
             }
             sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => Err(Error::OutOfMemory { requested: bytes as u64, free, total }),
             other => Err(cuda::api_error("cuMemAlloc", other)),
@@ -526,9 +534,7 @@ impl Device for CudaDevice {
         }
         self.context.make_current()?;
         // SAFETY: dst holds at least src.len() bytes; src stays borrowed until the stream sync below returns.
-        check("cuMemcpyHtoDAsync", unsafe {
-            sys::cuMemcpyHtoDAsync_v2(dst.ptr(), src.as_ptr().cast(), src.len(), self.stream.handle)
-        })?;
+        unsafe { cu_call!(cuMemcpyHtoDAsync_v2(dst.ptr(), src.as_ptr().cast(), src.len(), self.stream.raw)) }?;
         self.stream_sync()
     }
 
@@ -543,9 +549,7 @@ impl Device for CudaDevice {
         self.context.make_current()?;
         // SAFETY: src holds at least dst.len() bytes; dst stays borrowed until the stream sync below returns, and
         // the copy is ordered after earlier work on the stream.
-        check("cuMemcpyDtoHAsync", unsafe {
-            sys::cuMemcpyDtoHAsync_v2(dst.as_mut_ptr().cast(), src.ptr(), dst.len(), self.stream.handle)
-        })?;
+        unsafe { cu_call!(cuMemcpyDtoHAsync_v2(dst.as_mut_ptr().cast(), src.ptr(), dst.len(), self.stream.raw)) }?;
         self.stream_sync()
     }
 
@@ -560,16 +564,14 @@ impl Device for CudaDevice {
         self.context.make_current()?;
         // SAFETY: both buffers hold at least `bytes` and stay alive (they are borrowed by the caller, and freeing
         // waits for the stream).
-        check("cuMemcpyDtoDAsync", unsafe {
-            sys::cuMemcpyDtoDAsync_v2(dst.ptr(), src.ptr(), bytes, self.stream.handle)
-        })
+        unsafe { cu_call!(cuMemcpyDtoDAsync_v2(dst.ptr(), src.ptr(), bytes, self.stream.raw)) }
     }
 
     fn fill_bytes(&self, dst: &dyn RawAlloc, value: u8) -> Result<()> {
         let dst = self.alloc_of(dst)?;
         self.context.make_current()?;
         // SAFETY: the buffer holds dst.bytes bytes.
-        check("cuMemsetD8Async", unsafe { sys::cuMemsetD8Async(dst.ptr(), value, dst.bytes, self.stream.handle) })
+        unsafe { cu_call!(cuMemsetD8Async(dst.ptr(), value, dst.bytes, self.stream.raw)) }
     }
 
     fn load_module(&self, image: &[u8]) -> Result<Module> {
@@ -599,7 +601,7 @@ impl Device for CudaDevice {
             }
             other => return Err(cuda::api_error("cuModuleLoadData", other)),
         }
-        let inner: Arc<CudaModule> = Arc::new(Owned::new(module, &self.context, "cuModuleUnload", sys::cuModuleUnload));
+        let inner: Arc<CudaModule> = Arc::new(owned_in!(&self.context, module, cuModuleUnload));
         Ok(Module { inner, kernel_names: Vec::new() })
     }
 
@@ -613,7 +615,7 @@ impl Device for CudaDevice {
         })?;
         let mut f = std::ptr::null_mut();
         // SAFETY: the module is live and the name NUL-terminated.
-        let status = unsafe { sys::cuModuleGetFunction(&mut f, cuda_module.handle, symbol.as_ptr()) };
+        let status = unsafe { sys::cuModuleGetFunction(&mut f, cuda_module.raw, symbol.as_ptr()) };
         match status {
             sys::CUresult::CUDA_SUCCESS => {}
             sys::CUresult::CUDA_ERROR_NOT_FOUND => {
@@ -659,14 +661,14 @@ impl Device for CudaDevice {
         self.opt_in_lds(f, dynamic_lds_bytes)?;
         let mut groups: c_int = 0;
         // SAFETY: f is live in the current context; the call writes an int.
-        check("cuOccupancyMaxActiveBlocksPerMultiprocessor", unsafe {
-            sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(
+        unsafe {
+            cu_call!(cuOccupancyMaxActiveBlocksPerMultiprocessor(
                 &mut groups,
                 f.handle,
                 group_size as c_int,
                 dynamic_lds_bytes as usize,
-            )
-        })?;
+            ))
+        }?;
         Ok(groups.max(0) as u32)
     }
 
@@ -675,15 +677,15 @@ impl Device for CudaDevice {
         let (start, stop) = (&events.0, &events.1);
         self.context.make_current()?;
         // SAFETY: the events and stream are live in the current context; the mutex keeps the pair to one timer.
-        check("cuEventRecord", unsafe { sys::cuEventRecord(start.handle, self.stream.handle) })?;
+        unsafe { cu_call!(cuEventRecord(start.raw, self.stream.raw)) }?;
         work()?;
         // SAFETY: as above.
-        check("cuEventRecord", unsafe { sys::cuEventRecord(stop.handle, self.stream.handle) })?;
+        unsafe { cu_call!(cuEventRecord(stop.raw, self.stream.raw)) }?;
         // SAFETY: as above.
-        check("cuEventSynchronize", unsafe { sys::cuEventSynchronize(stop.handle) })?;
+        unsafe { cu_call!(cuEventSynchronize(stop.raw)) }?;
         let mut ms = 0f32;
         // SAFETY: both events have completed on the same stream.
-        check("cuEventElapsedTime", unsafe { sys::cuEventElapsedTime_v2(&mut ms, start.handle, stop.handle) })?;
+        unsafe { cu_call!(cuEventElapsedTime_v2(&mut ms, start.raw, stop.raw)) }?;
         Ok(ms)
     }
 
@@ -692,12 +694,12 @@ impl Device for CudaDevice {
         // Thread-local mode: calls from this thread that are illegal while capturing fail (and end the capture)
         // instead of running; other threads are not affected.
         // SAFETY: the stream is live in the current context and not capturing (every capture ends below).
-        check("cuStreamBeginCapture", unsafe {
-            sys::cuStreamBeginCapture_v2(
-                self.stream.handle,
-                sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
-            )
-        })?;
+        unsafe {
+            cu_call!(cuStreamBeginCapture_v2(
+                self.stream.raw,
+                sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+            ))
+        }?;
         let mut enqueued = Ok(());
         for _ in 0..times {
             enqueued = work();
@@ -708,20 +710,19 @@ impl Device for CudaDevice {
         let mut handle = std::ptr::null_mut();
         // The capture ends whatever happened, so the stream is usable again.
         // SAFETY: the stream is capturing (begun above); the call writes the graph or null.
-        let ended = check("cuStreamEndCapture", unsafe { sys::cuStreamEndCapture(self.stream.handle, &mut handle) });
-        let graph =
-            (!handle.is_null()).then(|| Owned::new(handle, &self.context, "cuGraphDestroy", sys::cuGraphDestroy));
+        let ended = unsafe { cu_call!(cuStreamEndCapture(self.stream.raw, &mut handle)) };
+        let graph = (!handle.is_null()).then(|| owned_in!(&self.context, handle, cuGraphDestroy));
         enqueued?;
         ended?;
         let graph = graph.ok_or_else(|| cuda::api_error("cuStreamEndCapture", sys::CUresult::CUDA_ERROR_UNKNOWN))?;
         let mut exec = std::ptr::null_mut();
         // SAFETY: the graph is live in the current context; the call writes the executable graph.
-        check("cuGraphInstantiate", unsafe { sys::cuGraphInstantiateWithFlags(&mut exec, graph.handle, 0) })?;
-        let exec = Owned::new(exec, &self.context, "cuGraphExecDestroy", sys::cuGraphExecDestroy);
+        unsafe { cu_call!(cuGraphInstantiateWithFlags(&mut exec, graph.raw, 0)) }?;
+        let exec = owned_in!(&self.context, exec, cuGraphExecDestroy);
         let replay = CudaReplay { exec, device: self };
         // Uploading now keeps the first replay's set-up out of the timed ones.
         // SAFETY: as in `CudaReplay::launch`.
-        check("cuGraphUpload", unsafe { sys::cuGraphUpload(replay.exec.handle, self.stream.handle) })?;
+        unsafe { cu_call!(cuGraphUpload(replay.exec.raw, self.stream.raw)) }?;
         Ok(Some(Box::new(replay)))
     }
 
@@ -738,70 +739,18 @@ impl Device for CudaDevice {
         self.context.make_current()?;
         if on {
             // SAFETY: the device's context is current (above); the call takes no arguments.
-            check("cuProfilerStart", unsafe { sys::cuProfilerStart() })
+            unsafe { cu_call!(cuProfilerStart()) }
         } else {
             // SAFETY: as for cuProfilerStart.
-            check("cuProfilerStop", unsafe { sys::cuProfilerStop() })
+            unsafe { cu_call!(cuProfilerStop()) }
         }
     }
 
-    fn sgemm(&self, m: usize, n: usize, k: usize, a: &dyn RawAlloc, b: &dyn RawAlloc, c: &dyn RawAlloc) -> Result<()> {
-        let f32s = std::mem::size_of::<f32>();
-        for (name, buf, need) in [("A", a, m * k), ("B", b, k * n), ("C", c, m * n)] {
-            if buf.bytes() < need * f32s {
-                return Err(Error::SizeMismatch {
-                    what: "sgemm",
-                    detail: format!("{name} holds {} bytes, needs {}", buf.bytes(), need * f32s),
-                });
-            }
+    fn blas_call(&self, call: BlasCall<'_>) -> Result<()> {
+        match call.precision {
+            Precision::F32 => self.blas_call_of::<f32>(call),
+            Precision::F64 => self.blas_call_of::<f64>(call),
         }
-        let (a, b, c) = (self.alloc_of(a)?, self.alloc_of(b)?, self.alloc_of(c)?);
-        self.context.make_current()?;
-        let mut handle =
-            self.blas.lock().map_err(|_| Error::ForeignObject { what: "cuBLAS handle (poisoned lock)" })?;
-        if handle.is_none() {
-            *handle = Some(cublas::Handle::new(self.stream.handle)?);
-        }
-        let h = handle.as_ref().expect("the handle was created just above");
-        h.sgemm_row_major(m, n, k, a.ptr(), b.ptr(), c.ptr())
-    }
-
-    fn dgemm(&self, m: usize, n: usize, k: usize, a: &dyn RawAlloc, b: &dyn RawAlloc, c: &dyn RawAlloc) -> Result<()> {
-        let f64s = std::mem::size_of::<f64>();
-        for (name, buf, need) in [("A", a, m * k), ("B", b, k * n), ("C", c, m * n)] {
-            if buf.bytes() < need * f64s {
-                return Err(Error::SizeMismatch {
-                    what: "dgemm",
-                    detail: format!("{name} holds {} bytes, needs {}", buf.bytes(), need * f64s),
-                });
-            }
-        }
-        let (a, b, c) = (self.alloc_of(a)?.ptr(), self.alloc_of(b)?.ptr(), self.alloc_of(c)?.ptr());
-        self.with_blas(|h| h.dgemm_row_major(m, n, k, a, b, c))
-    }
-
-    fn sdot(&self, n: usize, x: &dyn RawAlloc, y: &dyn RawAlloc, result: &dyn RawAlloc) -> Result<()> {
-        let count = crate::device::check_blas_reduction("sdot", n, &[x, y], result)?;
-        let (x, y, r) = (self.alloc_of(x)?.ptr(), self.alloc_of(y)?.ptr(), self.alloc_of(result)?.ptr());
-        self.with_blas(|h| h.sdot(count, x, y, r))
-    }
-
-    fn sasum(&self, n: usize, x: &dyn RawAlloc, result: &dyn RawAlloc) -> Result<()> {
-        let count = crate::device::check_blas_reduction("sasum", n, &[x], result)?;
-        let (x, r) = (self.alloc_of(x)?.ptr(), self.alloc_of(result)?.ptr());
-        self.with_blas(|h| h.sasum(count, x, r))
-    }
-
-    fn ddot(&self, n: usize, x: &dyn RawAlloc, y: &dyn RawAlloc, result: &dyn RawAlloc) -> Result<()> {
-        let count = crate::device::check_blas_reduction_of("ddot", n, std::mem::size_of::<f64>(), &[x, y], result)?;
-        let (x, y, r) = (self.alloc_of(x)?.ptr(), self.alloc_of(y)?.ptr(), self.alloc_of(result)?.ptr());
-        self.with_blas(|h| h.ddot(count, x, y, r))
-    }
-
-    fn dasum(&self, n: usize, x: &dyn RawAlloc, result: &dyn RawAlloc) -> Result<()> {
-        let count = crate::device::check_blas_reduction_of("dasum", n, std::mem::size_of::<f64>(), &[x], result)?;
-        let (x, r) = (self.alloc_of(x)?.ptr(), self.alloc_of(result)?.ptr());
-        self.with_blas(|h| h.dasum(count, x, r))
     }
 
     fn telemetry(&self) -> Result<Box<dyn Telemetry>> {

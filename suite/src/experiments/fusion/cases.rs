@@ -227,10 +227,8 @@ impl<T: Scalar> Reduction<'_, T> {
         let (x, y, result) = (self.inputs.x.raw(), self.inputs.y.raw(), self.result.raw());
         match (&self.work, T::ELEMENT) {
             (Work::Kernels(kernels), _) => kernels.iter().try_for_each(|(k, config, args)| dev.launch(k, config, args)),
-            (Work::Vendor(Op::Dot), Precision::F32) => dev.sdot(n, x, y, result),
-            (Work::Vendor(_), Precision::F32) => dev.sasum(n, x, result),
-            (Work::Vendor(Op::Dot), Precision::F64) => dev.ddot(n, x, y, result),
-            (Work::Vendor(_), Precision::F64) => dev.dasum(n, x, result),
+            (Work::Vendor(Op::Dot), precision) => dev.dot(precision, n, x, y, result),
+            (Work::Vendor(_), precision) => dev.asum(precision, n, x, result),
         }
     }
 }

@@ -75,7 +75,7 @@ impl Element for f32 {
         b: &dyn RawAlloc,
         c: &dyn RawAlloc,
     ) -> crate::device::Result<()> {
-        dev.sgemm(s.m, s.n, s.k, a, b, c)
+        dev.gemm(Precision::F32, [s.m, s.n, s.k], a, b, c)
     }
 }
 
@@ -109,7 +109,7 @@ impl Element for f64 {
         b: &dyn RawAlloc,
         c: &dyn RawAlloc,
     ) -> crate::device::Result<()> {
-        dev.dgemm(s.m, s.n, s.k, a, b, c)
+        dev.gemm(Precision::F64, [s.m, s.n, s.k], a, b, c)
     }
 }
 
