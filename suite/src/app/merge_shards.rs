@@ -188,23 +188,7 @@ mod tests {
     }
 
     fn invalid_row(params: usize, key: &str) -> Row {
-        Row {
-            params: vec!["1".into(); params],
-            reps: 0,
-            launches_per_rep: 0,
-            timing: String::new(),
-            l2_resident: None,
-            flop_count: None,
-            byte_count: None,
-            time_ms: None,
-            rate: None,
-            max_rel_err: None,
-            tolerance: None,
-            telemetry: None,
-            status: Status::Invalid,
-            message: "not measured (merge test)".into(),
-            key: key.into(),
-        }
+        Row::unmeasured(key, vec!["1".into(); params], Status::Invalid, "not measured (merge test)")
     }
 
     /// The files a whole merge puts in place, in order.
