@@ -30,17 +30,10 @@ fn root() -> PathBuf {
 
 /// README.md and docs/*.md, relative to the root, less [`NOT_YET_COVERED`].
 fn documents() -> Vec<PathBuf> {
-    let mut docs: Vec<PathBuf> = std::fs::read_dir(root().join("docs"))
-        .expect("docs/ is readable")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "md"))
-        .map(|p| Path::new("docs").join(p.file_name().expect("a name")))
+    common::markdown::user_documents(&root())
+        .into_iter()
         .filter(|p| !NOT_YET_COVERED.iter().any(|(d, _)| Path::new(d) == p))
-        .collect();
-    docs.sort();
-    let mut all = vec![PathBuf::from("README.md")];
-    all.extend(docs);
-    all
+        .collect()
 }
 
 /// A command quoted in a document: the words after `suite`, and whether it is to be typed as it stands (a fenced

@@ -52,16 +52,7 @@ fn root() -> PathBuf {
 
 /// README.md and docs/*.md, relative to the root.
 fn documents() -> Vec<PathBuf> {
-    let mut docs: Vec<PathBuf> = std::fs::read_dir(root().join("docs"))
-        .expect("docs/ is readable")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "md"))
-        .map(|p| Path::new("docs").join(p.file_name().expect("a name")))
-        .collect();
-    docs.sort();
-    let mut all = vec![PathBuf::from("README.md")];
-    all.extend(docs);
-    all
+    common::markdown::user_documents(&root())
 }
 
 /// `base/rel` with `.` and `..` resolved lexically.
@@ -168,18 +159,7 @@ fn evaluate(path: &Path, fragment: &str) -> Result<f64, String> {
         }
     };
     let value = |selector: &str| -> Result<f64, String> {
-        let picked: Vec<_> = rows
-            .iter()
-            .filter(|r| match r.get("key") {
-                Some(key) => key == selector,
-                None => selector
-                    .split(',')
-                    .all(|pair| pair.split_once('=').is_some_and(|(c, v)| r.get(c).is_some_and(|x| x == v))),
-            })
-            .collect();
-        let [row] = picked.as_slice() else {
-            return Err(format!("{rel}: `{selector}` picks {} rows, not one", picked.len()));
-        };
+        let row = row_of(selector)?;
         let text = row.get(column).ok_or_else(|| format!("{rel}: no column `{column}`"))?;
         text.trim().parse::<f64>().map_err(|_| format!("{rel}: `{column}` of `{selector}` is `{text}`, not a number"))
     };

@@ -44,14 +44,7 @@ fn repository_root() -> PathBuf {
 
 /// The Markdown files the test checks, relative to `root`, sorted.
 fn documents(root: &Path) -> Vec<PathBuf> {
-    let mut files = vec![PathBuf::from("README.md")];
-    let mut docs: Vec<PathBuf> = read_dir(&root.join("docs"))
-        .into_iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "md"))
-        .map(|p| Path::new("docs").join(p.file_name().expect("a listed file has a name")))
-        .collect();
-    docs.sort();
-    files.extend(docs);
+    let mut files = common::markdown::user_documents(root);
     let mut runs: Vec<PathBuf> = read_dir(&root.join("results")).into_iter().filter(|p| p.is_dir()).collect();
     runs.sort();
     for run in runs {

@@ -1,6 +1,22 @@
 //! Reading Markdown the way the documentation tests need: fenced blocks blanked, inline code spans found, links
 //! with their text and target. Offsets stay those of the text, so a problem can name its line.
 
+use std::path::{Path, PathBuf};
+
+/// The documents a user reads, relative to `root`: README.md, then docs/*.md sorted.
+pub fn user_documents(root: &Path) -> Vec<PathBuf> {
+    let mut docs: Vec<PathBuf> = std::fs::read_dir(root.join("docs"))
+        .expect("docs/ is readable")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .map(|p| Path::new("docs").join(p.file_name().expect("a name")))
+        .collect();
+    docs.sort();
+    let mut all = vec![PathBuf::from("README.md")];
+    all.extend(docs);
+    all
+}
+
 /// `text` with every line of a fenced code block blanked, so offsets and line numbers stay those of `text`.
 pub fn without_fences(text: &str) -> String {
     let mut out = String::with_capacity(text.len());

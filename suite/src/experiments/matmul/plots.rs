@@ -40,8 +40,7 @@ fn shapes_plot(rows: &[BTreeMap<String, String>], precision: Precision) -> Optio
         return None;
     }
     let first = ok.first()?;
-    let get = |c: &str| first.get(c).cloned().unwrap_or_default();
-    let (vendor, vendor_label) = if get("platform") == "amd" { ("rocblas", "rocBLAS") } else { ("cublas", "cuBLAS") };
+    let (vendor, vendor_label, title_device) = run_facts(first);
     let kernel = |r: &BTreeMap<String, String>| r.get("kernel").cloned().unwrap_or_default();
     let mut shapes: Vec<(u64, u64, u64)> = Vec::new();
     for r in ok.iter().filter(|r| kernel(r) == vendor) {
@@ -102,20 +101,10 @@ fn shapes_plot(rows: &[BTreeMap<String, String>], precision: Precision) -> Optio
     let last = (shapes.len() - 1) as f64;
     series.push(Series::reference(format!("{vendor_label} = 100%"), vec![(0.0, 100.0), (last, 100.0)]));
     let highest = series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).fold(0.0, f64::max);
-    let wave = if get("wave_size") == "64" { "wave64" } else { "warp32" };
-    let prefix = match precision {
-        Precision::F32 => "matmul-",
-        Precision::F64 => "matmul-f64-",
-    };
     Some((
-        format!("{prefix}shapes.png"),
+        format!("{}shapes.png", file_prefix(precision)),
         LinePlot {
-            title: format!(
-                "{} matmul at every shape, % of {vendor_label}, on {} ({}, {wave})",
-                precision.label(),
-                get("device"),
-                get("arch")
-            ),
+            title: format!("{} matmul at every shape, % of {vendor_label}, on {title_device}", precision.label()),
             subtitle: Some(
                 "C = A*B, row-major, M x N x K; the fastest verified hand kernel at each shape; median of the timed \
                  repetitions, error bars from the slowest to the fastest"
@@ -135,19 +124,30 @@ fn shapes_plot(rows: &[BTreeMap<String, String>], precision: Precision) -> Optio
     ))
 }
 
+/// What a CSV's rows say of their run, from one of them: the vendor BLAS's kernel name and label, and the device
+/// as plot titles name it (`NVIDIA H200 (sm_90, warp32)`).
+fn run_facts(row: &BTreeMap<String, String>) -> (&'static str, &'static str, String) {
+    let get = |c: &str| row.get(c).cloned().unwrap_or_default();
+    let (vendor, label) = if get("platform") == "amd" { ("rocblas", "rocBLAS") } else { ("cublas", "cuBLAS") };
+    let wave = if get("wave_size") == "64" { "wave64" } else { "warp32" };
+    (vendor, label, format!("{} ({}, {wave})", get("device"), get("arch")))
+}
+
+/// The start of a precision's plot files: FP32's keep the names they had before FP64 (`matmul-*.png`).
+fn file_prefix(precision: Precision) -> &'static str {
+    match precision {
+        Precision::F32 => "matmul-",
+        Precision::F64 => "matmul-f64-",
+    }
+}
+
 /// The plots of the rows of one precision.
 fn plots_of(rows: &[BTreeMap<String, String>], precision: Precision) -> Vec<(String, LinePlot)> {
     let num = crate::experiments::num;
     let ok: Vec<&BTreeMap<String, String>> =
         crate::experiments::ok_rows(rows).filter(|r| r.get("m") == r.get("n") && r.get("n") == r.get("k")).collect();
     let Some(first) = ok.first() else { return Vec::new() };
-    let get = |c: &str| first.get(c).cloned().unwrap_or_default();
-    let platform = get("platform");
-    let vendor = if platform == "amd" { "rocblas" } else { "cublas" };
-    let vendor_label = if platform == "amd" { "rocBLAS" } else { "cuBLAS" };
-    let wave = get("wave_size");
-    let title_device =
-        format!("{} ({}, {})", get("device"), get("arch"), if wave == "64" { "wave64" } else { "warp32" });
+    let (vendor, vendor_label, title_device) = run_facts(first);
     let note = Some(vendor_note(&ok));
     // Families in ladder order, then the autotune step, then anything else the CSV holds (e.g. from a newer suite)
     // as a family of its own.
@@ -328,10 +328,7 @@ fn plots_of(rows: &[BTreeMap<String, String>], precision: Precision) -> Vec<(Str
         }
     }
 
-    let prefix = match precision {
-        Precision::F32 => "matmul-",
-        Precision::F64 => "matmul-f64-",
-    };
+    let prefix = file_prefix(precision);
     // The family each line's label stands for, to group a long legend by the ladder's stages.
     let label_family: Vec<(String, String)> = kernels.iter().map(|k| (family_label(k), k.clone())).collect();
     let legend_of = |series: &[Series]| -> Option<Vec<LegendEntry>> {
