@@ -240,8 +240,8 @@ pub struct RunArgs {
     /// accept the run (exit 3 when it would refuse it). With --shard i/n: the plan of n tasks.
     #[arg(long, global = true)]
     pub dry_run: bool,
-    /// With --dry-run: the part to plan for (mi250x-gcd, LUMI's MI250X GCD, unless told; the keys are listed in
-    /// the error for an unknown one).
+    /// With --dry-run: the part to plan for (unless told: mi250x-gcd, LUMI's MI250X GCD, or h100-sxm with
+    /// --platform nvidia, and the plan says it assumed it; the keys are listed in the error for an unknown one).
     #[arg(long, global = true, value_name = "PART")]
     pub part: Option<String>,
     /// After the timed run, run every verified point once more under the vendor profiler (Nsight Compute's ncu on

@@ -34,7 +34,7 @@ pub fn gpu(part: &Part, kernels_dir: Option<std::path::PathBuf>) -> Gpu {
 }
 
 /// Every part one can plan for (the catalogue's); the first is the default.
-pub use crate::catalogue::{Part, DEFAULT_KEY, PARTS};
+pub use crate::catalogue::{default_key, Part, DEFAULT_KEY, PARTS};
 
 /// The part called `key`; the error lists every key.
 pub fn part(key: &str) -> Result<&'static Part> {

@@ -122,6 +122,41 @@ fn counters_refuse_shards_and_the_dry_run_says_where_the_profiler_is() {
         .stdout(predicate::str::contains("--counters-child").not());
 }
 
+/// Issue 36: a dry run plans for the platform it is given (`--platform nvidia` without `--part` used to plan for an
+/// MI250X GCD), says in its first line when it assumed the part, and refuses a part of another platform.
+#[test]
+fn a_dry_run_plans_for_the_platform_it_is_given_and_says_when_it_assumed_the_part() {
+    let cache = tempfile::tempdir().unwrap();
+    let assumed = "assumed, as no --part was given";
+    suite_without_gpu(cache.path())
+        .args(["run", "smoke", "--dry-run"])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("plan: smoke, 1 experiment on MI250X GCD"))
+        .stdout(predicate::str::contains(assumed));
+    suite_without_gpu(cache.path())
+        .args(["run", "smoke", "--dry-run", "--part", "mi210"])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("plan: smoke, 1 experiment on MI210"))
+        .stdout(predicate::str::contains(assumed).not());
+    suite_without_gpu(cache.path())
+        .args(["--platform", "amd", "run", "smoke", "--dry-run", "--part", "h200"])
+        .assert()
+        .failure()
+        .code(2)
+        .stderr(predicate::str::contains("--part h200 is a part for --platform nvidia, not amd"))
+        .stderr(predicate::str::contains("mi250x-gcd"));
+    common::require_compiler(Platform::Nvidia);
+    suite_without_gpu(cache.path())
+        .args(["--platform", "nvidia", "run", "smoke", "--dry-run"])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("plan: smoke, 1 experiment on H100 SXM5"))
+        .stdout(predicate::str::contains("sm_90, wave 32"))
+        .stdout(predicate::str::contains(assumed));
+}
+
 #[test]
 fn kernels_build_and_inspect_for_gfx90a_without_a_gpu() {
     common::require_compiler(Platform::Amd);

@@ -381,12 +381,28 @@ pub fn suggested_time(seconds: f64) -> String {
     format!("{:02}:{:02}:00", minutes / 60, minutes % 60)
 }
 
-/// `suite run --dry-run`: the plan of the run on `--part` (MI250X GCD unless told), from its datasheet and the
+/// `suite run --dry-run`: the plan of the run on `--part` (unless told, the platform's default part: the MI250X GCD,
+/// or the H100 SXM with `--platform nvidia`, named as assumed in the plan's first line), from its datasheet and the
 /// kernels' static metadata, with no GPU: points per experiment, the estimate per task, a suggested `--time`, and
-/// whether `--out` would accept the run. Exits 3 when the folder would refuse it.
+/// whether `--out` would accept the run. Exits 3 when the folder would refuse it, 2 when `--part` is of another
+/// platform than `--platform`.
 fn dry_run(cli: &Cli, selection: Selection, args: &RunArgs) -> Result<ExitCode, Error> {
-    let key = args.part.as_deref().unwrap_or(crate::planning::DEFAULT_KEY);
+    let platform = cli.platform.platform();
+    let key = args.part.as_deref().unwrap_or(crate::planning::default_key(platform));
     let part = crate::planning::part(key)?;
+    if let Some(asked) = platform.filter(|&p| p != part.profile.platform) {
+        return Err(Error::Options(format!(
+            "--part {key} is a part for --platform {}, not {asked}: a plan is for one platform; drop one of the two or \
+             name a part for {asked}: {}",
+            part.profile.platform,
+            crate::planning::PARTS
+                .iter()
+                .filter(|p| p.profile.platform == asked)
+                .map(|p| p.key)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
     let gpu = crate::planning::gpu(part, cli.kernels_dir.clone());
     let opts = run_options(args, &gpu);
     let props = gpu.device.props().clone();
@@ -442,9 +458,14 @@ fn dry_run(cli: &Cli, selection: Selection, args: &RunArgs) -> Result<ExitCode, 
     let ceilings = crate::peaks::ceilings(&props);
     let tasks = opts.shard.map_or(1, |s| s.count);
     let what = selection.preset.map_or_else(|| selection.experiments[0].name().to_string(), str::to_string);
+    let assumed = if args.part.is_some() {
+        String::new()
+    } else {
+        format!("; assumed, as no --part was given: --part names another")
+    };
     let mut text = format!(
-        "plan: {what}, {} experiment{} on {} ({}, wave {}), {tasks} task{}; from the part's datasheet and the kernels' \
-         code objects: nothing runs\n",
+        "plan: {what}, {} experiment{} on {} ({}, wave {}{assumed}), {tasks} task{}; from the part's datasheet and \
+         the kernels' code objects: nothing runs\n",
         selection.experiments.len(),
         if selection.experiments.len() == 1 { "" } else { "s" },
         ceilings.part,

@@ -31,6 +31,9 @@ const GIB: u64 = 1 << 30;
 
 /// The part planned for when none is named: LUMI's MI250X GCD, the suite's primary target.
 pub const DEFAULT_KEY: &str = "mi250x-gcd";
+/// The part planned for when none is named and the platform is NVIDIA (`--platform nvidia`): the H100 SXM, the
+/// NVIDIA part of the suite's reference runs (results/) that HPC centres most often have.
+pub const DEFAULT_NVIDIA_KEY: &str = "h100-sxm";
 
 /// Every part, the default first; lookups by device take the most specific entry (`name_contains`), so the order
 /// is the command line's.

@@ -11,7 +11,7 @@
 
 mod entries;
 
-pub use entries::{DEFAULT_KEY, PARTS};
+pub use entries::{DEFAULT_KEY, DEFAULT_NVIDIA_KEY, PARTS};
 
 use crate::device::{Arch, Platform, Props, WaveSize};
 use crate::occupancy_calculator::Profile;
@@ -118,6 +118,15 @@ impl Part {
 /// The part called `key` (surrounding spaces ignored).
 pub fn by_key(key: &str) -> Option<&'static Part> {
     PARTS.iter().find(|p| p.key == key.trim())
+}
+
+/// The part a plan assumes when no part is named: the platform's default ([`DEFAULT_KEY`] for AMD or no platform,
+/// [`DEFAULT_NVIDIA_KEY`] for NVIDIA).
+pub fn default_key(platform: Option<Platform>) -> &'static str {
+    match platform {
+        Some(Platform::Nvidia) => DEFAULT_NVIDIA_KEY,
+        Some(Platform::Amd) | None => DEFAULT_KEY,
+    }
 }
 
 /// Every part's key, in table order.
