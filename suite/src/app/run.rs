@@ -458,11 +458,7 @@ fn dry_run(cli: &Cli, selection: Selection, args: &RunArgs) -> Result<ExitCode, 
     let ceilings = crate::peaks::ceilings(&props);
     let tasks = opts.shard.map_or(1, |s| s.count);
     let what = selection.preset.map_or_else(|| selection.experiments[0].name().to_string(), str::to_string);
-    let assumed = if args.part.is_some() {
-        String::new()
-    } else {
-        format!("; assumed, as no --part was given: --part names another")
-    };
+    let assumed = if args.part.is_some() { "" } else { "; assumed, as no --part was given: --part names another" };
     let mut text = format!(
         "plan: {what}, {} experiment{} on {} ({}, wave {}{assumed}), {tasks} task{}; from the part's datasheet and \
          the kernels' code objects: nothing runs\n",
