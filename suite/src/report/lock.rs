@@ -1,4 +1,5 @@
-//! One writer per results file: the locks a run holds for its whole life.
+//! One writer per results file: the locks a run holds for its whole life. A results folder's claim and locks are
+//! taken by its owner alone ([`super::folder::ResultsFolder::take`]), which holds them until it is dropped.
 //!
 //! Two jobs given one results folder (a user resubmitting while the first still runs, a hand `suite run --resume`
 //! beside a job) must not both append to one CSV: rows of different lengths written at once interleave into a
@@ -145,7 +146,7 @@ pub fn other_owner(dir: &Path) -> Option<Holder> {
 /// other tasks, its merge, its requeued run) goes on; where there is no owner, or it is provably gone, a writer in
 /// a Slurm job records its job as the owner, so the tasks of a second job are refused before they measure, even
 /// when their shards' locks are free. The check and the record are one step under `.suite-owner.lock`.
-pub fn claim_folder(dir: &Path, what: &str) -> Result<()> {
+pub(super) fn claim_folder(dir: &Path, what: &str) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(io("cannot create", dir))?;
     let record = owner_path(dir);
     let _lock = WriterLock::exclusive(&dir.join(".suite-owner.lock"), &record, "a claim of the folder", Wait::Forever)?;
@@ -276,7 +277,7 @@ pub struct FolderLock {
 
 impl FolderLock {
     /// Takes the locks of a writer of `dir` (of `shard`, when sharded) for `what` (e.g. `suite run`).
-    pub fn take(dir: &Path, shard: Option<Shard>, what: &str, wait: Wait) -> Result<FolderLock> {
+    pub(super) fn take(dir: &Path, shard: Option<Shard>, what: &str, wait: Wait) -> Result<FolderLock> {
         let folder = folder_lock_path(dir);
         let locks = match shard {
             None => vec![WriterLock::exclusive(&folder, dir, what, wait)?],
