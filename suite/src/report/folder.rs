@@ -198,8 +198,16 @@ mod tests {
         assert!(merge.contains("suite run (shard 0/2) on host") && merge.contains(&pid), "{merge}");
         let twin = refusal(ResultsFolder::take(dir.path(), shard, "suite run", Wait::No));
         assert!(twin.contains("suite run (shard 0/2) on host"), "{twin}");
-        // Its plan goes through it while it holds the folder.
-        let plan = crate::experiments::plan_record(dir.path(), shard, Vec::new());
+        // Its plan goes through it while it holds the folder, with the folder's shard.
+        let plan = Plan {
+            date: "2026-11-28T10:00:00Z".into(),
+            host: "nid001".into(),
+            command: vec![],
+            shard: None,
+            slurm: None,
+            continue_with: "suite run --out r --shard 0/2 --resume".into(),
+            experiments: vec![],
+        };
         running.record_plan(&h100(), plan).unwrap();
         drop(running);
         assert!(FolderLock::holders(dir.path()).is_empty(), "dropped, it lets go");
