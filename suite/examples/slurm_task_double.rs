@@ -5,12 +5,12 @@
 //! - Its command line is parsed by the suite's real parser (`suite::cli::Cli`), so a job script that passes its
 //!   arguments in an order `suite run` rejects fails here too; an experiment's own flags are checked by the
 //!   experiment's real sweep (`registry` entry), whose options go into the fingerprint as `suite run` records them.
-//! - It writes as `suite run` does, through the suite's own code: it takes the results folder's locks
-//!   (`FolderLock`, refused when another writer holds them), records its plan in `run.json` (refused for a folder of
-//!   another layout) before any point, and then, for its shard (`--shard i/n`) of a fixed list of points per
-//!   experiment, appends one row per point through the suite's `ResultsFolder`, the runner's owner of a results
-//!   folder (same file names, header, lock, `--resume` semantics: a point already in the CSV is skipped, a cut row
-//!   is dropped; its invocation recorded in `run.json`), so the real `suite merge` and `suite status` take the
+//! - It writes as `suite run` does, through the suite's own code: it takes the results folder
+//!   (`ResultsFolder::take`: the folder's claim and locks, refused when another job or writer holds them), records
+//!   its plan in `run.json` through it (refused for a folder of another layout) before any point, and then, for its
+//!   shard (`--shard i/n`) of a fixed list of points per experiment, begins each experiment with it and appends one
+//!   row per point (same file names, header, lock, `--resume` semantics: a point already in the CSV is skipped, a
+//!   cut row is dropped; its invocation recorded in `run.json`), so the real `suite merge` and `suite status` take the
 //!   folder as they take a real run's. It exits with the suite's status for each error (2 bad arguments, 3 refused
 //!   folder).
 //! - Every row is `invalid`, with the message "slurm test double: nothing measured", on a device named as the test
@@ -43,8 +43,8 @@ use suite::device::{Arch, Platform, Props, WaveSize};
 use suite::experiments::{plan_record, registry, Experiment, Results, Shard};
 use suite::report::csv::{header, Context, CsvLog, Row, Status};
 use suite::report::folder::ResultsFolder;
-use suite::report::lock::{FolderLock, Wait};
-use suite::report::run_json::{self, Fingerprint, Invocation, PlannedExperiment};
+use suite::report::lock::Wait;
+use suite::report::run_json::{Fingerprint, Invocation, PlannedExperiment};
 
 /// The device every row and `run.json` name: a test double, with no properties that could be mistaken for a GPU's.
 fn double_device() -> Props {
@@ -165,12 +165,8 @@ fn run(cli: &Cli) -> Result<Outcome, Error> {
             std::thread::sleep(Duration::from_millis(50));
         }
     }
-    let what = match args.shard {
-        Some(s) => format!("suite run (shard {s})"),
-        None => "suite run".to_string(),
-    };
-    suite::report::lock::claim_folder(&out, &what).map_err(suite::experiments::Error::from)?;
-    let _lock = FolderLock::take(&out, args.shard, "suite run", wait).map_err(suite::experiments::Error::from)?;
+    let mut folder =
+        ResultsFolder::take(&out, args.shard, "suite run", wait).map_err(suite::experiments::Error::from)?;
     let shard = args.shard.unwrap_or(Shard { index: 0, count: 1 });
     let planned = experiments
         .iter()
@@ -180,11 +176,10 @@ fn run(cli: &Cli) -> Result<Outcome, Error> {
             points: (0..behaviour.points).filter(|p| p % shard.count == shard.index).count(),
         })
         .collect();
-    run_json::record_plan(&out, &device, plan_record(&out, args.shard, planned))
-        .map_err(suite::experiments::Error::from)?;
+    folder.record_plan(&device, plan_record(&out, args.shard, planned)).map_err(suite::experiments::Error::from)?;
     let mut written = 0;
     for exp in experiments {
-        let outcome = run_experiment(exp.as_ref(), args, &out, &device, &behaviour, &mut written)
+        let outcome = run_experiment(exp.as_ref(), args, &mut folder, &device, &behaviour, &mut written)
             .map_err(suite::experiments::Error::from)?;
         if let Outcome::Failed = outcome {
             return Ok(Outcome::Failed);
@@ -197,7 +192,7 @@ fn run(cli: &Cli) -> Result<Outcome, Error> {
 fn run_experiment(
     exp: &dyn Experiment,
     args: &RunArgs,
-    out: &Path,
+    folder: &mut ResultsFolder,
     device: &Props,
     behaviour: &Behaviour,
     written: &mut usize,
@@ -224,14 +219,15 @@ fn run_experiment(
         arch: device.arch.to_string(),
         wave_size: device.wave_size.0,
     };
-    // The folder's owner, as the runner opens it: run.json checked, the CSV opened, the invocation recorded.
-    let mut folder = ResultsFolder::begin(out, device, invocation, args.shard, context.clone(), &columns, args.resume)?;
-    let csv_path = folder.csv_path();
+    // As the runner begins it with the folder's owner: run.json checked, the CSV opened, the invocation recorded.
+    let out = folder.dir().to_path_buf();
+    let mut writer = folder.begin(device, invocation, context.clone(), &columns, args.resume)?;
+    let csv_path = writer.csv_path();
 
     let shard = args.shard.unwrap_or(Shard { index: 0, count: 1 });
     for point in (0..behaviour.points).filter(|p| p % shard.count == shard.index) {
         let row = double_row(results, point);
-        if folder.recorded(&row.key).is_some() {
+        if writer.recorded(&row.key).is_some() {
             continue;
         }
         if behaviour.fail.is_some_and(|(index, after)| index == shard.index && *written == after) {
@@ -239,10 +235,10 @@ fn run_experiment(
             return Ok(Outcome::Failed);
         }
         std::thread::sleep(Duration::from_secs_f64(behaviour.seconds_per_point));
-        folder.row(&row)?;
+        writer.row(&row)?;
         *written += 1;
         if let Some(path) = &behaviour.log {
-            note_measured(path, out, exp.name(), &row.key, shard).map_err(double_error)?;
+            note_measured(path, &out, exp.name(), &row.key, shard).map_err(double_error)?;
         }
     }
     Ok(Outcome::Done)

@@ -643,7 +643,9 @@ const H100_JSON: &str = r#"{"platform": "nvidia", "ordinal": 0, "name": "NVIDIA 
 
 #[test]
 fn merge_refuses_an_incomplete_shard_set_and_merges_it_with_partial() {
-    use suite::report::run_json::{self, Fingerprint, Invocation};
+    use suite::report::folder::ResultsFolder;
+    use suite::report::lock::Wait;
+    use suite::report::run_json::{Fingerprint, Invocation};
     let cache = tempfile::tempdir().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let fixture = suite::test_deps::crate_path("tests/fixtures/matmul-h100.csv");
@@ -669,7 +671,9 @@ fn merge_refuses_an_incomplete_shard_set_and_merges_it_with_partial() {
         let mut invocation = Invocation::now(serde_json::json!({}), Some(format!("{i}/3")));
         invocation.experiment = "matmul".into();
         invocation.fingerprint = Some(fingerprint.clone());
-        run_json::record(dir.path(), &device, invocation).unwrap();
+        let shard = Some(suite::options::Shard { index: i, count: 3 });
+        let folder = ResultsFolder::take(dir.path(), shard, "suite run", Wait::No).unwrap();
+        folder.record_invocation(&device, invocation).unwrap();
     }
     suite_without_gpu(cache.path()).arg("merge").arg(dir.path()).assert().failure().code(1).stderr(
         predicate::str::contains(
@@ -866,7 +870,9 @@ fn status_names_the_folder_once() {
 /// run.json is said as such; a run.json that does not parse and a CSV row that does not are errors naming them.
 #[test]
 fn plot_refuses_an_incomplete_folder_unless_partial_and_never_guesses() {
-    use suite::report::run_json::{self, Plan, PlannedExperiment};
+    use suite::report::folder::ResultsFolder;
+    use suite::report::lock::Wait;
+    use suite::report::run_json::{Plan, PlannedExperiment};
     let cache = tempfile::tempdir().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let rows = std::fs::read_to_string(fixture("matmul-h100.csv")).unwrap();
@@ -895,7 +901,7 @@ fn plot_refuses_an_incomplete_folder_unless_partial_and_never_guesses() {
         continue_with: "suite run matmul --resume".into(),
         experiments: vec![PlannedExperiment { name: "matmul".into(), sweep_points: whole + 70, points: whole + 70 }],
     };
-    run_json::record_plan(dir.path(), &device, plan).unwrap();
+    ResultsFolder::take(dir.path(), None, "suite run", Wait::No).unwrap().record_plan(&device, plan).unwrap();
     let out = plot(false).code(4).get_output().stderr.clone();
     let text = String::from_utf8(out).unwrap();
     let counts = format!("incomplete: matmul {whole} of {} points", whole + 70);

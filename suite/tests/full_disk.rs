@@ -130,7 +130,9 @@ fn a_row_that_does_not_fit_on_the_disk_is_cut_back_and_the_folder_resumes() {
 /// A merge on a full disk says so, naming the file system, and leaves the folder as it was.
 #[test]
 fn a_merge_on_a_full_disk_names_the_disk() {
-    use suite::report::run_json::{self, Fingerprint, Invocation, PlannedExperiment};
+    use suite::report::folder::ResultsFolder;
+    use suite::report::lock::Wait;
+    use suite::report::run_json::{Fingerprint, Invocation, PlannedExperiment};
     let disk = SmallDisk::new("256k");
     let dir = disk.path().join("results");
     let device = suite::planning::part("h100-sxm").unwrap().props();
@@ -139,20 +141,18 @@ fn a_merge_on_a_full_disk_names_the_disk() {
     for index in 0..2 {
         let shard = suite::options::Shard { index, count: 2 };
         let planned = PlannedExperiment { name: "smoke".into(), sweep_points: 40, points: 20 };
-        run_json::record_plan(&dir, &device, suite::experiments::plan_record(&dir, Some(shard), vec![planned]))
-            .unwrap();
+        let mut folder = ResultsFolder::take(&dir, Some(shard), "suite run", Wait::No).unwrap();
+        folder.record_plan(&device, suite::experiments::plan_record(&dir, Some(shard), vec![planned])).unwrap();
         let mut invocation = Invocation::now(serde_json::json!({}), Some(shard.to_string()));
         invocation.experiment = "smoke".into();
         invocation.fingerprint = Some(Fingerprint::new(&serde_json::json!({}), &["smoke"], &[], &device, &columns));
-        run_json::record(&dir, &device, invocation).unwrap();
-        let path = dir.join(format!("smoke.shard-{index}-of-2.csv"));
-        let mut log =
-            CsvLog::open(&path, Context { experiment: "smoke".into(), ..context() }, &columns, false).unwrap();
+        let context = Context { experiment: "smoke".into(), ..context() };
+        let mut writer = folder.begin(&device, invocation, context, &columns, false).unwrap();
         for point in (index..40).step_by(2) {
             let mut r = row(&format!("p{point}"));
             r.params = vec!["1".into(); results.param_columns().len()];
             r.status = Status::Invalid;
-            log.append(&r).unwrap();
+            writer.row(&r).unwrap();
         }
     }
     let before: Vec<String> =

@@ -6,6 +6,8 @@ use suite::experiments::{self, smoke::SmokeSweep, Case, RunOptions};
 use suite::gpu::Gpu;
 use suite::occupancy_calculator::{Profile, Resources};
 use suite::report::csv::read_rows;
+use suite::report::folder::ResultsFolder;
+use suite::report::lock::Wait;
 use suite::verify::{self, Verification};
 
 /// Run options for a test sweep: few launches, so the test checks correctness rather than measuring.
@@ -21,6 +23,16 @@ fn quick_run(dir: &std::path::Path, resume: bool, time_budget_s: f64) -> RunOpti
         max_point_s: 60.0,
         telemetry: true,
     }
+}
+
+/// One experiment run into a results folder taken for it alone, as `suite run EXPERIMENT` takes it.
+fn run_in_own_folder(
+    gpu: &Gpu,
+    exp: &dyn experiments::Experiment,
+    opts: &RunOptions,
+) -> Result<experiments::Summary, experiments::Error> {
+    let mut folder = ResultsFolder::take(&opts.out_dir, opts.shard, "suite run", Wait::No)?;
+    experiments::run(gpu, exp, opts, &mut folder)
 }
 
 fn gpu() -> Gpu {
@@ -62,7 +74,7 @@ fn smoke_triad_verifies_at_odd_sizes_and_group_sizes() {
     for group_size in groups {
         let sweep = SmokeSweep { sizes: vec![1, 1000, (1 << 20) + 3], group_size };
         let opts = quick_run(&dir.path().join(group_size.to_string()), false, 1.0);
-        let summary = experiments::run(&gpu, &sweep, &opts).unwrap();
+        let summary = run_in_own_folder(&gpu, &sweep, &opts).unwrap();
         assert_eq!((summary.ok, summary.fail, summary.error), (3, 0, 0), "group size {group_size}");
     }
     let rows: Vec<_> =
@@ -282,7 +294,7 @@ fn every_matmul_kernel_verifies_at_odd_and_rectangular_sizes() {
     let sweep = MatmulSweep::new(shapes.clone(), &names, true).with_autotune(true).with_f64(shapes, &names);
     let arch = gpu.device.props().arch.as_str().to_string();
     let opts = quick_run(dir.path(), false, 0.5);
-    let summary = experiments::run(&gpu, &sweep, &opts).unwrap();
+    let summary = run_in_own_folder(&gpu, &sweep, &opts).unwrap();
     let rows = read_rows(&dir.path().join("matmul.csv")).unwrap();
     let planned: usize = Precision::ALL.iter().map(|&p| 3 * (sweep.variants(&arch, p).len() + 2)).sum();
     assert_eq!(rows.len(), planned);
@@ -340,7 +352,7 @@ fn split_k_stream_k_and_small_tiles_verify_where_no_tile_divides_the_size() {
     let names: Vec<&str> = kernels.iter().map(|v| v.name).collect();
     let sweep = MatmulSweep::new(shapes.clone(), &names, true).with_autotune(true);
     let opts = quick_run(dir.path(), false, 0.3);
-    let summary = experiments::run(&gpu, &sweep, &opts).unwrap();
+    let summary = run_in_own_folder(&gpu, &sweep, &opts).unwrap();
     let rows = read_rows(&dir.path().join("matmul.csv")).unwrap();
     assert_eq!(rows.len(), shapes.len() * (kernels.len() + 2));
     for row in &rows {
@@ -482,7 +494,7 @@ fn a_matmul_too_large_for_the_device_is_a_row_not_a_crash() {
     // 2^17 squared floats = 64 GiB per matrix: more than any current GPU holds four of.
     let sweep = MatmulSweep::new(vec![Shape::square(1 << 17)], &[VARIANTS[0].name], true);
     let opts = quick_run(dir.path(), false, 0.5);
-    experiments::run(&gpu, &sweep, &opts).unwrap();
+    run_in_own_folder(&gpu, &sweep, &opts).unwrap();
     let rows = read_rows(&dir.path().join("matmul.csv")).unwrap();
     // The vendor BLAS and the one kernel.
     assert_eq!(rows.len(), 2);
@@ -502,7 +514,7 @@ fn a_point_estimated_past_the_limit_is_an_invalid_row_that_names_the_flag() {
     let naive = VARIANTS.iter().find(|v| v.name == "naive").unwrap();
     let sweep = MatmulSweep::new(vec![Shape::square(20000)], &[naive.name], false);
     let started = std::time::Instant::now();
-    let summary = experiments::run(&gpu, &sweep, &quick_run(dir.path(), false, 0.5)).unwrap();
+    let summary = run_in_own_folder(&gpu, &sweep, &quick_run(dir.path(), false, 0.5)).unwrap();
     assert!(started.elapsed().as_secs() < 30, "the point was run, not refused");
     assert_eq!((summary.invalid, summary.ok), (1, 0));
     let rows = read_rows(&dir.path().join("matmul.csv")).unwrap();
@@ -532,7 +544,7 @@ fn occupancy_sweeps_verify_and_record_timelines_of_every_wave() {
         ..OccupancySweep::default()
     };
     let opts = quick_run(dir.path(), false, 0.5);
-    let summary = experiments::run(&gpu, &sweep, &opts).unwrap();
+    let summary = run_in_own_folder(&gpu, &sweep, &opts).unwrap();
     assert_eq!((summary.fail, summary.error), (0, 0), "{summary:?}");
     let rows = read_rows(&dir.path().join("occupancy.csv")).unwrap();
     for row in &rows {
@@ -659,7 +671,7 @@ fn smoke_rows_carry_plausible_clocks_power_and_temperature() {
     let sweep = SmokeSweep { sizes: vec![1 << 22, 1 << 24, 1 << 26], group_size: 256 };
     let dir = tempfile::tempdir().unwrap();
     let on = RunOptions { reps: 20, warmup: 3, ..quick_run(&dir.path().join("on"), false, 2.0) };
-    let summary = experiments::run(&gpu, &sweep, &on).unwrap();
+    let summary = run_in_own_folder(&gpu, &sweep, &on).unwrap();
     assert_eq!((summary.ok, summary.fail, summary.error), (3, 0, 0));
     let run = suite::report::run_json::read(&on.out_dir).unwrap().expect("run.json");
     let telemetry = run.invocations[0].telemetry.clone().expect("a telemetry record");
@@ -717,7 +729,7 @@ fn smoke_rows_carry_plausible_clocks_power_and_temperature() {
     }
     // Sampling off: the same rows, the clock columns empty, run.json says so.
     let off = RunOptions { telemetry: false, out_dir: dir.path().join("off"), ..on.clone() };
-    experiments::run(&gpu, &sweep, &off).unwrap();
+    run_in_own_folder(&gpu, &sweep, &off).unwrap();
     let rows = read_rows(&off.out_dir.join("smoke.csv")).unwrap();
     assert!(rows.iter().all(|r| r["status"] == "ok" && TELEMETRY_COLUMNS.iter().all(|c| r[*c].is_empty())));
     let run = suite::report::run_json::read(&off.out_dir).unwrap().expect("run.json");
@@ -740,7 +752,7 @@ fn every_fusion_variant_verifies_at_odd_and_non_power_of_two_sizes() {
     let sizes = vec![1, 257, 1 << 15, (1 << 20) + 1];
     let sweep = FusionSweep { sizes: sizes.clone(), ..FusionSweep::default() };
     assert_eq!(sweep.precision, PRECISIONS, "the default runs both precisions");
-    let summary = experiments::run(&gpu, &sweep, &quick_run(dir.path(), false, 0.3)).unwrap();
+    let summary = run_in_own_folder(&gpu, &sweep, &quick_run(dir.path(), false, 0.3)).unwrap();
     let rows = read_rows(&dir.path().join("fusion.csv")).unwrap();
     let per_size = 1 + OPERATIONS.len() * VARIANTS.len() * MEASURES.len();
     assert_eq!(rows.len(), PRECISIONS.len() * sizes.len() * per_size);
@@ -850,7 +862,7 @@ fn pt_every_use_case_verifies_at_odd_sizes() {
         barrier_counters: BarrierCounters::Fixed(5),
         ..PtSweep::default()
     };
-    let summary = experiments::run(&gpu, &sweep, &quick_run(dir.path(), false, 0.2)).unwrap();
+    let summary = run_in_own_folder(&gpu, &sweep, &quick_run(dir.path(), false, 0.2)).unwrap();
     let rows = read_rows(&dir.path().join("pt.csv")).unwrap();
     let bad: Vec<String> = rows
         .iter()

@@ -75,7 +75,9 @@ fn results_files_are_never_written_through_a_planted_link() {
 /// member wrote into run.json) are shown, not sent to the terminal.
 #[test]
 fn status_prints_a_recorded_command_without_its_control_characters() {
-    use suite::report::run_json::{self, Plan, PlannedExperiment};
+    use suite::report::folder::ResultsFolder;
+    use suite::report::lock::Wait;
+    use suite::report::run_json::{Plan, PlannedExperiment};
     let dir = tempfile::tempdir().unwrap();
     let device = suite::planning::part("h100-sxm").unwrap().props();
     let plan = Plan {
@@ -87,7 +89,7 @@ fn status_prints_a_recorded_command_without_its_control_characters() {
         continue_with: "SUITE_OUT=r sbatch x.sbatch\u{1b}]0;owned\u{7}\u{1b}[2J\rrm -rf ~".into(),
         experiments: vec![PlannedExperiment { name: "smoke".into(), sweep_points: 4, points: 4 }],
     };
-    run_json::record_plan(dir.path(), &device, plan).unwrap();
+    ResultsFolder::take(dir.path(), None, "suite run", Wait::No).unwrap().record_plan(&device, plan).unwrap();
     let out = suite().arg("status").arg(dir.path()).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(4), "{stdout}");

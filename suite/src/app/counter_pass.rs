@@ -493,6 +493,8 @@ mod tests {
     use super::*;
     use crate::counters::metrics::nvidia;
     use crate::experiments::registry;
+    use crate::report::folder::ResultsFolder;
+    use crate::report::lock::Wait;
 
     /// Rows from the committed H100 quick run (results/2026-11-25-h100-sm_90-quick-after-issue24), as fixtures of
     /// what the pass reads: occupancy's driver copy, a vector add and an LDS point; matmul's cuBLAS at 512.
@@ -567,12 +569,8 @@ matmul,nvidia,NVIDIA H100 80GB HBM3,sm_90,32,cublas,,512,512,512,,,gpu_f64,,,,,6
         std::fs::write(out.join("occupancy.csv"), OCCUPANCY).unwrap();
         std::fs::write(out.join("matmul.csv"), MATMUL).unwrap();
         let props = crate::device::Props { l2_bytes: Some(50 << 20), ..crate::occupancy_calculator::tests::h100() };
-        crate::report::run_json::record(
-            &out,
-            &props,
-            crate::report::run_json::Invocation::now(serde_json::json!({}), None),
-        )
-        .unwrap();
+        let invocation = crate::report::run_json::Invocation::now(serde_json::json!({}), None);
+        ResultsFolder::take(&out, None, "suite run", Wait::No).unwrap().record_invocation(&props, invocation).unwrap();
         let memory = ncu_table(&[
             // Point 0, the driver copy: its marker and no kernel.
             ("launch_empty", 1, markers::start_grid(0), vec![(nvidia::DURATION, 1500.0)]),

@@ -9,7 +9,8 @@ use std::process::ExitCode;
 
 use super::{emit, Error};
 use crate::experiments::{self, registry};
-use crate::report::lock::{FolderLock, Wait};
+use crate::report::folder::ResultsFolder;
+use crate::report::lock::Wait;
 use crate::report::merge_record::{self, MergeRecord, MergeState, MergedExperiment};
 use crate::report::summary::{self, Section};
 use crate::report::{merge, run_json, status};
@@ -34,8 +35,8 @@ pub(super) fn merge_with(
     // One writer of the folder at a time: refused while the shards of its run are being written (each holds the
     // folder's lock shared) or while another merge runs.
     // And only by the job that owns the folder (or once it has ended).
-    crate::report::lock::claim_folder(dir, "suite merge")?;
-    let _lock = FolderLock::take(dir, None, "suite merge", wait)?;
+    // Held until the merge returns; the merge's record in run.json goes through it.
+    let owner = ResultsFolder::take(dir, None, "suite merge", wait)?;
     let groups = merge::shard_files(dir)?;
     if groups.is_empty() {
         return Err(Error::Options(format!(
@@ -134,7 +135,7 @@ pub(super) fn merge_with(
         step(&file_name(&path))?;
         let _ = writeln!(text, "{}", path.display());
         // Last: the record that makes the merged files the folder's (status reads it).
-        merge_record::record(dir, &run.device, record)?;
+        owner.record_merge(&run.device, record)?;
     }
     let _ = writeln!(text, "{}", folder.line());
     emit(&text);
@@ -149,7 +150,7 @@ fn file_name(path: &Path) -> String {
 mod tests {
     use super::*;
     use crate::occupancy_calculator::tests::h100;
-    use crate::report::csv::{header, Context, CsvLog, Row, Status};
+    use crate::report::csv::{header, Context, Row, Status};
     use crate::report::run_json::{Fingerprint, Invocation, PlannedExperiment};
 
     /// A sharded folder of smoke over `count` shards planning `points` points, whose shards hold the points below
@@ -164,11 +165,11 @@ mod tests {
                 sweep_points: points,
                 points: merge::shard_points(points, index, count),
             };
-            run_json::record_plan(dir, &h100(), experiments::plan_record(dir, Some(shard), vec![planned])).unwrap();
+            let mut folder = ResultsFolder::take(dir, Some(shard), "suite run", Wait::No).unwrap();
+            folder.record_plan(&h100(), experiments::plan_record(dir, Some(shard), vec![planned])).unwrap();
             let mut invocation = Invocation::now(serde_json::json!({}), Some(shard.to_string()));
             invocation.experiment = "smoke".into();
             invocation.fingerprint = Some(Fingerprint::new(&serde_json::json!({}), &["smoke"], &[], &h100(), &columns));
-            run_json::record(dir, &h100(), invocation).unwrap();
             let context = Context {
                 experiment: "smoke".into(),
                 platform: "nvidia".into(),
@@ -176,12 +177,11 @@ mod tests {
                 arch: "sm_90".into(),
                 wave_size: 32,
             };
-            let path = dir.join(merge::shard_file_name("smoke", index, count));
-            let mut log = CsvLog::open(&path, context, &columns, true).unwrap();
+            let mut writer = folder.begin(&h100(), invocation, context, &columns, true).unwrap();
             for point in (index..upto).step_by(count) {
                 let key = format!("p{point}");
-                if !log.is_done(&key) {
-                    log.append(&invalid_row(results.param_columns().len(), &key)).unwrap();
+                if writer.recorded(&key).is_none() {
+                    writer.row(&invalid_row(results.param_columns().len(), &key)).unwrap();
                 }
             }
         }

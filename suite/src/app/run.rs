@@ -1,8 +1,8 @@
 //! `suite run`: one experiment with its own flags, or every experiment's quick preset (or `--full` sweep), measured
 //! into one results folder; or, with `--dry-run`, only planned for a part that need not be present.
 //!
-//! A measuring run takes its results folder's locks first ([`crate::report::lock`]), then plans every experiment
-//! it will run and records the plan in `run.json` (which also refuses a folder written with another layout), and
+//! A measuring run takes its results folder first ([`ResultsFolder`]: the folder's claim and locks), then plans
+//! every experiment it will run and records the plan in `run.json` through it (which also refuses a folder written with another layout), and
 //! only then measures: so a second writer, or a writer of the wrong layout, is refused before anything is measured,
 //! and a run stopped before its end is known to be incomplete by every reader.
 
@@ -15,6 +15,7 @@ use crate::cli::{Cli, RunAll, RunArgs, RunCommand};
 use crate::experiments::{self, estimate::seconds_text, registry, Experiment, Planned, RunOptions, Shard};
 use crate::gpu::Gpu;
 use crate::options;
+use crate::report::folder::ResultsFolder;
 use crate::report::lock::{FolderLock, Wait};
 use crate::report::run_json::{self, Layout, Plan, PlannedExperiment};
 use crate::report::summary::{self, Section};
@@ -165,13 +166,8 @@ fn measure(cli: &Cli, selection: Selection, args: &RunArgs) -> Result<ExitCode, 
     let out_dir = opts.out_dir.clone();
     let wait = if args.wait { Wait::Forever } else { Wait::No };
     // Before anything else touches the folder: one job owns it (another job's tasks are refused here, before they
-    // measure), and one writer at a time, refused at once (or waited for).
-    let what = match opts.shard {
-        Some(s) => format!("suite run (shard {s})"),
-        None => "suite run".to_string(),
-    };
-    crate::report::lock::claim_folder(&out_dir, &what)?;
-    let _lock = FolderLock::take(&out_dir, opts.shard, "suite run", wait)?;
+    // measure), and one writer at a time, refused at once (or waited for). Held until this function returns.
+    let mut folder = ResultsFolder::take(&out_dir, opts.shard, "suite run", wait)?;
     let props = gpu.device.props();
     let compiled = Instant::now();
     // Every experiment's kernel sources (and the empty kernel of the launch gap), compiled in parallel where the cache
@@ -191,7 +187,7 @@ fn measure(cli: &Cli, selection: Selection, args: &RunArgs) -> Result<ExitCode, 
         selection.experiments.len(),
         planned.elapsed().as_secs_f64()
     );
-    run_json::record_plan(&out_dir, props, plan_record(&selection, &plans, &opts))?;
+    folder.record_plan(props, plan_record(&selection, &plans, &opts))?;
     let estimate: f64 = plans.iter().flat_map(|p| of_shard(p, opts.shard)).map(|p| p.estimate_s).sum();
     let ceilings = crate::peaks::ceilings(props);
     let Some(preset) = selection.preset else {
@@ -204,7 +200,7 @@ fn measure(cli: &Cli, selection: Selection, args: &RunArgs) -> Result<ExitCode, 
             props.wave_size,
             props.runtime_version
         );
-        let outcome = run_one(&gpu, exp, &opts)?;
+        let outcome = run_one(&gpu, exp, &opts, &mut folder)?;
         eprintln!("{}: {}; results in {}", exp.name(), outcome.line(), out_dir.display());
         if args.counters {
             // The child opens the GPU anew: this process's context and its memory go first.
@@ -235,7 +231,7 @@ fn measure(cli: &Cli, selection: Selection, args: &RunArgs) -> Result<ExitCode, 
     for (i, exp) in selection.experiments.iter().enumerate() {
         let name = exp.name();
         let exp_started = Instant::now();
-        let outcome = run_one(&gpu, exp.as_ref(), &opts);
+        let outcome = run_one(&gpu, exp.as_ref(), &opts, &mut folder);
         let seconds = exp_started.elapsed().as_secs_f64();
         let csv = out_dir.join(experiments::csv_name(name, opts.shard));
         sections[i] = match outcome {
@@ -316,10 +312,15 @@ fn counters_after(
     }
 }
 
-/// Runs one experiment into `opts.out_dir`, then (unsharded) redraws the folder's roofline over every experiment in
-/// it so far; a shard's waits for `suite merge`, as its plots do.
-fn run_one(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<experiments::Summary, experiments::Error> {
-    let outcome = experiments::run(gpu, exp, opts)?;
+/// Runs one experiment into `folder` (`opts.out_dir`), then (unsharded) redraws the folder's roofline over every
+/// experiment in it so far; a shard's waits for `suite merge`, as its plots do.
+fn run_one(
+    gpu: &Gpu,
+    exp: &dyn Experiment,
+    opts: &RunOptions,
+    folder: &mut ResultsFolder,
+) -> Result<experiments::Summary, experiments::Error> {
+    let outcome = experiments::run(gpu, exp, opts, folder)?;
     if opts.shard.is_none() {
         let started = Instant::now();
         for path in crate::report::roofline::write(&opts.out_dir, &registry::roofline_roles())? {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
-use super::tests::{fake, options, Capture, FakeDevice};
+use super::tests::{fake, options, run_in_own_folder, Capture, FakeDevice};
 use super::*;
 use crate::gpu::Gpu;
 use crate::phases::{csv_columns, Phase, PHASES_CSV, POINT_PHASES};
@@ -112,7 +112,7 @@ fn a_run_records_each_points_phases_within_its_wall_time_and_names_every_phase()
     };
     let sweep = PhasedSweep { points: 3 };
     let started = std::time::Instant::now();
-    let summary = run(&gpu, &sweep, &opts).unwrap();
+    let summary = run_in_own_folder(&gpu, &sweep, &opts).unwrap();
     let wall_s = started.elapsed().as_secs_f64();
     assert_eq!((summary.ok, summary.fail, summary.error), (3, 0, 0), "{summary:?}");
 

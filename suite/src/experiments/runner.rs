@@ -89,12 +89,21 @@ pub fn default_out_dir(gpu: &Gpu) -> PathBuf {
     PathBuf::from("results").join(format!("{}-{}-{}", &date[..10], host, gpu.device.props().arch))
 }
 
-/// Runs an experiment's sweep on `gpu`, writing rows to `<out_dir>/<name>.csv` and the context to `run.json`, and
-/// (unsharded) its derived tables and plots.
-pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary, Error> {
+/// Runs an experiment's sweep on `gpu` into `folder` (the results folder `opts.out_dir`, of `opts.shard`, held by
+/// this process), which writes its rows to `<name>.csv` and the context to `run.json`, and (unsharded) its derived
+/// tables and plots.
+pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions, folder: &mut ResultsFolder) -> Result<Summary, Error> {
+    assert!(
+        folder.dir() == opts.out_dir && folder.shard() == opts.shard,
+        "the runner writes into the folder its options name: {} (shard {:?}) was given for {} (shard {:?})",
+        folder.dir().display(),
+        folder.shard(),
+        opts.out_dir.display(),
+        opts.shard
+    );
     let started = Instant::now();
     // The run's context, with its own phase clock: what an earlier experiment left is not in it.
-    let ctx = RunContext::new(gpu, Some(&opts.out_dir));
+    let ctx = RunContext::new(gpu, Some(folder.dir()));
     let clock = &ctx.phases;
     // The sweep as it runs on this device (its code objects read where they decide it: the plan phase).
     let settled = clock.scope(Phase::Plan, || exp.on_device(gpu))?;
@@ -137,13 +146,13 @@ pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary
     };
     let columns = header(results.param_columns(), results.metric().column);
     invocation.fingerprint = Some(Fingerprint::new(&options, exp.sources(), &invocation.compilers, props, &columns));
-    // The folder's owner from here on: the CSV, phases.csv and run.json; told of each row and of the end.
-    let mut folder =
-        ResultsFolder::begin(&opts.out_dir, props, invocation, opts.shard, context, &columns, opts.resume)?;
+    // The folder's owner writes the experiment from here on: the CSV, phases.csv and run.json; it is told of each
+    // row and of the end.
+    let mut writer = folder.begin(props, invocation, context, &columns, opts.resume)?;
     drop(setup);
 
     let points = clock.scope(Phase::Plan, || plan_in(&ctx, exp, opts));
-    let to_run: Vec<&Planned> = points.iter().filter(|p| folder.recorded(&p.point.key).is_none()).collect();
+    let to_run: Vec<&Planned> = points.iter().filter(|p| writer.recorded(&p.point.key).is_none()).collect();
     let seconds: f64 = to_run.iter().map(|p| p.estimate_s).sum();
     let skipped = points.len() - to_run.len();
     eprintln!(
@@ -167,7 +176,7 @@ pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary
     let mut record = PhaseRecord::default();
     record.outside_points_s.add_all(&clock.take());
     for point in &points {
-        if let Some(status) = folder.recorded(&point.key) {
+        if let Some(status) = writer.recorded(&point.key) {
             summary.skipped += 1;
             match status {
                 Status::Ok => summary.skipped_ok += 1,
@@ -187,7 +196,7 @@ pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary
             Status::Invalid => summary.invalid += 1,
         }
         clock.scope(Phase::Record, || -> Result<(), Error> {
-            folder.row(&row)?;
+            writer.row(&row)?;
             let line = describe(results, &row);
             if bar.is_hidden() {
                 eprintln!("{line}");
@@ -202,7 +211,7 @@ pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary
         // The phases row itself is written after its times were taken: its cost goes to the totals' record phase
         // (and the wall time of the points), not to its own row.
         let written = Instant::now();
-        folder.point_phases(&point.key, row.status, wall_s, &times)?;
+        writer.point_phases(&point.key, row.status, wall_s, &times)?;
         let write_s = written.elapsed().as_secs_f64();
         times.add(Phase::Record, write_s);
         record.add_point(&times, wall_s + write_s);
@@ -214,14 +223,14 @@ pub fn run(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary
     // points, so shards are plotted after `suite merge`.
     if opts.shard.is_none() {
         let _plots = clock.enter(Phase::Plots);
-        for path in render_plots(results, &folder.csv_path(), folder.dir())? {
+        for path in render_plots(results, &writer.csv_path(), writer.dir())? {
             eprintln!("plot: {}", path.display());
         }
     }
     record.outside_points_s.add_all(&clock.take());
     record.wall_s = started.elapsed().as_secs_f64();
     eprintln!("{}", record.line(exp.name()));
-    folder.end(telemetry_end, record)?;
+    writer.end(telemetry_end, record)?;
     Ok(summary)
 }
 
@@ -279,7 +288,7 @@ fn shell_word(word: &str) -> String {
 }
 
 /// The plan record of this process, now: `experiments` as planned, for a writer of `out_dir` (of `shard`). Every
-/// writer records one before it measures anything ([`run_json::record_plan`]).
+/// writer records one before it measures anything ([`ResultsFolder::record_plan`]).
 pub fn plan_record(
     out_dir: &Path,
     shard: Option<Shard>,

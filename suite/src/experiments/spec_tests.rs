@@ -5,7 +5,7 @@
 
 use std::sync::Mutex;
 
-use super::tests::{fake, options, Capture};
+use super::tests::{fake, options, run_in_own_folder, Capture};
 use super::*;
 use crate::gpu::Gpu;
 
@@ -105,7 +105,7 @@ fn a_second_dimension_reaches_the_rows_by_name_and_prepare_gets_each_points_spec
         ..options(crate::device::Timing::Stream)
     };
     let sweep = GridSweep { sizes: vec![1, 4], widths: vec![2, 1], prepared: Mutex::new(Vec::new()) };
-    let summary = run(&gpu, &sweep, &opts).unwrap();
+    let summary = run_in_own_folder(&gpu, &sweep, &opts).unwrap();
     assert_eq!((summary.ok, summary.invalid, summary.error), (3, 1, 0), "{summary:?}");
 
     // prepare received the specs of the valid points, in the sweep's order.

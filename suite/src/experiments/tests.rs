@@ -232,6 +232,13 @@ fn host_clock_cases_are_timed_one_whole_sequence_per_repetition() {
     }
 }
 
+/// [`run`] of one experiment into a results folder taken for it alone, as `suite run EXPERIMENT` takes it.
+pub(super) fn run_in_own_folder(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptions) -> Result<Summary, Error> {
+    use crate::report::{folder::ResultsFolder, lock::Wait};
+    let mut folder = ResultsFolder::take(&opts.out_dir, opts.shard, "suite run", Wait::No)?;
+    run(gpu, exp, opts, &mut folder)
+}
+
 pub(super) fn options(timing: Timing) -> RunOptions {
     RunOptions {
         out_dir: PathBuf::new(),
@@ -355,19 +362,19 @@ fn a_resumed_run_adds_nothing_and_other_options_are_refused_before_writing() {
         max_point_s: 60.0,
         telemetry: true,
     };
-    let first = run(&gpu, &sweep, &opts).unwrap();
+    let first = run_in_own_folder(&gpu, &sweep, &opts).unwrap();
     assert_eq!((first.ok, first.fail, first.error), (2, 0, 0));
     let csv = dir.path().join("smoke.csv");
     let text = std::fs::read_to_string(&csv).unwrap();
     let resumed = RunOptions { resume: true, ..opts.clone() };
-    let again = run(&gpu, &sweep, &resumed).unwrap();
+    let again = run_in_own_folder(&gpu, &sweep, &resumed).unwrap();
     assert_eq!((again.ok, again.skipped, again.skipped_ok), (0, 2, 2));
     assert!(again.success());
     assert_eq!(std::fs::read_to_string(&csv).unwrap(), text);
-    let err = run(&gpu, &sweep, &RunOptions { reps: 5, ..resumed.clone() }).unwrap_err();
+    let err = run_in_own_folder(&gpu, &sweep, &RunOptions { reps: 5, ..resumed.clone() }).unwrap_err();
     assert!(err.to_string().contains("its options differs"), "{err}");
     let other = smoke::SmokeSweep { group_size: 128, ..sweep.clone() };
-    let err = run(&gpu, &other, &resumed).unwrap_err();
+    let err = run_in_own_folder(&gpu, &other, &resumed).unwrap_err();
     assert!(err.to_string().contains("its options differs"), "{err}");
     assert_eq!(std::fs::read_to_string(&csv).unwrap(), text);
     let run_json = run_json::read(dir.path()).unwrap().unwrap();

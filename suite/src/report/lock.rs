@@ -1,4 +1,5 @@
-//! One writer per results file: the locks a run holds for its whole life.
+//! One writer per results file: the locks a run holds for its whole life. A results folder's claim and locks are
+//! taken by its owner alone ([`super::folder::ResultsFolder::take`]), which holds them until it is dropped.
 //!
 //! Two jobs given one results folder (a user resubmitting while the first still runs, a hand `suite run --resume`
 //! beside a job) must not both append to one CSV: rows of different lengths written at once interleave into a
@@ -145,7 +146,7 @@ pub fn other_owner(dir: &Path) -> Option<Holder> {
 /// other tasks, its merge, its requeued run) goes on; where there is no owner, or it is provably gone, a writer in
 /// a Slurm job records its job as the owner, so the tasks of a second job are refused before they measure, even
 /// when their shards' locks are free. The check and the record are one step under `.suite-owner.lock`.
-pub fn claim_folder(dir: &Path, what: &str) -> Result<()> {
+pub(super) fn claim_folder(dir: &Path, what: &str) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(io("cannot create", dir))?;
     let record = owner_path(dir);
     let _lock = WriterLock::exclusive(&dir.join(".suite-owner.lock"), &record, "a claim of the folder", Wait::Forever)?;
@@ -276,7 +277,7 @@ pub struct FolderLock {
 
 impl FolderLock {
     /// Takes the locks of a writer of `dir` (of `shard`, when sharded) for `what` (e.g. `suite run`).
-    pub fn take(dir: &Path, shard: Option<Shard>, what: &str, wait: Wait) -> Result<FolderLock> {
+    pub(super) fn take(dir: &Path, shard: Option<Shard>, what: &str, wait: Wait) -> Result<FolderLock> {
         let folder = folder_lock_path(dir);
         let locks = match shard {
             None => vec![WriterLock::exclusive(&folder, dir, what, wait)?],
@@ -411,16 +412,21 @@ fn try_shared(path: &Path, guarded: &Path) -> Result<Option<WriterLock>> {
     }
 }
 
-/// The holder of a lock the kernel says is held: its record, or, for a lock held shared (the shards of a run),
-/// the shard locks beside it that are held.
+/// The holder of a lock the kernel says is held: its record, or, for the folder lock held shared (the shards of a
+/// run), the shard locks beside it that are held. Only the folder lock is ever held shared: any other lock without a
+/// record was taken a moment ago. Its shard locks are not probed then: a probe takes each for a moment, and a shard
+/// writer taking its own lock at that moment would be refused (eight shards waiting for run.json's lock at the start
+/// of a run probed them over and over).
 fn holder_of_kernel_lock(file: &mut File, path: &Path) -> String {
     if let Some(record) = read_record(file) {
         return record.describe();
     }
     let dir = path.parent().unwrap_or(Path::new("."));
-    let shards = held_shards(dir);
-    if !shards.is_empty() {
-        return shards.iter().map(Holder::describe).collect::<Vec<_>>().join("; ");
+    if path.file_name() == folder_lock_path(dir).file_name() {
+        let shards = held_shards(dir);
+        if !shards.is_empty() {
+            return shards.iter().map(Holder::describe).collect::<Vec<_>>().join("; ");
+        }
     }
     // Taken a moment ago, its record not yet written; or held shared by writers that record nothing.
     "another process (it has not written its record yet, or holds the lock shared)".to_string()
@@ -691,6 +697,27 @@ mod tests {
         assert!(text.contains("suite merge on host"), "{text}");
         assert_eq!(FolderLock::holders(dir.path())[0].what, "suite merge");
         drop(merging);
+    }
+
+    /// A writer waiting for a lock other than the folder's (run.json's, a CSV's) whose holder has not written its
+    /// record yet does not look at the shard locks: a look takes each for a moment, refusing a shard writer that
+    /// takes its own at that moment, and the shard writers do not hold that lock anyway.
+    #[test]
+    fn a_lock_without_a_record_is_not_described_by_the_shard_locks_unless_it_is_the_folders() {
+        let dir = tempfile::tempdir().unwrap();
+        let shard = Some(Shard { index: 0, count: 2 });
+        let _shard = FolderLock::take(dir.path(), shard, "suite run", Wait::No).unwrap();
+        // Taken a moment ago by another writer, its record not yet written.
+        let run_json_lock = dir.path().join(".run.json.lock");
+        let taken = OpenOptions::new().create(true).truncate(false).write(true).open(&run_json_lock).unwrap();
+        taken.lock().unwrap();
+        let text = refused_by(WriterLock::exclusive(&run_json_lock, dir.path(), "an update of run.json", Wait::No));
+        assert!(text.contains("it has not written its record yet"), "{text}");
+        assert!(!text.contains("shard 0/2"), "the shard writer does not hold run.json's lock: {text}");
+        drop(taken);
+        // The folder lock, held shared by the shards, is described by them.
+        let merge = refused_by(FolderLock::take(dir.path(), None, "suite merge", Wait::No));
+        assert!(merge.contains("suite run (shard 0/2)"), "{merge}");
     }
 
     #[test]

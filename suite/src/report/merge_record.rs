@@ -14,10 +14,9 @@ use std::path::Path;
 use sha2::{Digest, Sha256};
 
 use super::merge::{shard_files, shard_rows};
-use super::run_json::{self, RunJson};
+use super::run_json::RunJson;
 pub use super::run_json::{MergeRecord, MergedExperiment};
 use super::Result;
-use crate::device::Props;
 
 /// Whether a sharded folder's merged files are the merge of its shards as they are now.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,12 +69,4 @@ pub fn state(dir: &Path, run: Option<&RunJson>) -> Result<MergeState> {
         }
     }
     Ok(MergeState::Current)
-}
-
-/// Records `record` in `dir`'s run.json: the last step of a merge, after its last file is in place.
-pub fn record(dir: &Path, device: &Props, record: MergeRecord) -> Result<()> {
-    run_json::update(dir, device, |run, _| {
-        run.merges.push(record);
-        Ok(())
-    })
 }

@@ -602,6 +602,7 @@ pub fn write(dir: &Path, roles: &Roles) -> Result<Vec<PathBuf>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::lock::Wait;
 
     /// Roles standing in for the experiments' own (the registry's are tested with the experiments): rows of
     /// "kernels" drawn by their `kernel` column, "copies" rows with `sweep` = copy are copies, "sequences" off.
@@ -716,7 +717,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let props = h100();
         let invocation = super::super::run_json::Invocation::now(serde_json::json!({}), None);
-        super::super::run_json::record(dir.path(), &props, invocation).unwrap();
+        let folder = super::super::folder::ResultsFolder::take(dir.path(), None, "suite run", Wait::No);
+        folder.unwrap().record_invocation(&props, invocation).unwrap();
         let ctx = "kernels,nvidia,NVIDIA H100 80GB HBM3,sm_90,32";
         let head = "experiment,platform,device,arch,wave_size,kernel,m,timing,flop_count,byte_count,time_ms_median,gflops,status,key";
         // 4096^3: 1.374e11 FLOP over 3 x 64 MiB; in 3 ms, 45.8 TFLOP/s.

@@ -4,6 +4,9 @@
 //! change to `run.json` is a read-modify-write under an exclusive lock on `.run.json.lock` in the same folder, and the
 //! new text goes to a temporary file of its own that is renamed into place: a reader never sees half a file and no
 //! writer loses another's invocation.
+//!
+//! Anyone may read it ([`read`]); a process changes it only through its results folder's owner
+//! ([`super::folder::ResultsFolder`]), one [`Change`] per update.
 
 use std::path::{Path, PathBuf};
 
@@ -356,84 +359,50 @@ fn parse(text: &str) -> serde_json::Result<RunJson> {
     Ok(run)
 }
 
-/// Checks that `invocation` may write into `dir` (same device; for its experiment, the same fingerprint as every
-/// earlier invocation), without changing anything: call it before creating files, then [`record`]. `has_csv`: the
-/// CSV this invocation would resume exists, so the folder must record how its rows were measured.
-pub fn check(dir: &Path, device: &Props, invocation: &Invocation, has_csv: bool) -> Result<()> {
-    let run = read(dir)?;
-    if let Some(run) = &run {
-        admit(run, &path(dir), device, invocation)?;
-    }
-    let recorded = run.iter().flat_map(|r| &r.invocations).any(|i| i.experiment == invocation.experiment);
-    if has_csv && !recorded {
-        return Err(Error::FingerprintMismatch {
-            path: path(dir),
-            experiment: invocation.experiment.clone(),
-            diff: Box::new(FieldDifference {
-                field: "fingerprint",
-                old: "none (run.json does not record the rows there)".into(),
-                new: "recorded".into(),
-            }),
-        });
-    }
-    Ok(())
+/// A change to `run.json`, as the results folder's owner ([`super::folder::ResultsFolder`]) makes it: each is
+/// admitted against what the file holds, under its lock, or refused, leaving the file as it was.
+#[derive(Debug)]
+pub(super) enum Change {
+    /// What a process plans to measure, before it measures anything: the folder must hold this device's results (or
+    /// none) and have been written with the plan's layout.
+    Plan(Plan),
+    /// An invocation of one experiment begins: besides the device and the layout, its rows must compare with the
+    /// experiment's earlier ones (the same fingerprint), so one folder never mixes results that do not compare.
+    /// `has_csv`: the CSV it would resume exists, so the folder must record how its rows were measured.
+    Begin {
+        /// The invocation, appended to those already there (when resuming into the folder, or from another shard);
+        /// boxed, as it is by far the largest change.
+        invocation: Box<Invocation>,
+        /// Whether the CSV it writes exists already.
+        has_csv: bool,
+    },
+    /// The invocation at `index` (as its [`Change::Begin`] returned it) of `experiment` ends: its phases and the
+    /// telemetry's reading after its last point, when there is one. An index that holds another invocation (a file
+    /// replaced meanwhile) is left alone.
+    End {
+        /// Its index in the file.
+        index: usize,
+        /// Its experiment.
+        experiment: String,
+        /// The reading after its last point.
+        telemetry_end: Option<Reading>,
+        /// Where its host time went.
+        phases: PhaseRecord,
+    },
+    /// A merge of the folder's shards, recorded after its last file is in place ([`super::merge_record`]).
+    Merge(MergeRecord),
 }
 
-/// Writes `run.json` in `dir`, appending `invocation` to those already there (when resuming into the folder, or
-/// from another shard). A folder measured on another device, or holding rows of the experiment measured with
-/// another fingerprint, is refused, so one folder never mixes results that do not compare. Returns the
-/// invocation's index in the file (invocations are only ever appended), for [`end`].
-pub fn record(dir: &Path, device: &Props, invocation: Invocation) -> Result<usize> {
-    let mut index = 0;
-    update(dir, device, |run, path| {
-        admit(run, path, device, &invocation)?;
-        run.invocations.push(invocation);
-        index = run.invocations.len() - 1;
-        Ok(())
-    })?;
-    Ok(index)
-}
-
-/// [`check`], then `open` (what the invocation writes besides run.json, e.g. its CSV), then [`record`]: a refused
-/// invocation changes nothing, and one that `open` refuses is not recorded. Returns what `open` made and the
-/// invocation's index in run.json, for [`end`].
-pub fn begin<T>(
+/// Read-modify-write of `dir`'s run.json under its lock: `change` is admitted against the file as it is (a new one
+/// for `device` when there is none) and applied; then `alongside` makes what goes with it (a beginning invocation's
+/// CSV), and only then is the file written. A refused change changes nothing, and one whose `alongside` fails is
+/// not recorded. Returns what `alongside` made and the index of the invocation begun or ended (0 for the others).
+pub(super) fn update<T>(
     dir: &Path,
     device: &Props,
-    invocation: Invocation,
-    has_csv: bool,
-    open: impl FnOnce() -> Result<T>,
+    change: Change,
+    alongside: impl FnOnce() -> Result<T>,
 ) -> Result<(T, usize)> {
-    check(dir, device, &invocation, has_csv)?;
-    let opened = open()?;
-    Ok((opened, record(dir, device, invocation)?))
-}
-
-/// Ends the invocation at `index` (as [`record`] returned it) of `experiment`: adds its `phases` and `telemetry_end`
-/// (the reading after its last point, when there is one), in one update. An index that holds another invocation (a
-/// file replaced meanwhile) is left alone.
-pub fn end(
-    dir: &Path,
-    device: &Props,
-    index: usize,
-    experiment: &str,
-    telemetry_end: Option<Reading>,
-    phases: PhaseRecord,
-) -> Result<()> {
-    update(dir, device, |run, _| {
-        if let Some(invocation) = run.invocations.get_mut(index).filter(|i| i.experiment == experiment) {
-            if let (Some(telemetry), Some(end)) = (invocation.telemetry.as_mut(), telemetry_end) {
-                telemetry.end = Some(end);
-            }
-            invocation.phases = Some(phases);
-        }
-        Ok(())
-    })
-}
-
-/// Read-modify-write of `dir`'s run.json under its lock: `change` sees the file as it is (a new one for this device
-/// when there is none) and either changes it or refuses, leaving the file as it was.
-pub(super) fn update(dir: &Path, device: &Props, change: impl FnOnce(&mut RunJson, &Path) -> Result<()>) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|source| Error::Io { action: "cannot create", path: dir.into(), source })?;
     let path = path(dir);
     // A separate lock file, because run.json itself is replaced by a rename (a lock on the old inode would not
@@ -446,7 +415,8 @@ pub(super) fn update(dir: &Path, device: &Props, change: impl FnOnce(&mut RunJso
         plans: vec![],
         merges: vec![],
     });
-    change(&mut run, &path)?;
+    let index = apply(&mut run, &path, device, change)?;
+    let made = alongside()?;
     run.device = device.clone();
     let text = serde_json::to_string_pretty(&run).map_err(|source| Error::Json { path: path.clone(), source })?;
     // A temporary file of this process's own, renamed over run.json (crate::safe_fs): readers see the old or the new
@@ -454,7 +424,49 @@ pub(super) fn update(dir: &Path, device: &Props, change: impl FnOnce(&mut RunJso
     crate::safe_fs::write_whole(&path, (text + "\n").as_bytes())
         .map_err(|e| super::io_error("cannot write", &path, e))?;
     drop(lock);
-    Ok(())
+    Ok((made, index))
+}
+
+/// `change` admitted into `run` (the file at `path`) and applied; the index of the invocation it begins or ends.
+fn apply(run: &mut RunJson, path: &Path, device: &Props, change: Change) -> Result<usize> {
+    match change {
+        Change::Plan(plan) => {
+            admit_device(run, path, device)?;
+            admit_layout(run, path, Layout::of_recorded(plan.shard.as_deref()))?;
+            run.plans.push(plan);
+            Ok(0)
+        }
+        Change::Begin { invocation, has_csv } => {
+            admit(run, path, device, &invocation)?;
+            let recorded = run.invocations.iter().any(|i| i.experiment == invocation.experiment);
+            if has_csv && !recorded {
+                return Err(Error::FingerprintMismatch {
+                    path: path.into(),
+                    experiment: invocation.experiment.clone(),
+                    diff: Box::new(FieldDifference {
+                        field: "fingerprint",
+                        old: "none (run.json does not record the rows there)".into(),
+                        new: "recorded".into(),
+                    }),
+                });
+            }
+            run.invocations.push(*invocation);
+            Ok(run.invocations.len() - 1)
+        }
+        Change::End { index, experiment, telemetry_end, phases } => {
+            if let Some(invocation) = run.invocations.get_mut(index).filter(|i| i.experiment == experiment) {
+                if let (Some(telemetry), Some(end)) = (invocation.telemetry.as_mut(), telemetry_end) {
+                    telemetry.end = Some(end);
+                }
+                invocation.phases = Some(phases);
+            }
+            Ok(index)
+        }
+        Change::Merge(record) => {
+            run.merges.push(record);
+            Ok(0)
+        }
+    }
 }
 
 /// Whether `invocation` may join `run` (the file at `path`).
@@ -520,17 +532,6 @@ fn admit_layout(run: &RunJson, path: &Path, layout: Option<Layout>) -> Result<()
     Err(Error::Layout { dir, found, this: this.to_string(), continue_with })
 }
 
-/// Records `plan` in `dir`'s run.json (creating it), after checking that the folder holds this device's results
-/// and was written with this plan's layout: the one check every writer passes before it measures anything.
-pub fn record_plan(dir: &Path, device: &Props, plan: Plan) -> Result<()> {
-    update(dir, device, |run, path| {
-        admit_device(run, path, device)?;
-        admit_layout(run, path, Layout::of_recorded(plan.shard.as_deref()))?;
-        run.plans.push(plan);
-        Ok(())
-    })
-}
-
 /// Checks, without writing anything, that a run of `layout` on `device` may write into `dir`: what
 /// `suite run --dry-run --out DIR` tells before a job is queued.
 pub fn check_layout(dir: &Path, device: Option<&Props>, layout: Layout) -> Result<()> {
@@ -573,6 +574,26 @@ pub(crate) mod tests {
         }];
         let options = serde_json::json!({"smoke": {"sizes": [1024]}, "reps": 20, "warmup": 3, "time_budget_s": 2.0});
         Fingerprint::new(&options, &["smoke"], &compilers, &h100(), &["a".to_string(), "b".to_string()])
+    }
+
+    /// [`Change::Begin`] of `invocation`, with nothing alongside; its index.
+    fn begin(dir: &Path, device: &Props, invocation: Invocation, has_csv: bool) -> Result<usize> {
+        update(dir, device, Change::Begin { invocation: Box::new(invocation), has_csv }, || Ok(()))
+            .map(|(_, index)| index)
+    }
+
+    /// [`begin`] where the invocation has no CSV yet.
+    fn record(dir: &Path, device: &Props, invocation: Invocation) -> Result<usize> {
+        begin(dir, device, invocation, false)
+    }
+
+    fn record_plan(dir: &Path, device: &Props, plan: Plan) -> Result<()> {
+        update(dir, device, Change::Plan(plan), || Ok(())).map(|_| ())
+    }
+
+    fn end_at(dir: &Path, index: usize, experiment: &str, telemetry_end: Option<Reading>, phases: PhaseRecord) {
+        let change = Change::End { index, experiment: experiment.into(), telemetry_end, phases };
+        update(dir, &h100(), change, || Ok(())).unwrap();
     }
 
     fn invocation(experiment: &str, shard: Option<&str>, fingerprint: Fingerprint) -> Invocation {
@@ -653,9 +674,9 @@ pub(crate) mod tests {
         assert_eq!(record(dir.path(), &h100(), with_telemetry("matmul")).unwrap(), 1);
         let end = Reading::now(Err("telemetry not available: the GPU is lost".into()));
         let phases = PhaseRecord { points: 3, ..PhaseRecord::default() };
-        super::end(dir.path(), &h100(), 1, "matmul", Some(end.clone()), phases.clone()).unwrap();
+        end_at(dir.path(), 1, "matmul", Some(end.clone()), phases.clone());
         // An index that holds another experiment's invocation is left alone.
-        super::end(dir.path(), &h100(), 0, "matmul", Some(end.clone()), phases.clone()).unwrap();
+        end_at(dir.path(), 0, "matmul", Some(end.clone()), phases.clone());
         let run = read(dir.path()).unwrap().unwrap();
         let (first, second) =
             (run.invocations[0].telemetry.clone().unwrap(), run.invocations[1].telemetry.clone().unwrap());
@@ -700,7 +721,7 @@ pub(crate) mod tests {
             );
             assert_ne!(old_value, new_value, "{field}");
             for err in [
-                check(dir.path(), &h100(), &invocation("smoke", None, changed.clone()), true).unwrap_err(),
+                begin(dir.path(), &h100(), invocation("smoke", None, changed.clone()), true).unwrap_err(),
                 record(dir.path(), &h100(), invocation("smoke", None, changed)).unwrap_err(),
             ] {
                 let text = err.to_string();
@@ -725,11 +746,11 @@ pub(crate) mod tests {
         record(dir.path(), &h100(), invocation("matmul", None, fingerprint())).unwrap();
         // Rows whose run.json is missing, or does not mention them, are refused too; a new experiment is not.
         let empty = tempfile::tempdir().unwrap();
-        let err = check(empty.path(), &h100(), &invocation("smoke", None, fingerprint()), true).unwrap_err();
+        let err = begin(empty.path(), &h100(), invocation("smoke", None, fingerprint()), true).unwrap_err();
         assert!(err.to_string().contains("run.json does not record the rows there"), "{err}");
-        check(empty.path(), &h100(), &invocation("smoke", None, fingerprint()), false).unwrap();
-        check(dir.path(), &h100(), &invocation("matmul", None, fingerprint()), true).unwrap();
-        check(dir.path(), &h100(), &invocation("fusion", None, fingerprint()), false).unwrap();
+        begin(empty.path(), &h100(), invocation("smoke", None, fingerprint()), false).unwrap();
+        begin(dir.path(), &h100(), invocation("matmul", None, fingerprint()), true).unwrap();
+        begin(dir.path(), &h100(), invocation("fusion", None, fingerprint()), false).unwrap();
     }
 
     #[test]

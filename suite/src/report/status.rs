@@ -245,7 +245,15 @@ mod tests {
     use super::*;
     use crate::occupancy_calculator::tests::h100;
     use crate::report::csv::{header, Context, CsvLog, Row, Status};
-    use crate::report::run_json::{record_plan, Plan, PlannedExperiment};
+    use crate::report::folder::ResultsFolder;
+    use crate::report::lock::Wait;
+    use crate::report::run_json::{Plan, PlannedExperiment};
+
+    /// `plan` recorded as its process records it: through the folder taken for its shard.
+    fn record_plan(dir: &Path, device: &crate::device::Props, plan: Plan) -> Result<()> {
+        let shard = plan.shard.as_deref().map(|s| s.parse().expect("a shard i/n"));
+        ResultsFolder::take(dir, shard, "suite run", Wait::No)?.record_plan(device, plan)
+    }
 
     fn plan(shard: Option<&str>, experiments: &[(&str, usize)]) -> Plan {
         let count = shard.and_then(|s| s.split_once('/')).map_or(1, |(_, n)| n.parse().unwrap());

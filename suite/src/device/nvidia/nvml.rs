@@ -134,24 +134,61 @@ type TemperatureFn = unsafe extern "C" fn(Device, c_int, *mut c_uint) -> Return;
 type TemperatureVFn = unsafe extern "C" fn(Device, *mut TemperatureV1) -> Return;
 type ReasonsFn = unsafe extern "C" fn(Device, *mut c_ulonglong) -> Return;
 
+/// An NVML function as resolved from the library, with the name it was resolved by: a message about a call takes
+/// the name from here, so each function is named once, where [`Lib::open`] resolves it.
+#[derive(Debug, Clone, Copy)]
+struct Api<F> {
+    name: &'static str,
+    f: F,
+}
+
+/// A failed NVML call: the function, the clock domain it was asked for (where it takes one) and its return code.
+#[derive(Debug, Clone, Copy)]
+struct Failed {
+    api: &'static str,
+    domain: Option<&'static str>,
+    code: Return,
+}
+
+impl<F> Api<F> {
+    /// `code`, as this function returned it, as a result: a failure names the function (and `domain`).
+    fn check(&self, domain: Option<&'static str>, code: Return) -> std::result::Result<(), Failed> {
+        if code == NVML_SUCCESS {
+            Ok(())
+        } else {
+            Err(Failed { api: self.name, domain, code })
+        }
+    }
+}
+
+/// NVML's name for a clock domain (`nvmlClockType_t`), for messages.
+fn domain_name(domain: c_int) -> &'static str {
+    match domain {
+        NVML_CLOCK_GRAPHICS => "GRAPHICS",
+        NVML_CLOCK_SM => "SM",
+        NVML_CLOCK_MEM => "MEM",
+        _ => "another domain",
+    }
+}
+
 /// The NVML functions the suite calls, resolved once from the loaded library (the sys layer). The versioned names
 /// (`_v2`) are the ones `nvml.h` maps the plain names to.
 pub(super) struct Lib {
     /// The candidate that loaded.
     path: String,
-    init: InitFn,
-    shutdown: InitFn,
+    init: Api<InitFn>,
+    shutdown: Api<InitFn>,
     error_string: ErrorStringFn,
-    handle_by_pci_bus_id: HandleByPciFn,
-    clock_info: ClockFn,
-    max_clock_info: ClockFn,
-    power_usage: UintFn,
-    enforced_power_limit: UintFn,
+    handle_by_pci_bus_id: Api<HandleByPciFn>,
+    clock_info: Api<ClockFn>,
+    max_clock_info: Api<ClockFn>,
+    power_usage: Api<UintFn>,
+    enforced_power_limit: Api<UintFn>,
     nvml_version: Option<VersionFn>,
-    temperature_v: Option<TemperatureVFn>,
-    temperature: Option<TemperatureFn>,
-    clocks_event_reasons: Option<ReasonsFn>,
-    clocks_throttle_reasons: Option<ReasonsFn>,
+    temperature_v: Option<Api<TemperatureVFn>>,
+    temperature: Option<Api<TemperatureFn>>,
+    clocks_event_reasons: Option<Api<ReasonsFn>>,
+    clocks_throttle_reasons: Option<Api<ReasonsFn>>,
     /// Keeps the functions above mapped: the library is never unloaded.
     _library: libloading::Library,
 }
@@ -172,36 +209,46 @@ impl Lib {
         // loaded at run time (nvidia-smi and DCGM do so).
         let library = unsafe { libloading::Library::new(path) }
             .map_err(|e| e.to_string().trim_start_matches(&format!("{path}: ")).to_string())?;
-        macro_rules! required {
-            ($name:literal) => {
+        macro_rules! optional_fn {
+            ($name:ident) => {
                 // SAFETY: the symbol is NVML's function of that name, whose C prototype (nvml.h, CUDA 13.0) the
                 // target type spells out; the pointer is used only while `library` stays loaded (it is kept in
                 // the same struct and never unloaded).
-                *unsafe { library.get(concat!($name, "\0").as_bytes()) }
-                    .map_err(|_| format!("loaded, but it does not export {} (not NVML?)", $name))?
+                unsafe { library.get(concat!(stringify!($name), "\0").as_bytes()) }.ok().map(|f| *f)
+            };
+        }
+        macro_rules! required_fn {
+            ($name:ident) => {
+                optional_fn!($name)
+                    .ok_or_else(|| format!("loaded, but it does not export {} (not NVML?)", stringify!($name)))?
+            };
+        }
+        // Each function as an `Api`: its pointer with the name it was resolved by.
+        macro_rules! required {
+            ($name:ident) => {
+                Api { name: stringify!($name), f: required_fn!($name) }
             };
         }
         macro_rules! optional {
-            ($name:literal) => {
-                // SAFETY: as for `required!`.
-                unsafe { library.get(concat!($name, "\0").as_bytes()) }.ok().map(|f| *f)
+            ($name:ident) => {
+                optional_fn!($name).map(|f| Api { name: stringify!($name), f })
             };
         }
         Ok(Lib {
             path: path.to_string(),
-            init: required!("nvmlInit_v2"),
-            shutdown: required!("nvmlShutdown"),
-            error_string: required!("nvmlErrorString"),
-            handle_by_pci_bus_id: required!("nvmlDeviceGetHandleByPciBusId_v2"),
-            clock_info: required!("nvmlDeviceGetClockInfo"),
-            max_clock_info: required!("nvmlDeviceGetMaxClockInfo"),
-            power_usage: required!("nvmlDeviceGetPowerUsage"),
-            enforced_power_limit: required!("nvmlDeviceGetEnforcedPowerLimit"),
-            nvml_version: optional!("nvmlSystemGetNVMLVersion"),
-            temperature_v: optional!("nvmlDeviceGetTemperatureV"),
-            temperature: optional!("nvmlDeviceGetTemperature"),
-            clocks_event_reasons: optional!("nvmlDeviceGetCurrentClocksEventReasons"),
-            clocks_throttle_reasons: optional!("nvmlDeviceGetCurrentClocksThrottleReasons"),
+            init: required!(nvmlInit_v2),
+            shutdown: required!(nvmlShutdown),
+            error_string: required_fn!(nvmlErrorString),
+            handle_by_pci_bus_id: required!(nvmlDeviceGetHandleByPciBusId_v2),
+            clock_info: required!(nvmlDeviceGetClockInfo),
+            max_clock_info: required!(nvmlDeviceGetMaxClockInfo),
+            power_usage: required!(nvmlDeviceGetPowerUsage),
+            enforced_power_limit: required!(nvmlDeviceGetEnforcedPowerLimit),
+            nvml_version: optional_fn!(nvmlSystemGetNVMLVersion),
+            temperature_v: optional!(nvmlDeviceGetTemperatureV),
+            temperature: optional!(nvmlDeviceGetTemperature),
+            clocks_event_reasons: optional!(nvmlDeviceGetCurrentClocksEventReasons),
+            clocks_throttle_reasons: optional!(nvmlDeviceGetCurrentClocksThrottleReasons),
             _library: library,
         })
     }
@@ -219,13 +266,20 @@ impl Lib {
     }
 
     /// [`Error::Api`] for a failed call, with NVML's name and text for the code.
-    fn api_error(&self, api: &'static str, code: Return) -> Error {
-        Error::Api { api, code: i64::from(code), code_name: return_name(code), text: self.error_text(code) }
+    fn api_error(&self, failed: Failed) -> Error {
+        let Failed { api, domain, code } = failed;
+        let text = match domain {
+            Some(domain) => format!("{} (clock domain {domain})", self.error_text(code)),
+            None => self.error_text(code),
+        };
+        Error::Api { api, code: i64::from(code), code_name: return_name(code), text }
     }
 
-    /// `api: CODE (n): text`, for messages that collect several failures.
-    fn describe(&self, api: &str, code: Return) -> String {
-        format!("{api}: {} ({code}): {}", return_name(code), self.error_text(code))
+    /// `api(DOMAIN): CODE (n): text`, for messages that collect several failures.
+    fn describe(&self, failed: Failed) -> String {
+        let Failed { api, domain, code } = failed;
+        let domain = domain.map(|d| format!("({d})")).unwrap_or_default();
+        format!("{api}{domain}: {} ({code}): {}", return_name(code), self.error_text(code))
     }
 
     /// The NVML version, e.g. `13.580.82`, where the library says.
@@ -275,9 +329,9 @@ pub(super) fn load() -> Result<&'static Lib> {
 #[derive(Debug, Clone, Copy)]
 enum TemperatureSource {
     /// `nvmlDeviceGetTemperatureV` (the CUDA 13 name).
-    Versioned(TemperatureVFn),
+    Versioned(Api<TemperatureVFn>),
     /// `nvmlDeviceGetTemperature` (deprecated in CUDA 13.0, still exported).
-    Legacy(TemperatureFn),
+    Legacy(Api<TemperatureFn>),
 }
 
 /// What each reading reads: decided once when the telemetry is opened.
@@ -288,7 +342,7 @@ struct Plan {
     mem_clock: bool,
     power: bool,
     temperature: Option<TemperatureSource>,
-    reasons: Option<(ReasonsFn, &'static str)>,
+    reasons: Option<Api<ReasonsFn>>,
 }
 
 /// One NVIDIA GPU's readings through NVML. NVML is initialised while it lives (NVML counts initialisations, so
@@ -309,19 +363,14 @@ unsafe impl Sync for NvmlTelemetry {}
 
 /// Whether a probe of `api` answered: `Ok(true)` if so; `Ok(false)`, noted in `missing`, if NVML does not support or
 /// allow it here; the error otherwise.
-fn keep(
-    lib: &Lib,
-    missing: &mut Vec<String>,
-    api: &'static str,
-    probe: std::result::Result<(), Return>,
-) -> Result<bool> {
+fn keep(lib: &Lib, missing: &mut Vec<String>, probe: std::result::Result<(), Failed>) -> Result<bool> {
     match probe {
         Ok(()) => Ok(true),
-        Err(code) if not_available(code) => {
-            missing.push(lib.describe(api, code));
+        Err(failed) if not_available(failed.code) => {
+            missing.push(lib.describe(failed));
             Ok(false)
         }
-        Err(code) => Err(lib.api_error(api, code)),
+        Err(failed) => Err(lib.api_error(failed)),
     }
 }
 
@@ -336,10 +385,10 @@ impl NvmlTelemetry {
         let lib = load()?;
         // SAFETY: nvmlInit_v2 takes nothing; NVML counts initialisations, and each success is paired with the
         // nvmlShutdown in `Drop` (or just below on failure).
-        let code = unsafe { (lib.init)() };
-        if code != NVML_SUCCESS {
+        let code = unsafe { (lib.init.f)() };
+        if let Err(failed) = lib.init.check(None, code) {
             return Err(Error::TelemetryUnavailable {
-                why: format!("NVML ({}) did not start: {}", lib.path, lib.describe("nvmlInit_v2", code)),
+                why: format!("NVML ({}) did not start: {}", lib.path, lib.describe(failed)),
             });
         }
         // From here `telemetry` owns the initialisation: every early return drops it, which shuts NVML down.
@@ -360,13 +409,10 @@ impl NvmlTelemetry {
         })?;
         let mut device: Device = std::ptr::null_mut();
         // SAFETY: `bus` is a live NUL-terminated string and NVML writes one handle to the live local.
-        let code = unsafe { (lib.handle_by_pci_bus_id)(bus.as_ptr(), &mut device) };
-        if code != NVML_SUCCESS {
+        let code = unsafe { (lib.handle_by_pci_bus_id.f)(bus.as_ptr(), &mut device) };
+        if let Err(failed) = lib.handle_by_pci_bus_id.check(None, code) {
             return Err(Error::TelemetryUnavailable {
-                why: format!(
-                    "NVML has no GPU at PCI bus id {pci_bus_id}: {}",
-                    lib.describe("nvmlDeviceGetHandleByPciBusId_v2", code)
-                ),
+                why: format!("NVML has no GPU at PCI bus id {pci_bus_id}: {}", lib.describe(failed)),
             });
         }
         telemetry.device = device;
@@ -391,81 +437,72 @@ impl NvmlTelemetry {
         Ok(telemetry)
     }
 
-    /// Calls `f` with the device handle and a value for NVML to write, and returns what it wrote.
-    fn read<T: Default>(&self, f: impl FnOnce(Device, *mut T) -> Return) -> std::result::Result<T, Return> {
+    /// Calls `api` through `call` with the device handle and a value for NVML to write (of `domain`, where it takes
+    /// one), and returns what it wrote.
+    fn read<T: Default, F: Copy>(
+        &self,
+        api: Api<F>,
+        domain: Option<&'static str>,
+        call: impl FnOnce(F, Device, *mut T) -> Return,
+    ) -> std::result::Result<T, Failed> {
         let mut value = T::default();
-        let code = f(self.device, &mut value);
-        if code == NVML_SUCCESS {
-            Ok(value)
-        } else {
-            Err(code)
-        }
+        api.check(domain, call(api.f, self.device, &mut value))?;
+        Ok(value)
     }
 
-    fn clock(&self, f: ClockFn, domain: c_int) -> std::result::Result<c_uint, Return> {
+    fn clock(&self, api: Api<ClockFn>, domain: c_int) -> std::result::Result<c_uint, Failed> {
         // SAFETY: the handle is live (NVML initialised for as long as `self`), `domain` is an nvmlClockType_t value
         // and NVML writes one unsigned int.
-        self.read(|device, out| unsafe { f(device, domain, out) })
+        self.read(api, Some(domain_name(domain)), |f, device, out| unsafe { f(device, domain, out) })
     }
 
-    fn uint(&self, f: UintFn) -> std::result::Result<c_uint, Return> {
+    fn uint(&self, api: Api<UintFn>) -> std::result::Result<c_uint, Failed> {
         // SAFETY: the handle is live and NVML writes one unsigned int.
-        self.read(|device, out| unsafe { f(device, out) })
+        self.read(api, None, |f, device, out| unsafe { f(device, out) })
     }
 
-    fn temperature(&self, source: TemperatureSource) -> std::result::Result<f64, Return> {
+    fn temperature(&self, source: TemperatureSource) -> std::result::Result<f64, Failed> {
         match source {
-            TemperatureSource::Versioned(f) => {
+            TemperatureSource::Versioned(api) => {
                 let mut t =
                     TemperatureV1 { version: TEMPERATURE_V1, sensor_type: NVML_TEMPERATURE_GPU, temperature: 0 };
                 // SAFETY: the handle is live; `t` is an nvmlTemperature_v1_t with its version and sensor set, which
                 // NVML fills in place.
-                let code = unsafe { f(self.device, &mut t) };
-                if code == NVML_SUCCESS {
-                    Ok(f64::from(t.temperature))
-                } else {
-                    Err(code)
-                }
+                api.check(None, unsafe { (api.f)(self.device, &mut t) })?;
+                Ok(f64::from(t.temperature))
             }
-            TemperatureSource::Legacy(f) => {
+            TemperatureSource::Legacy(api) => {
                 // SAFETY: the handle is live, the sensor is NVML_TEMPERATURE_GPU, NVML writes one unsigned int.
-                self.read(|device, out| unsafe { f(device, NVML_TEMPERATURE_GPU, out) }).map(f64::from)
+                self.read(api, None, |f, device, out| unsafe { f(device, NVML_TEMPERATURE_GPU, out) }).map(f64::from)
             }
         }
     }
 
-    fn reasons(&self, f: ReasonsFn) -> std::result::Result<u64, Return> {
+    fn reasons(&self, api: Api<ReasonsFn>) -> std::result::Result<u64, Failed> {
         // SAFETY: the handle is live and NVML writes one unsigned long long.
-        self.read(|device, out| unsafe { f(device, out) })
+        self.read(api, None, |f, device, out| unsafe { f(device, out) })
     }
 
     /// Tries each reading once and keeps those NVML answers. One it does not support or allow is noted in
     /// `missing`; any other failure fails the open.
     fn plan_readings(&self, missing: &mut Vec<String>) -> Result<Plan> {
         let lib = self.lib;
-        let sm = self.clock(lib.clock_info, NVML_CLOCK_SM).map(drop);
-        let sm_clock = if keep(lib, missing, "nvmlDeviceGetClockInfo(SM)", sm)? {
+        let sm_clock = if keep(lib, missing, self.clock(lib.clock_info, NVML_CLOCK_SM).map(drop))? {
             Some(NVML_CLOCK_SM)
-        } else if keep(
-            lib,
-            missing,
-            "nvmlDeviceGetClockInfo(GRAPHICS)",
-            self.clock(lib.clock_info, NVML_CLOCK_GRAPHICS).map(drop),
-        )? {
+        } else if keep(lib, missing, self.clock(lib.clock_info, NVML_CLOCK_GRAPHICS).map(drop))? {
             Some(NVML_CLOCK_GRAPHICS)
         } else {
             None
         };
-        let mem = self.clock(lib.clock_info, NVML_CLOCK_MEM).map(drop);
-        let mem_clock = keep(lib, missing, "nvmlDeviceGetClockInfo(MEM)", mem)?;
-        let power = keep(lib, missing, "nvmlDeviceGetPowerUsage", self.uint(lib.power_usage).map(drop))?;
+        let mem_clock = keep(lib, missing, self.clock(lib.clock_info, NVML_CLOCK_MEM).map(drop))?;
+        let power = keep(lib, missing, self.uint(lib.power_usage).map(drop))?;
         // The newer function where it answers; otherwise the deprecated one, whose failure is the one reported.
         let versioned = lib.temperature_v.map(TemperatureSource::Versioned);
         let mut temperature = versioned.filter(|&source| self.temperature(source).is_ok());
         if temperature.is_none() {
             match lib.temperature.map(TemperatureSource::Legacy) {
                 Some(legacy) => {
-                    if keep(lib, missing, "nvmlDeviceGetTemperature", self.temperature(legacy).map(drop))? {
+                    if keep(lib, missing, self.temperature(legacy).map(drop))? {
                         temperature = Some(legacy);
                     }
                 }
@@ -475,14 +512,12 @@ impl NvmlTelemetry {
                 ),
             }
         }
-        let event = lib.clocks_event_reasons.map(|f| (f, "nvmlDeviceGetCurrentClocksEventReasons"));
-        let mut reasons = event.filter(|&(f, _)| self.reasons(f).is_ok());
+        let mut reasons = lib.clocks_event_reasons.filter(|&api| self.reasons(api).is_ok());
         if reasons.is_none() {
             match lib.clocks_throttle_reasons {
-                Some(f) => {
-                    let api = "nvmlDeviceGetCurrentClocksThrottleReasons";
-                    if keep(lib, missing, api, self.reasons(f).map(drop))? {
-                        reasons = Some((f, api));
+                Some(api) => {
+                    if keep(lib, missing, self.reasons(api).map(drop))? {
+                        reasons = Some(api);
                     }
                 }
                 None => missing.push(
@@ -508,11 +543,11 @@ impl NvmlTelemetry {
     }
 
     /// A reading's value: `None` when NVML stopped supporting it, an error when the call failed.
-    fn value<T>(&self, api: &'static str, result: std::result::Result<T, Return>) -> Result<Option<T>> {
+    fn value<T>(&self, result: std::result::Result<T, Failed>) -> Result<Option<T>> {
         match result {
             Ok(v) => Ok(Some(v)),
-            Err(code) if not_available(code) => Ok(None),
-            Err(code) => Err(self.lib.api_error(api, code)),
+            Err(failed) if not_available(failed.code) => Ok(None),
+            Err(failed) => Err(self.lib.api_error(failed)),
         }
     }
 }
@@ -527,20 +562,20 @@ impl Telemetry for NvmlTelemetry {
         let (lib, plan) = (self.lib, self.plan);
         let mut sample = Sample::empty();
         if let Some(domain) = plan.sm_clock {
-            sample.sm_clock_mhz = self.value("nvmlDeviceGetClockInfo", self.clock(lib.clock_info, domain))?;
+            sample.sm_clock_mhz = self.value(self.clock(lib.clock_info, domain))?;
         }
         if plan.mem_clock {
-            sample.mem_clock_mhz = self.value("nvmlDeviceGetClockInfo", self.clock(lib.clock_info, NVML_CLOCK_MEM))?;
+            sample.mem_clock_mhz = self.value(self.clock(lib.clock_info, NVML_CLOCK_MEM))?;
         }
         if plan.power {
-            let mw = self.value("nvmlDeviceGetPowerUsage", self.uint(lib.power_usage))?;
+            let mw = self.value(self.uint(lib.power_usage))?;
             sample.power_w = mw.map(milliwatts_to_watts);
         }
         if let Some(source) = plan.temperature {
-            sample.temperature_c = self.value("nvmlDeviceGetTemperature", self.temperature(source))?;
+            sample.temperature_c = self.value(self.temperature(source))?;
         }
-        if let Some((f, api)) = plan.reasons {
-            sample.reasons = self.value(api, self.reasons(f))?.map(reasons_from_bits);
+        if let Some(api) = plan.reasons {
+            sample.reasons = self.value(self.reasons(api))?.map(reasons_from_bits);
         }
         Ok(sample)
     }
@@ -556,10 +591,11 @@ impl Telemetry for NvmlTelemetry {
 
 impl Drop for NvmlTelemetry {
     fn drop(&mut self) {
+        let shutdown = self.lib.shutdown;
         // SAFETY: balances the successful nvmlInit_v2 in `open`; the handle is not used after this.
-        let code = unsafe { (self.lib.shutdown)() };
-        if code != NVML_SUCCESS {
-            eprintln!("warning: {}", self.lib.describe("nvmlShutdown", code));
+        let code = unsafe { (shutdown.f)() };
+        if let Err(failed) = shutdown.check(None, code) {
+            eprintln!("warning: {}", self.lib.describe(failed));
         }
     }
 }
