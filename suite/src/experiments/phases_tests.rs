@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
-use super::tests::{fake, options, run_in_own_folder, Capture, FakeDevice};
+use super::tests::{fake, run_in_own_folder, short_run_into, Capture, FakeDevice};
 use super::*;
 use crate::gpu::Gpu;
 use crate::phases::{csv_columns, Phase, PHASES_CSV, POINT_PHASES};
@@ -102,14 +102,7 @@ fn a_run_records_each_points_phases_within_its_wall_time_and_names_every_phase()
     // Its events read 2 ms for any timed region: one launch per batch, no probe batch.
     let device: FakeDevice = fake(Capture::Works, 2.0, 0.0, 0.0);
     let gpu = Gpu::with_device(Box::new(device), Some(kernels.path().to_path_buf()));
-    let opts = RunOptions {
-        out_dir: dir.path().to_path_buf(),
-        reps: 3,
-        warmup: 1,
-        time_budget_s: 0.05,
-        telemetry: false,
-        ..options(crate::device::Timing::Stream)
-    };
+    let opts = short_run_into(dir.path());
     let sweep = PhasedSweep { points: 3 };
     let started = std::time::Instant::now();
     let summary = run_in_own_folder(&gpu, &sweep, &opts).unwrap();

@@ -5,7 +5,7 @@
 
 use std::sync::Mutex;
 
-use super::tests::{fake, options, run_in_own_folder, Capture};
+use super::tests::{fake, run_in_own_folder, short_run_into, Capture};
 use super::*;
 use crate::gpu::Gpu;
 
@@ -96,14 +96,7 @@ fn a_second_dimension_reaches_the_rows_by_name_and_prepare_gets_each_points_spec
     let dir = tempfile::tempdir().unwrap();
     let kernels = tempfile::tempdir().unwrap();
     let gpu = Gpu::with_device(Box::new(fake(Capture::Works, 2.0, 0.0, 0.0)), Some(kernels.path().to_path_buf()));
-    let opts = RunOptions {
-        out_dir: dir.path().to_path_buf(),
-        reps: 3,
-        warmup: 1,
-        time_budget_s: 0.05,
-        telemetry: false,
-        ..options(crate::device::Timing::Stream)
-    };
+    let opts = short_run_into(dir.path());
     let sweep = GridSweep { sizes: vec![1, 4], widths: vec![2, 1], prepared: Mutex::new(Vec::new()) };
     let summary = run_in_own_folder(&gpu, &sweep, &opts).unwrap();
     assert_eq!((summary.ok, summary.invalid, summary.error), (3, 1, 0), "{summary:?}");

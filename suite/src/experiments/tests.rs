@@ -239,6 +239,19 @@ pub(super) fn run_in_own_folder(gpu: &Gpu, exp: &dyn Experiment, opts: &RunOptio
     run(gpu, exp, opts, &mut folder)
 }
 
+/// The options of a short run into `dir` on the fake device (3 repetitions after 1 warm-up, 50 ms of time budget,
+/// no telemetry), for the tests that run a whole sweep through [`run`].
+pub(super) fn short_run_into(dir: &std::path::Path) -> RunOptions {
+    RunOptions {
+        out_dir: dir.to_path_buf(),
+        reps: 3,
+        warmup: 1,
+        time_budget_s: 0.05,
+        telemetry: false,
+        ..options(Timing::Stream)
+    }
+}
+
 pub(super) fn options(timing: Timing) -> RunOptions {
     RunOptions {
         out_dir: PathBuf::new(),
