@@ -438,10 +438,10 @@ VECTORIZED_KERNELS(double, matmul_vectorized_f64)
 // Launch: group (256, 1, 1), grid (ceil(N/128), ceil(M/128)). matmul_warptile: rows 16-byte aligned
 // (aligned rows), M any; matmul_warptile_unaligned: any M, N, K. C need not be zeroed. LDS: 8.1 KiB.
 // ---------------------------------------------------------------------------------------------------------------
-template <class T, int BM, int BN, int BK, int THREADS, bool VEC, int KUNROLL>
+template <class T, int BM, int BN, int BK, int THREADS, int IO, int KUNROLL>
 __device__ __forceinline__ void warptile(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C, int M,
                                          int N, int K, T* lds) {
-    using W = WaveTile<T, BM, BN, BK, THREADS, VEC>;
+    using W = WaveTile<T, BM, BN, BK, THREADS, IO>;
     T* As = lds;
     T* Bs = lds + W::AS_SIZE;
     const int bm = blockIdx.y * BM, bn = blockIdx.x * BN;
@@ -449,7 +449,7 @@ __device__ __forceinline__ void warptile(const T* __restrict__ A, const T* __res
     T acc[W::WMITER * 4][W::WNITER * 4] = {};
     T ra[W::A_REGS], rb[W::B_REGS];
     for (int kt = 0; kt < K; kt += BK) {
-        w.load(ra, rb, kt, (size_t)kt * N, K, K, N);
+        w.load(ra, rb, kt, (size_t)kt * W::ld(N), K, K, N);
         w.store(As, Bs, ra, rb);
         __syncthreads();  // slab complete before use
         w.template compute<KUNROLL>(As, Bs, acc);
@@ -513,8 +513,8 @@ __device__ __forceinline__ void double_buffer_slabs(const W& w, T* lds, T (&acc)
     T (*Bs)[W::BS_SIZE] = reinterpret_cast<T (*)[W::BS_SIZE]>(lds + 2 * W::AS_SIZE);
     T ra[W::A_REGS], rb[W::B_REGS];
     // The offset of B's k row kt, kept up to date by adds (a 64-bit multiply per slab costs more instructions).
-    const size_t b_slab = (size_t)BK * N;
-    size_t b_rows = (size_t)kbegin * N;
+    const size_t b_slab = (size_t)BK * W::ld(N);
+    size_t b_rows = (size_t)kbegin * W::ld(N);
 
     // Prologue: slab 0 into buffer 0, slab 1 on its way into registers.
     w.load(ra, rb, kbegin, b_rows, kend, K, N);
@@ -541,10 +541,10 @@ __device__ __forceinline__ void double_buffer_slabs(const W& w, T* lds, T (&acc)
     }
 }
 
-template <class T, int BM, int BN, int BK, int THREADS, bool VEC, int KUNROLL>
+template <class T, int BM, int BN, int BK, int THREADS, int IO, int KUNROLL>
 __device__ __forceinline__ void double_buffer(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
                                               int M, int N, int K, T* lds) {
-    using W = WaveTile<T, BM, BN, BK, THREADS, VEC>;
+    using W = WaveTile<T, BM, BN, BK, THREADS, IO>;
     const int bm = blockIdx.y * BM, bn = blockIdx.x * BN;
     const W w(A, B, M, N, K, bm, bn);
     T acc[W::WMITER * 4][W::WNITER * 4] = {};
@@ -553,7 +553,7 @@ __device__ __forceinline__ void double_buffer(const T* __restrict__ A, const T* 
 }
 
 #define DOUBLE_BUFFER_KERNEL(T, NAME, BM, BN, BK, THREADS) \
-    WAVE_TILED_KERNELS_OF(T, NAME, BM, BN, BK, THREADS, BK, 2, , double_buffer, NO_MORE_PARAMS)
+    WAVE_TILED_KERNELS_AND_PACKED_OF(T, NAME, BM, BN, BK, THREADS, BK, 2, , double_buffer, NO_MORE_PARAMS)
 
 // The FP64 instances of the wave-tiled rungs (7 to 10) unroll a slab's k loop by 2 on AMD and by N elsewhere (the
 // slab depth BK, fully, unless an instance says why less): clang for gfx90a hoists the LDS reads of every unrolled k
@@ -599,8 +599,8 @@ DOUBLE_BUFFER_KERNEL_F64(matmul_double_buffer_32x64x16_t64_f64, 32, 64, 16, 64)
 // figures at 4096³ (cuBLAS 51.7): 72% and 55% of cuBLAS, against 80-92% for the shapes above, which keep up to
 // 240 registers per thread on NVIDIA but cannot reach 4 waves per SIMD on gfx90a.
 #define DOUBLE_BUFFER_WAVE64_KERNEL(T, NAME, BM, BN, BK, THREADS)                                              \
-    WAVE_TILED_KERNELS_OF(T, NAME, BM, BN, BK, THREADS, 2, 2, GPU_AMD_MIN_WAVES_PER_SIMD(4), double_buffer,      \
-                          NO_MORE_PARAMS)
+    WAVE_TILED_KERNELS_AND_PACKED_OF(T, NAME, BM, BN, BK, THREADS, 2, 2, GPU_AMD_MIN_WAVES_PER_SIMD(4),          \
+                                     double_buffer, NO_MORE_PARAMS)
 
 DOUBLE_BUFFER_WAVE64_KERNEL(float, matmul_double_buffer_256x128x8_t512, 256, 128, 8, 512)
 DOUBLE_BUFFER_WAVE64_KERNEL(float, matmul_double_buffer_128x128x8_t512, 128, 128, 8, 512)
@@ -626,10 +626,10 @@ DOUBLE_BUFFER_WAVE64_KERNEL(float, matmul_double_buffer_128x128x8_t512, 128, 128
 // does. With S = 1 neither is read. C need not be zeroed.
 // ---------------------------------------------------------------------------------------------------------------
 
-template <class T, int BM, int BN, int BK, int THREADS, bool VEC, int KUNROLL>
+template <class T, int BM, int BN, int BK, int THREADS, int IO, int KUNROLL>
 __device__ __forceinline__ void splitk(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C, int M,
                                        int N, int K, T* lds, T* work, unsigned* counters) {
-    using W = WaveTile<T, BM, BN, BK, THREADS, VEC>;
+    using W = WaveTile<T, BM, BN, BK, THREADS, IO>;
     const int splits = gridDim.z, z = blockIdx.z;
     const int tile = blockIdx.y * gridDim.x + blockIdx.x;
     const int bm = blockIdx.y * BM, bn = blockIdx.x * BN;
@@ -658,6 +658,10 @@ __device__ __forceinline__ void splitk(const T* __restrict__ A, const T* __restr
 
 #define SPLITK_KERNEL(T, NAME, BM, BN, BK, THREADS, KUNROLL, ATTRS) \
     WAVE_TILED_KERNELS_OF(T, NAME, BM, BN, BK, THREADS, KUNROLL, 2, ATTRS, splitk, WORKSPACE_PARAMS, work, counters)
+// The FP32 instances, with their _packed twins.
+#define SPLITK_KERNEL_F32(NAME, BM, BN, BK, THREADS, KUNROLL, ATTRS)                                             \
+    WAVE_TILED_KERNELS_AND_PACKED_OF(float, NAME, BM, BN, BK, THREADS, KUNROLL, 2, ATTRS, splitk, WORKSPACE_PARAMS, \
+                                     work, counters)
 
 // Instances. H200 = ratio to cuBLAS measured on an H200 (nvcc 13.0) with the split S that the autotune step found
 // best there (matmul.rs searches S; rows without autotuning use split_k_for).
@@ -665,12 +669,12 @@ __device__ __forceinline__ void splitk(const T* __restrict__ A, const T* __restr
 //   matmul_splitk_64x128x16_t128    64×128×16, 128 items, ACC 64: 1023² (unaligned) S = 3: 0.88×
 //   matmul_splitk_64x128x8_t128     64×128×8,  128 items, ACC 64, 3 groups per SM: 768² S = 5: 1.06×
 //   matmul_splitk_128x128x8_t128   128×128×8,  128 items, ACC 128: 1024² S = 2: 0.99×
-SPLITK_KERNEL(float, matmul_splitk_128x64x16_t128, 128, 64, 16, 128, 16, )
-SPLITK_KERNEL(float, matmul_splitk_64x128x16_t128, 64, 128, 16, 128, 16, )
-SPLITK_KERNEL(float, matmul_splitk_64x128x8_t128, 64, 128, 8, 128, 8, )
-SPLITK_KERNEL(float, matmul_splitk_128x128x8_t128, 128, 128, 8, 128, 8, )
+SPLITK_KERNEL_F32(matmul_splitk_128x64x16_t128, 128, 64, 16, 128, 16, )
+SPLITK_KERNEL_F32(matmul_splitk_64x128x16_t128, 64, 128, 16, 128, 16, )
+SPLITK_KERNEL_F32(matmul_splitk_64x128x8_t128, 64, 128, 8, 128, 8, )
+SPLITK_KERNEL_F32(matmul_splitk_128x128x8_t128, 128, 128, 8, 128, 8, )
 // The wave64 shape of kernel 8 (128 VGPRs at most, see DOUBLE_BUFFER_WAVE64_KERNEL), split.
-SPLITK_KERNEL(float, matmul_splitk_128x128x8_t512, 128, 128, 8, 512, 2, GPU_AMD_MIN_WAVES_PER_SIMD(4))
+SPLITK_KERNEL_F32(matmul_splitk_128x128x8_t512, 128, 128, 8, 512, 2, GPU_AMD_MIN_WAVES_PER_SIMD(4))
 // FP64 (the header comment says why only this shape). Its slab of 8 is unrolled by 4 on NVIDIA: fully unrolled, the
 // _unaligned twin spills 8 to 32 bytes per item with nvcc 13.5 on sm_90 since B's LDS layout regroups FP64 halves
 // (WaveTile::bs_col); by 4 it keeps 254 registers and no stack on sm_90 and sm_80.
@@ -704,10 +708,10 @@ GPU_KERNEL __launch_bounds__(256) void matmul_splitk_reduce_f64(SPLITK_REDUCE_PA
 // Launch: matmul_zero_c (any grid of 256-item groups), then group (THREADS, 1, 1), grid (ceil(N/BN), ceil(M/BM), S).
 // Aligned rows, M any (_unaligned: any M, N, K).
 // ---------------------------------------------------------------------------------------------------------------
-template <class T, int BM, int BN, int BK, int THREADS, bool VEC, int KUNROLL>
+template <class T, int BM, int BN, int BK, int THREADS, int IO, int KUNROLL>
 __device__ __forceinline__ void splitk_atomic(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
                                               int M, int N, int K, T* lds) {
-    using W = WaveTile<T, BM, BN, BK, THREADS, VEC>;
+    using W = WaveTile<T, BM, BN, BK, THREADS, IO>;
     const int bm = blockIdx.y * BM, bn = blockIdx.x * BN;
     int kbegin, kend;
     split_range<BK>(K, blockIdx.z, gridDim.z, kbegin, kend);
@@ -766,10 +770,10 @@ struct StreamPartition {
     __device__ __forceinline__ int owner(int i) const { return (int)(((long long)(i + 1) * groups - 1) / total); }
 };
 
-template <class T, int BM, int BN, int BK, int THREADS, bool VEC, int KUNROLL>
+template <class T, int BM, int BN, int BK, int THREADS, int IO, int KUNROLL>
 __device__ __forceinline__ void streamk(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C, int M,
                                         int N, int K, T* lds, T* work, unsigned* counters) {
-    using W = WaveTile<T, BM, BN, BK, THREADS, VEC>;
+    using W = WaveTile<T, BM, BN, BK, THREADS, IO>;
     const int tiles_n = (N + BN - 1) / BN;
     const int per_tile = (K + BK - 1) / BK;  // iterations (slabs) per tile
     const int total = (M + BM - 1) / BM * tiles_n * per_tile;
@@ -811,20 +815,53 @@ __device__ __forceinline__ void streamk(const T* __restrict__ A, const T* __rest
 
 #define STREAMK_KERNEL(T, NAME, BM, BN, BK, THREADS, KUNROLL, ATTRS) \
     WAVE_TILED_KERNELS_OF(T, NAME, BM, BN, BK, THREADS, KUNROLL, 2, ATTRS, streamk, WORKSPACE_PARAMS, work, counters)
+// The FP32 instances, with their _packed twins.
+#define STREAMK_KERNEL_F32(NAME, BM, BN, BK, THREADS, KUNROLL, ATTRS)                                            \
+    WAVE_TILED_KERNELS_AND_PACKED_OF(float, NAME, BM, BN, BK, THREADS, KUNROLL, 2, ATTRS, streamk, WORKSPACE_PARAMS, \
+                                     work, counters)
 
 // Instances. H200 = ratio to cuBLAS measured on an H200 (nvcc 13.0), G = 132 × groups per SM.
 //   matmul_streamk_128x128x8_t128  128×128×8,  128 items, ACC 128, G = 264: 1536² 1.06×, 3072² 0.99×,
 //                                  4097² (unaligned) 0.95×
 //   matmul_streamk_64x128x8_t128    64×128×8,  128 items, ACC 64,  G = 396: 1536² 1.06×, 768² 1.01×
 //   matmul_streamk_64x64x16_t128    64×64×16,  128 items, ACC 32,  G = 396: 768² 1.01×
-STREAMK_KERNEL(float, matmul_streamk_128x128x8_t128, 128, 128, 8, 128, 8, )
-STREAMK_KERNEL(float, matmul_streamk_64x128x8_t128, 64, 128, 8, 128, 8, )
-STREAMK_KERNEL(float, matmul_streamk_64x64x16_t128, 64, 64, 16, 128, 16, )
+STREAMK_KERNEL_F32(matmul_streamk_128x128x8_t128, 128, 128, 8, 128, 8, )
+STREAMK_KERNEL_F32(matmul_streamk_64x128x8_t128, 64, 128, 8, 128, 8, )
+STREAMK_KERNEL_F32(matmul_streamk_64x64x16_t128, 64, 64, 16, 128, 16, )
 // The wave64 shape of kernel 8 (128 VGPRs at most, see DOUBLE_BUFFER_WAVE64_KERNEL), streamed.
-STREAMK_KERNEL(float, matmul_streamk_128x128x8_t512, 128, 128, 8, 512, 2, GPU_AMD_MIN_WAVES_PER_SIMD(4))
+STREAMK_KERNEL_F32(matmul_streamk_128x128x8_t512, 128, 128, 8, 512, 2, GPU_AMD_MIN_WAVES_PER_SIMD(4))
 // FP64 (the header comment says why only this shape). On NVIDIA its slab of 16 is unrolled by 8: fully unrolled, nvcc
 // 13 spills 8 bytes per item of the _unaligned twin on sm_80 (255 registers; by 8: 232, and 228 on sm_90).
 STREAMK_KERNEL(double, matmul_streamk_64x64x16_t128_f64, 64, 64, 16, 128, F64_KUNROLL(8), )
+
+// ---------------------------------------------------------------------------------------------------------------
+// The copies the _packed kernels read (FP32 rungs 8 to 10; include/matmul_wave_tile.h, IO_PACKED): A (M×K) into Ap,
+// M rows of ld(K) elements, where pack_a, and B (K×N) into Bp, K rows of ld(N), where pack_b, each row padded with
+// zeros to a multiple of 4 elements (16 bytes), so that every row of the copies starts 16-byte aligned and the kernel
+// reads them with 16-byte loads. The host enqueues this kernel before the _packed kernel in every launch of the
+// product, so it is timed with it. What it buys: the _unaligned kernels' 4-byte loads touch nearly five times the L1
+// sectors of 16-byte ones and lose about a tenth of the product's time (docs/matmul.md); the copy is memory-bound,
+// (M·K + K·N) elements read and (M·ld(K) + K·ld(N)) written, and pays wherever the product does enough FLOP per
+// byte copied (ladder.rs: pack_pays).
+// One element per item: consecutive items read consecutive elements of a source row and write consecutive elements
+// of a padded row, so both sides are coalesced whatever the row's alignment.
+// Launch: group (256, 1, 1), grid (ceil(max(ld(K), ld(N)) / 256), R, 2), R ≤ 65535: z = 0 copies A, z = 1 copies B
+// (nothing where its flag is 0); the groups of row y copy rows y, y + R, y + 2R, ...
+// ---------------------------------------------------------------------------------------------------------------
+GPU_KERNEL __launch_bounds__(256) void matmul_pack_operands(const float* __restrict__ A, const float* __restrict__ B,
+                                                            float* __restrict__ Ap, float* __restrict__ Bp, int M,
+                                                            int N, int K, int pack_a, int pack_b) {
+    const bool is_a = blockIdx.z == 0;
+    if (!(is_a ? pack_a : pack_b)) return;
+    const float* src = is_a ? A : B;
+    float* dst = is_a ? Ap : Bp;
+    const int rows = is_a ? M : K, cols = is_a ? K : N;
+    const int ld = (cols + 3) / 4 * 4;
+    const int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= ld) return;
+    for (int r = blockIdx.y; r < rows; r += gridDim.y)
+        dst[(size_t)r * ld + c] = c < cols ? src[(size_t)r * cols + c] : 0.0f;
+}
 
 // The reference kernels (matmul_reference_f64, matmul_reference_dot2_f64): include/matmul_reference.h.
 #include "matmul_reference.h"

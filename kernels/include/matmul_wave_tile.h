@@ -95,7 +95,21 @@ struct WaveShape {
     static_assert((THREADS % KQ) == 0 && (THREADS % (BN / 4)) == 0, "load rows advance by whole rows per l");
 };
 
-template <class T, int BM, int BN, int BK, int THREADS, bool VEC>
+// How a wave-tiled kernel reaches A, B and C in global memory; the suffix of its symbol.
+// - IO_ALIGNED (no suffix): rows 16-byte aligned (FP32: N and K multiples of 4; FP64: even), 16-byte loads and
+//   stores.
+// - IO_UNALIGNED (_unaligned): any size, every global access one element at a time, guarded.
+// - IO_PACKED (_packed): A and B are packed copies whose rows are padded with zeros to a multiple of 16 bytes
+//   (matmul_pack_operands: A is M × ld(K), B is K × ld(N), ld() rounding up to whole 16-byte accesses), read with
+//   16-byte loads as in IO_ALIGNED; C is the caller's own M × N, written one element at a time as in IO_UNALIGNED.
+//   Why: the 4-byte loads of IO_UNALIGNED touch nearly five times the L1 sectors of 16-byte ones (docs/matmul.md,
+//   "Second round"), and copying A and B once costs less than that wherever a product does enough FLOP per byte
+//   copied (the host decides, ladder.rs: `pack_pays`).
+#define IO_ALIGNED 0
+#define IO_UNALIGNED 1
+#define IO_PACKED 2
+
+template <class T, int BM, int BN, int BK, int THREADS, int IO>
 struct WaveTile : WaveShape<T, BM, BN, BK, THREADS> {
     using S = WaveShape<T, BM, BN, BK, THREADS>;
     using Q = Quad<T>;
@@ -107,6 +121,11 @@ struct WaveTile : WaveShape<T, BM, BN, BK, THREADS> {
     static constexpr int WAVE = S::WAVE, AS_SIZE = S::AS_SIZE, BS_SIZE = S::BS_SIZE, SLAB_ELEMS = S::SLAB_ELEMS;
     // Elements per 16-byte access: B's column pointers are clamped to N minus this.
     static constexpr int VW = 16 / (int)sizeof(T);
+    // Whether A and B are read with 16-byte loads (aligned rows, or packed copies), and C written with 16-byte stores.
+    static constexpr bool VEC = IO != IO_UNALIGNED, VEC_C = IO == IO_ALIGNED;
+    // The row length in memory of an operand whose rows hold n elements: n, or n padded to whole 16-byte accesses in
+    // the packed copies.
+    static __device__ __forceinline__ int ld(int n) { return IO == IO_PACKED ? (n + VW - 1) / VW * VW : n; }
     // Whether a quad of aligned rows lies wholly inside or outside a row (FP32); an FP64 quad may end halfway.
     static constexpr bool WHOLE = VW == 4;
     // Registers that hold one slab of A / B between its global load and its LDS store: quad l in 4l .. 4l+3.
@@ -135,7 +154,7 @@ struct WaveTile : WaveShape<T, BM, BN, BK, THREADS> {
             const int e = t + l * THREADS;
             a_row[l] = e / KQ;
             a_k[l] = (e % KQ) * 4;
-            a_ptr[l] = A + (size_t)min(bm + a_row[l], M - 1) * K + a_k[l];
+            a_ptr[l] = A + (size_t)min(bm + a_row[l], M - 1) * ld(K) + a_k[l];
         }
 #pragma unroll
         for (int l = 0; l < B_LOADS; ++l) {
@@ -143,7 +162,7 @@ struct WaveTile : WaveShape<T, BM, BN, BK, THREADS> {
             b_k[l] = e / (BN / 4);
             b_col[l] = (e % (BN / 4)) * 4;
             b_left[l] = N - (bn + b_col[l]);
-            b_ptr[l] = B + (size_t)b_k[l] * N + min(bn + b_col[l], VEC ? N - VW : N - 1);
+            b_ptr[l] = B + (size_t)b_k[l] * ld(N) + min(bn + b_col[l], VEC ? ld(N) - VW : N - 1);
             b_col[l] = bs_col(b_col[l]);  // from here on, where its quad goes in LDS (store)
         }
         a_in = !A_PARTIAL || t < A_QUADS;
@@ -282,7 +301,7 @@ struct WaveTile : WaveShape<T, BM, BN, BK, THREADS> {
     }
 
     // Accumulators → C, one quad per sub-fragment row: 8 lanes write 128 contiguous bytes in FP32, 256 in FP64
-    // (element by element without VEC, guarded at the right edge).
+    // (element by element without VEC_C, guarded at the right edge).
     __device__ __forceinline__ void store_c(T* C, const T (&acc)[WMITER * 4][WNITER * 4], int M, int N, int bm,
                                             int bn) const {
 #pragma unroll
@@ -297,7 +316,7 @@ struct WaveTile : WaveShape<T, BM, BN, BK, THREADS> {
                     const int r = wm * 4 + i, c = wn * 4;
                     const Q v = make_quad(acc[r][c + 0], acc[r][c + 1], acc[r][c + 2], acc[r][c + 3]);
                     T* p = &C[(size_t)row * N + col];
-                    if (VEC) {
+                    if (VEC_C) {
                         if (WHOLE) {
                             if (col < N) *reinterpret_cast<Q*>(p) = v;
                         } else if (col < N) {
@@ -346,13 +365,21 @@ struct WaveTile : WaveShape<T, BM, BN, BK, THREADS> {
 // of the default shape then ran 4% slower (measured on an H200 at 4096³: 240 -> 255 registers, 47.3 -> 45.5
 // TFLOP/s). KUNROLL: how far the k loop of a slab is unrolled (WaveTile::compute); BUFFERS: slabs of A and B held in
 // LDS; ATTRS: more kernel attributes (may be empty); MORE_PARAMS (a macro of T) and the trailing arguments: what BODY
-// takes after lds.
-#define WAVE_TILED_KERNELS_OF(T, NAME, BM, BN, BK, THREADS, KUNROLL, BUFFERS, ATTRS, BODY, MORE_PARAMS, ...)       \
-    GPU_KERNEL __launch_bounds__(THREADS) ATTRS void NAME(MATMUL_PARAMS_OF(T) MORE_PARAMS(T)) {                   \
+// takes after lds. WAVE_TILED_KERNEL_OF defines one of them, NAME##SUFFIX, reaching memory as IO says;
+// WAVE_TILED_KERNELS_AND_PACKED_OF the two and NAME_packed (IO_PACKED: the FP32 instances of rungs 8 to 10).
+#define WAVE_TILED_KERNEL_OF(T, NAME, SUFFIX, IO, BM, BN, BK, THREADS, KUNROLL, BUFFERS, ATTRS, BODY, MORE_PARAMS, \
+                             ...)                                                                                 \
+    GPU_KERNEL __launch_bounds__(THREADS) ATTRS void NAME##SUFFIX(MATMUL_PARAMS_OF(T) MORE_PARAMS(T)) {           \
         __shared__ __align__(16) T lds[BUFFERS * WaveShape<T, BM, BN, BK, THREADS>::SLAB_ELEMS];                 \
-        BODY<T, BM, BN, BK, THREADS, true, KUNROLL>(A, B, C, M, N, K, lds, ##__VA_ARGS__);                        \
-    }                                                                                                             \
-    GPU_KERNEL __launch_bounds__(THREADS) ATTRS void NAME##_unaligned(MATMUL_PARAMS_OF(T) MORE_PARAMS(T)) {       \
-        __shared__ __align__(16) T lds[BUFFERS * WaveShape<T, BM, BN, BK, THREADS>::SLAB_ELEMS];                 \
-        BODY<T, BM, BN, BK, THREADS, false, KUNROLL>(A, B, C, M, N, K, lds, ##__VA_ARGS__);                       \
+        BODY<T, BM, BN, BK, THREADS, IO, KUNROLL>(A, B, C, M, N, K, lds, ##__VA_ARGS__);                          \
     }
+#define WAVE_TILED_KERNELS_OF(T, NAME, BM, BN, BK, THREADS, KUNROLL, BUFFERS, ATTRS, BODY, MORE_PARAMS, ...)       \
+    WAVE_TILED_KERNEL_OF(T, NAME, , IO_ALIGNED, BM, BN, BK, THREADS, KUNROLL, BUFFERS, ATTRS, BODY, MORE_PARAMS,  \
+                         ##__VA_ARGS__)                                                                           \
+    WAVE_TILED_KERNEL_OF(T, NAME, _unaligned, IO_UNALIGNED, BM, BN, BK, THREADS, KUNROLL, BUFFERS, ATTRS, BODY,   \
+                         MORE_PARAMS, ##__VA_ARGS__)
+#define WAVE_TILED_KERNELS_AND_PACKED_OF(T, NAME, BM, BN, BK, THREADS, KUNROLL, BUFFERS, ATTRS, BODY, MORE_PARAMS, \
+                                         ...)                                                                     \
+    WAVE_TILED_KERNELS_OF(T, NAME, BM, BN, BK, THREADS, KUNROLL, BUFFERS, ATTRS, BODY, MORE_PARAMS, ##__VA_ARGS__) \
+    WAVE_TILED_KERNEL_OF(T, NAME, _packed, IO_PACKED, BM, BN, BK, THREADS, KUNROLL, BUFFERS, ATTRS, BODY,         \
+                         MORE_PARAMS, ##__VA_ARGS__)

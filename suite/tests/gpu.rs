@@ -373,7 +373,7 @@ fn split_k_stream_k_and_small_tiles_verify_where_no_tile_divides_the_size() {
 #[test]
 #[ignore = "needs a GPU"]
 fn split_k_and_stream_k_results_are_the_same_bits_every_launch() {
-    use suite::experiments::matmul::{draw_inputs, multiply, Schedule, Shape, VARIANTS};
+    use suite::experiments::matmul::{draw_inputs, multiply, Packing, Schedule, Shape, VARIANTS};
     let gpu = gpu();
     let mut rng = fastrand::Rng::with_seed(7);
     for shape in [Shape::square(512), Shape { m: 1000, n: 1500, k: 700 }, Shape { m: 77, n: 129, k: 1023 }] {
@@ -382,8 +382,8 @@ fn split_k_and_stream_k_results_are_the_same_bits_every_launch() {
         for v in VARIANTS.iter().filter(|v| matches!(v.schedule, Schedule::SplitK | Schedule::StreamK)) {
             for split in [None, Some(3), Some(7)].into_iter().filter(|s| s.is_none() || v.schedule == Schedule::SplitK)
             {
-                let once = multiply(&gpu, v, shape, &a, &b, split, 1).unwrap();
-                let thrice = multiply(&gpu, v, shape, &a, &b, split, 3).unwrap();
+                let once = multiply(&gpu, v, shape, &a, &b, split, Packing::Model, 1).unwrap();
+                let thrice = multiply(&gpu, v, shape, &a, &b, split, Packing::Model, 3).unwrap();
                 let differ = once.iter().zip(&thrice).filter(|(x, y)| x.to_bits() != y.to_bits()).count();
                 assert_eq!(differ, 0, "{} at {shape}, split {split:?}: {differ} elements differ", v.name);
                 // And the result is right: a spot check against the host in FP64.
@@ -402,6 +402,42 @@ fn split_k_and_stream_k_results_are_the_same_bits_every_launch() {
     }
 }
 
+/// The `_packed` twins (FP32 rungs 8 to 10, reading copies of A and B with rows padded to 16 bytes, made by
+/// `matmul_pack_operands` in the same launch) give the same C as the `_unaligned` twins, element for element (the same
+/// products in the same order; the pads add zeros), at shapes whose rows are not aligned in A, in B, or in both, with
+/// the workspace reused over 3 launches; and right against the host at sampled elements.
+#[test]
+#[ignore = "needs a GPU"]
+fn packed_twins_give_the_unaligned_twins_results() {
+    use suite::experiments::matmul::{draw_inputs, multiply, Packing, Shape, VARIANTS};
+    let gpu = gpu();
+    let mut rng = fastrand::Rng::with_seed(13);
+    let shapes =
+        [Shape { m: 77, n: 129, k: 1023 }, Shape { m: 1001, n: 300, k: 517 }, Shape { m: 300, n: 515, k: 512 }];
+    let packed: Vec<_> = VARIANTS.iter().filter(|v| v.packed_twin).collect();
+    assert!(packed.len() >= 14, "{}", packed.len());
+    for shape in shapes {
+        let a = draw_inputs(&mut rng, shape.m * shape.k).unwrap();
+        let b = draw_inputs(&mut rng, shape.k * shape.n).unwrap();
+        for v in &packed {
+            if v.problem_on(suite::precision::Precision::F32, gpu.device.props().arch.as_str()).is_some() {
+                continue;
+            }
+            let split = (v.schedule == suite::experiments::matmul::Schedule::SplitK).then_some(3);
+            let unaligned = multiply(&gpu, v, shape, &a, &b, split, Packing::Never, 1).unwrap();
+            let packed = multiply(&gpu, v, shape, &a, &b, split, Packing::Always, 3).unwrap();
+            let differ = unaligned.iter().zip(&packed).filter(|(x, y)| x != y).count();
+            assert_eq!(differ, 0, "{} at {shape}: {differ} elements differ from the _unaligned twin's", v.name);
+            for (i, j) in [(0, 0), (shape.m - 1, shape.n - 1), (shape.m / 2, shape.n / 3)] {
+                let want: f64 =
+                    (0..shape.k).map(|p| f64::from(a[i * shape.k + p]) * f64::from(b[p * shape.n + j])).sum();
+                let got = f64::from(packed[i * shape.n + j]);
+                assert!((got - want).abs() <= 1e-4 * (shape.k as f64).sqrt(), "{} at ({i}, {j})", v.name);
+            }
+        }
+    }
+}
+
 /// The split counts that sum in the reduction kernel (past `IN_KERNEL_FIXUP_BYTES`: the K-heavy shapes) and the
 /// DMMA rung's splits in FP64 (in the kernel and in the reduction kernel), at shapes whose every edge is ragged and at
 /// aligned ones: C the same bits after 1 and 3 launches (workspace and counters reused) and right against the host at
@@ -409,7 +445,7 @@ fn split_k_and_stream_k_results_are_the_same_bits_every_launch() {
 #[test]
 #[ignore = "needs a GPU"]
 fn large_splits_and_the_dmma_rungs_splits_are_right_and_the_same_bits_every_launch() {
-    use suite::experiments::matmul::{draw, multiply, Fixup, Schedule, Shape, VARIANTS};
+    use suite::experiments::matmul::{draw, multiply, Fixup, Packing, Schedule, Shape, VARIANTS};
     let gpu = gpu();
     let arch = gpu.device.props().arch.as_str().to_string();
     let mut rng = fastrand::Rng::with_seed(11);
@@ -425,8 +461,8 @@ fn large_splits_and_the_dmma_rungs_splits_are_right_and_the_same_bits_every_laun
             for split in [Some(4), Some(24), None] {
                 let plan = v.plan(shape, suite::precision::Precision::F32, 132, 3, split).unwrap();
                 fixups.insert(format!("{:?}", plan.fixup));
-                let once = multiply(&gpu, v, shape, &a, &b, split, 1).unwrap();
-                let thrice = multiply(&gpu, v, shape, &a, &b, split, 3).unwrap();
+                let once = multiply(&gpu, v, shape, &a, &b, split, Packing::Model, 1).unwrap();
+                let thrice = multiply(&gpu, v, shape, &a, &b, split, Packing::Model, 3).unwrap();
                 let differ = once.iter().zip(&thrice).filter(|(x, y)| x.to_bits() != y.to_bits()).count();
                 assert_eq!(differ, 0, "{} at {shape}, split {split:?} ({:?})", v.name, plan.fixup);
                 for (i, j) in samples(shape) {
@@ -463,8 +499,8 @@ fn large_splits_and_the_dmma_rungs_splits_are_right_and_the_same_bits_every_laun
                     continue; // more splits than K has slabs (K = 256 has 16)
                 };
                 fixups.insert(format!("{:?}", plan.fixup));
-                let once = multiply(&gpu, v, shape, &a, &b, split, 1).unwrap();
-                let thrice = multiply(&gpu, v, shape, &a, &b, split, 3).unwrap();
+                let once = multiply(&gpu, v, shape, &a, &b, split, Packing::Model, 1).unwrap();
+                let thrice = multiply(&gpu, v, shape, &a, &b, split, Packing::Model, 3).unwrap();
                 let differ = once.iter().zip(&thrice).filter(|(x, y)| x.to_bits() != y.to_bits()).count();
                 assert_eq!(differ, 0, "{} at {shape}, split {split:?} ({:?})", v.name, plan.fixup);
                 for (i, j) in samples(shape) {

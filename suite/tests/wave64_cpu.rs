@@ -657,7 +657,10 @@ fn matmul_wave_tiled_kernels_are_right_at_wave64_and_wave32() {
     let mut symbols: Vec<String> =
         variants.iter().flat_map(|v| [v.symbol.to_string(), format!("{}_unaligned", v.symbol)]).collect();
     symbols.extend(in_f64.iter().flat_map(|v| [format!("{}_f64", v.symbol), format!("{}_f64_unaligned", v.symbol)]));
-    symbols.extend(["matmul_zero_c", "matmul_splitk_reduce", "matmul_splitk_reduce_f64"].map(String::from));
+    symbols.extend(variants.iter().filter(|v| v.packed_twin).map(|v| format!("{}_packed", v.symbol)));
+    symbols.extend(
+        ["matmul_zero_c", "matmul_splitk_reduce", "matmul_splitk_reduce_f64", "matmul_pack_operands"].map(String::from),
+    );
     let entries = emulation::entries(&symbols);
     let programs = emulation::build_all(build.path(), "matmul", "#include \"matmul.hip\"", &entries, build.path());
     let mut results: Vec<Vec<(String, Vec<u64>)>> = Vec::new();
@@ -679,9 +682,19 @@ fn matmul_wave_tiled_kernels_are_right_at_wave64_and_wave32() {
                     assert_eq!(plan.fixup, matmul::Fixup::InKernel, "{}", v.name);
                     plans.push(matmul::Plan { fixup: matmul::Fixup::Kernel, counters: 0, ..plan });
                 }
-                for plan in plans {
+                // Where rows are not aligned, each plan again with A and B packed: the same bits as the _unaligned
+                // kernel's (the same products in the same order; the pads add zeros).
+                if v.can_pack(shape, precision) {
+                    plans.extend(plans.clone().into_iter().map(|p| p.packed(v, shape)));
+                }
+                let unpacked = plans.iter().filter(|p| p.pack.is_none()).count();
+                for plan in &plans {
                     let context = format!("{} ({:?}) at {shape} at wave {}", plan.symbol, plan.fixup, program.wave);
-                    let bits = run_matmul(program, v, &plan, shape, precision, &context);
+                    let bits = run_matmul(program, v, plan, shape, precision, &context);
+                    if plan.pack.is_some() {
+                        let (twin, twin_bits) = &mine[mine.len() - unpacked];
+                        assert!(*twin_bits == bits, "{context} and {twin}: C differs");
+                    }
                     mine.push((context, bits));
                 }
             }
@@ -769,7 +782,21 @@ fn launch_matmul(
     [m, n, k]: [i32; 3],
 ) {
     memory.put("counters", &vec![0u32; plan.counters.max(1) as usize]);
-    let mut args = vec![Arg::Buf("A"), Arg::Buf("B"), Arg::Buf("C"), Arg::I32(m), Arg::I32(n), Arg::I32(k)];
+    let (mut a, mut b) = ("A", "B");
+    if let Some(pack) = plan.pack {
+        // The copies, poisoned, then made by the pack kernel with a grid of fewer rows than the matrices (its groups
+        // walk the rest) and columns of 256 (the host's launch).
+        let (rows_a, rows_b) = (m as usize * pack.a_ld as usize, k as usize * pack.b_ld as usize);
+        memory.put("Ap", &poisoned_f32(rows_a));
+        memory.put("Bp", &poisoned_f32(rows_b));
+        let cols = pack.a_ld.max(pack.b_ld).div_ceil(256) as u32;
+        let (flag_a, flag_b) = (Arg::I32(i32::from(pack.a)), Arg::I32(i32::from(pack.b)));
+        let args = [Arg::Buf(a), Arg::Buf(b), Arg::Buf("Ap"), Arg::Buf("Bp"), Arg::I32(m), Arg::I32(n), Arg::I32(k)];
+        let args: Vec<Arg> = args.into_iter().chain([flag_a, flag_b]).collect();
+        program.launch(memory, "matmul_pack_operands", [cols, 7, 2], [256, 1, 1], &args);
+        (a, b) = (if pack.a { "Ap" } else { a }, if pack.b { "Bp" } else { b });
+    }
+    let mut args = vec![Arg::Buf(a), Arg::Buf(b), Arg::Buf("C"), Arg::I32(m), Arg::I32(n), Arg::I32(k)];
     if v.schedule == matmul::Schedule::SplitKAtomic {
         let zero = [Arg::Buf("C"), Arg::I32(m), Arg::I32(n)];
         program.launch(memory, "matmul_zero_c", [2, 1, 1], [256, 1, 1], &zero);
@@ -782,7 +809,7 @@ fn launch_matmul(
     if plan.fixup == matmul::Fixup::Kernel {
         // The partial tiles (fragment order, the kernel's group size) into C, by the reduction kernel.
         let reduce = if plan.element_bytes == 8 { "matmul_splitk_reduce_f64" } else { "matmul_splitk_reduce" };
-        let aligned = i32::from(plan.symbol.ends_with("_unaligned")) ^ 1;
+        let aligned = i32::from(plan.symbol.ends_with("_unaligned") || plan.pack.is_some()) ^ 1;
         let (split, aligned) = (Arg::I32(plan.split_k as i32), Arg::I32(aligned));
         let (bm, bn, threads) = (Arg::I32(v.block[1] as i32), Arg::I32(v.block[0] as i32), Arg::I32(v.group[0] as i32));
         // Every tile, numbered along N first (no grouped order: 0 tile rows), from the first.

@@ -4,7 +4,7 @@
 use std::rc::Rc;
 
 use super::cases::{device_plan, AutotuneCase, Element, Inputs, KernelCase};
-use super::ladder::{point_problem, GroupLimits, Schedule, Variant, MIN_SLABS_PER_SPLIT};
+use super::ladder::{point_problem, GroupLimits, Packing, Schedule, Variant, MIN_SLABS_PER_SPLIT};
 use super::shape::Shape;
 use crate::experiments::{Case, Error};
 use crate::gpu::Gpu;
@@ -14,6 +14,10 @@ use crate::precision::Precision;
 /// The name of the autotune rows in the `kernel` column.
 pub const AUTOTUNE: &str = "autotune";
 
+/// One candidate of the autotune step: a kernel, its split count (`None`: its plan's own) and whether it packs A and
+/// B.
+pub type Candidate = (&'static Variant, Option<u32>, Packing);
+
 /// The autotune step's candidates on `arch` in `precision` among `kernels`, the device's default set (chosen from its
 /// code objects on AMD, else its row of `ARCH_DEFAULTS`): those that have an instance in `precision` there, whose
 /// schedule is deterministic and whose family goes beyond the seed's ladder (double_buffer, splitk, streamk, and the
@@ -21,14 +25,16 @@ pub const AUTOTUNE: &str = "autotune";
 /// count of [`AUTOTUNE_SPLITS`] that fits `shape` (a split count that gives more than [`AUTOTUNE_MAX_GROUPS_PER_CU`]
 /// groups per CU, or ranges under 4 slabs, is left out). Whatever `--kernels` says: the step answers "how fast can a
 /// hand kernel of this suite be here", not "which of the kernels asked for". (The pick's row says its unit: a DMMA
-/// or MFMA pick is the matrix units, the others the vector units.)
+/// or MFMA pick is the matrix units, the others the vector units.) Where a kernel may pack A and B
+/// ([`Variant::can_pack`]: FP32 rows that are not 16-byte aligned), each of its candidates is tried both ways, the
+/// `_unaligned` twin and the `_packed` one with its copy.
 pub fn autotune_candidates(
     kernels: &[&'static Variant],
     arch: &str,
     shape: Shape,
     cus: u32,
     precision: Precision,
-) -> Vec<(&'static Variant, Option<u32>)> {
+) -> Vec<Candidate> {
     let mut out = Vec::new();
     let usable = |v: &&Variant| AUTOTUNE_FAMILIES.contains(&v.family) && v.problem_on(precision, arch).is_none();
     for &v in kernels.iter().filter(|v| usable(v)) {
@@ -54,7 +60,13 @@ pub fn autotune_candidates(
             Schedule::Tiles | Schedule::StreamK => out.push((v, None)),
         }
     }
-    out
+    out.into_iter()
+        .flat_map(|(v, split)| {
+            let both = v.can_pack(shape, precision);
+            let ways: &[Packing] = if both { &[Packing::Never, Packing::Always] } else { &[Packing::Never] };
+            ways.iter().map(move |&packing| (v, split, packing))
+        })
+        .collect()
 }
 
 /// Families the autotune step picks from.
@@ -92,7 +104,7 @@ const AUTOTUNE_BUDGET_S: f64 = 0.05;
 pub(super) fn autotune<'g, T: Element>(
     gpu: &'g Gpu,
     inputs: Rc<Inputs<T>>,
-    candidates: Vec<(&'static Variant, Option<u32>)>,
+    candidates: Vec<Candidate>,
 ) -> Result<AutotuneCase<'g, T>, Error> {
     let props = gpu.device.props();
     let dev = gpu.device.as_ref();
@@ -113,8 +125,8 @@ pub(super) fn autotune<'g, T: Element>(
         // Not read either: autotune's trials are timed by `time_case`, which samples nothing.
         telemetry: false,
     };
-    let trial = |v: &'static Variant, split: Option<u32>| -> Result<Option<f64>, Error> {
-        let Ok(plan) = device_plan(gpu, v, shape, precision, split) else { return Ok(None) };
+    let trial = |v: &'static Variant, split: Option<u32>, packing| -> Result<Option<f64>, Error> {
+        let Ok(plan) = device_plan(gpu, v, shape, precision, split, packing) else { return Ok(None) };
         if point_problem(shape, precision, Some(v), limits, &memory, plan.workspace_bytes()).is_some() {
             return Ok(None);
         }
@@ -126,15 +138,16 @@ pub(super) fn autotune<'g, T: Element>(
         }
         Ok(Some(crate::experiments::time_case(dev, &mut case, &opts)?.stats.median_ms))
     };
-    let times: Vec<Option<f64>> = candidates.iter().map(|&(v, split)| trial(v, split).unwrap_or(None)).collect();
+    let times: Vec<Option<f64>> =
+        candidates.iter().map(|&(v, split, packing)| trial(v, split, packing).unwrap_or(None)).collect();
     let Some(best) = autotune_pick(&times) else {
         return Err(Error::Unsupported(format!(
             "autotune: none of the {} candidates at {shape} verified (or could run)",
             candidates.len()
         )));
     };
-    let (v, split) = candidates[best];
-    let plan = device_plan(gpu, v, shape, precision, split).map_err(Error::Unsupported)?;
+    let (v, split, packing) = candidates[best];
+    let plan = device_plan(gpu, v, shape, precision, split, packing).map_err(Error::Unsupported)?;
     Ok(AutotuneCase { inner: KernelCase::new(gpu, inputs, v, plan)?, pick: v })
 }
 
@@ -154,7 +167,7 @@ mod tests {
         let names = |arch: &str, shape: Shape| -> Vec<String> {
             autotune_candidates(&table(arch, Precision::F32), arch, shape, 132, Precision::F32)
                 .iter()
-                .map(|(v, s)| s.map_or_else(|| v.name.to_string(), |s| format!("{}/{s}", v.name)))
+                .map(|(v, s, _)| s.map_or_else(|| v.name.to_string(), |s| format!("{}/{s}", v.name)))
                 .collect()
         };
         let small = names("sm_90", Shape::square(512));
@@ -180,7 +193,7 @@ mod tests {
         let f64_names = |arch: &str, shape: Shape| -> Vec<String> {
             autotune_candidates(&table(arch, Precision::F64), arch, shape, 132, Precision::F64)
                 .iter()
-                .map(|(v, s)| s.map_or_else(|| v.name.to_string(), |s| format!("{}/{s}", v.name)))
+                .map(|(v, s, _)| s.map_or_else(|| v.name.to_string(), |s| format!("{}/{s}", v.name)))
                 .collect()
         };
         let hopper = f64_names("sm_90", Shape::square(4096));
@@ -198,7 +211,7 @@ mod tests {
         }
         // 4 groups per CU at most: 8 tiles of 128×64 split 64 ways would be 512 groups, under 4·132.
         assert!(!deep64.contains(&"dmma_64x64x16_t128/64".to_string()), "16 tiles x 64 > 528: {deep64:?}");
-        for (v, _) in
+        for (v, _, _) in
             autotune_candidates(&table("sm_90", Precision::F64), "sm_90", Shape::square(512), 132, Precision::F64)
         {
             assert_eq!(v.problem_on(Precision::F64, "sm_90"), None, "{}", v.name);

@@ -6,7 +6,8 @@
 use std::rc::Rc;
 
 use super::ladder::{
-    Fixup, Plan, Schedule, Variant, REFERENCE_DOT2_SYMBOL, REFERENCE_SYMBOL, REFERENCE_TILE, SPLIT_SUFFIX,
+    pack_pays, Fixup, Packing, Plan, Schedule, Variant, REFERENCE_DOT2_SYMBOL, REFERENCE_SYMBOL, REFERENCE_TILE,
+    SPLIT_SUFFIX,
 };
 use super::shape::Shape;
 use crate::device::{Arg, Buffer, Device, Kernel, LaunchConfig, RawAlloc};
@@ -202,9 +203,10 @@ impl<T: Element> Inputs<T> {
 }
 
 /// C = A·B computed on the device by `v` in the precision of `T` (split-K into `split` ranges where it splits, by
-/// [`split_k_for`] when `None`), launched `launches` times on the same buffers (workspace and counters included)
-/// before C is read back: what a row measures, for tests that compare results bit for bit. `a` is M×K and `b` K×N,
-/// row-major.
+/// [`split_k_for`] when `None`; A and B packed for its `_packed` twin as `packing` says, where it may pack), launched
+/// `launches` times on the same buffers (workspace and counters included) before C is read back: what a row
+/// measures, for tests that compare results bit for bit. `a` is M×K and `b` K×N, row-major.
+#[allow(clippy::too_many_arguments)]
 pub fn multiply<T: Element>(
     gpu: &Gpu,
     v: &Variant,
@@ -212,6 +214,7 @@ pub fn multiply<T: Element>(
     a: &[T],
     b: &[T],
     split: Option<u32>,
+    packing: Packing,
     launches: u32,
 ) -> Result<Vec<T>, Error> {
     if a.len() != shape.m * shape.k || b.len() != shape.k * shape.n {
@@ -225,7 +228,7 @@ pub fn multiply<T: Element>(
     }
     let dev = gpu.device.as_ref();
     let inputs = Inputs { shape, a: dev.upload(a)?, b: dev.upload(b)?, reference: Vec::new() };
-    let plan = device_plan(gpu, v, shape, T::PRECISION, split).map_err(Error::Unsupported)?;
+    let plan = device_plan(gpu, v, shape, T::PRECISION, split, packing).map_err(Error::Unsupported)?;
     let mut case = KernelCase::new(gpu, Rc::new(inputs), v, plan)?;
     for _ in 0..launches {
         case.launch()?;
@@ -245,13 +248,15 @@ fn dims(shape: Shape) -> Result<[Arg; 3], Error> {
 }
 
 /// The plan of `v` at `shape` in `precision` on this device: its `groups_per_cu` from the occupancy the device
-/// reports for the symbol launched.
+/// reports for the symbol launched, and A and B packed where the kernel may pack and `packing` says so (by the model
+/// [`pack_pays`] with the device's FP32 vector peak and memory bandwidth for [`Packing::Model`]).
 pub(super) fn device_plan(
     gpu: &Gpu,
     v: &Variant,
     shape: Shape,
     precision: Precision,
     split: Option<u32>,
+    packing: Packing,
 ) -> Result<Plan, String> {
     let props = gpu.device.props();
     let symbol = v.symbol_for(shape, precision);
@@ -265,7 +270,19 @@ pub(super) fn device_plan(
     if groups_per_cu == 0 {
         return Err(format!("{symbol}: the device reports no group of {items} items fits a CU"));
     }
-    v.plan(shape, precision, props.cu_count, groups_per_cu, split)
+    let plan = v.plan(shape, precision, props.cu_count, groups_per_cu, split)?;
+    let pack = v.can_pack(shape, precision)
+        && match packing {
+            Packing::Always => true,
+            Packing::Never => false,
+            Packing::Model => {
+                let ceilings = crate::peaks::ceilings(props);
+                let fp32 = ceilings.peak_tflops(Precision::F32, crate::peaks::Unit::Vector);
+                // Without the device's figures, no packing: the `_unaligned` kernel is right at every size.
+                matches!((fp32, ceilings.memory_gbps), (Some(t), Some(bw)) if pack_pays(shape, t, bw))
+            }
+        };
+    Ok(if pack { plan.packed(v, shape) } else { plan })
 }
 
 /// The vendor BLAS at one shape, checked at every element against the reference.
@@ -311,13 +328,22 @@ pub(super) struct KernelCase<'g, T: Element> {
     inputs: Rc<Inputs<T>>,
     c: Buffer<T>,
     /// What one launch of the case enqueues, in order: the kernel, and around it where the plan has them
-    /// `matmul_zero_c` (before the atomic split-K kernel, which adds into C), the DMMA rung's split instance over its
-    /// last wave's tiles, and `matmul_splitk_reduce` (`_f64`, where the plan sums the partial tiles there).
+    /// `matmul_pack_operands` (before a `_packed` kernel), `matmul_zero_c` (before the atomic split-K kernel, which
+    /// adds into C), the DMMA rung's split instance over its last wave's tiles, and `matmul_splitk_reduce` (`_f64`,
+    /// where the plan sums the partial tiles there).
     launches: Vec<(Kernel, LaunchConfig, Vec<Arg>)>,
     /// The split-K and stream-K workspace (partial tiles) and tile counters; `None` where the plan has none.
     work: Option<(Buffer<T>, Buffer<u32>)>,
+    /// The packed copies of A and B a `_packed` kernel reads (each `None` where that operand is read in place).
+    packed: (Option<Buffer<T>>, Option<Buffer<T>>),
     plan: Plan,
 }
+
+/// The kernel that copies A and B into rows padded to 16 bytes for a `_packed` kernel (FP32).
+const PACK_SYMBOL: &str = "matmul_pack_operands";
+
+/// Rows of the pack kernel's grid at most (its groups walk the rest, `kernels/matmul.hip`).
+const PACK_GRID_ROWS: usize = 2048;
 
 /// The kernel that zeroes C before the atomic split-K kernel adds into it (FP32 only: the atomic rung has no FP64
 /// instance).
@@ -366,8 +392,35 @@ impl<'g, T: Element> KernelCase<'g, T> {
         let linear = |elems: usize| {
             LaunchConfig::linear(elems.div_ceil(256).clamp(1, 16 * dev.props().cu_count as usize) as u32, 256)
         };
-        let base = [inputs.a.arg(), inputs.b.arg(), c.arg(), m, n, k];
         let mut launches = Vec::new();
+        // A `_packed` kernel reads copies of A and B with padded rows, made in the same launch: first the copy.
+        let mut packed = (None, None);
+        if let Some(pack) = plan.pack {
+            let copy = |yes: bool, elems: u64| -> Result<Option<Buffer<T>>, Error> {
+                let len = usize::try_from(elems).map_err(|_| Error::Unsupported(format!("{elems} elements")))?;
+                Ok(if yes { Some(dev.alloc_buffer::<T>(len)?) } else { None })
+            };
+            packed = (copy(pack.a, shape.m as u64 * pack.a_ld)?, copy(pack.b, shape.k as u64 * pack.b_ld)?);
+            let cols = [(pack.a, pack.a_ld), (pack.b, pack.b_ld)].iter().filter(|p| p.0).map(|p| p.1).max();
+            let rows = [(pack.a, shape.m), (pack.b, shape.k)].iter().filter(|p| p.0).map(|p| p.1).max();
+            let grid = [cols.unwrap_or(1).div_ceil(256) as u32, rows.unwrap_or(1).min(PACK_GRID_ROWS) as u32, 2];
+            let ptr = |b: &Option<Buffer<T>>| b.as_ref().map_or(Arg::Ptr(0), |b| b.arg());
+            let args = vec![
+                inputs.a.arg(),
+                inputs.b.arg(),
+                ptr(&packed.0),
+                ptr(&packed.1),
+                m,
+                n,
+                k,
+                Arg::I32(i32::from(pack.a)),
+                Arg::I32(i32::from(pack.b)),
+            ];
+            let config = LaunchConfig { grid, group: [256, 1, 1], dynamic_lds_bytes: 0 };
+            launches.push((gpu.kernel("matmul", PACK_SYMBOL)?, config, args));
+        }
+        let operand = |copy: &Option<Buffer<T>>, own: &Buffer<T>| copy.as_ref().unwrap_or(own).arg();
+        let base = [operand(&packed.0, &inputs.a), operand(&packed.1, &inputs.b), c.arg(), m, n, k];
         if v.schedule == Schedule::SplitKAtomic {
             launches.push((gpu.kernel(v.source, ZERO_SYMBOL)?, linear(shape.m * shape.n), vec![c.arg(), m, n]));
         }
@@ -417,7 +470,7 @@ impl<'g, T: Element> KernelCase<'g, T> {
             let quads = (tiles * u64::from(v.block[0]) * u64::from(v.block[1]) / 4) as usize;
             launches.push((gpu.kernel("matmul", &symbol)?, linear(quads * 4), args));
         }
-        Ok(KernelCase { gpu, inputs, c, launches, work, plan })
+        Ok(KernelCase { gpu, inputs, c, launches, work, packed, plan })
     }
 }
 
@@ -440,7 +493,9 @@ impl<T: Element> Case for KernelCase<'_, T> {
 
     fn footprint_bytes(&self) -> Option<u64> {
         let work = self.work.as_ref().map_or(0, |(w, c)| w.bytes() + c.bytes());
-        Some((self.inputs.a.bytes() + self.inputs.b.bytes() + self.c.bytes() + work) as u64)
+        let packed =
+            [&self.packed.0, &self.packed.1].iter().filter_map(|b| b.as_ref()).map(|b| b.bytes()).sum::<usize>();
+        Some((self.inputs.a.bytes() + self.inputs.b.bytes() + self.c.bytes() + work + packed) as u64)
     }
 }
 

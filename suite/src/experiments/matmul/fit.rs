@@ -4,7 +4,7 @@
 //! upstream clang 18.1 give `matmul_warptile` 192, 98 and 248 VGPRs, and a wave64 shape that fits one compiler spills
 //! under another (docs/matmul.md). A list fitted to one compiler is wrong on the next, so [`choose`] keeps a
 //! candidate kernel only when, in the code object built for the device, every symbol it launches (the kernel and,
-//! where it has one, its `_unaligned` twin):
+//! where it has them, its `_unaligned` and `_packed` twins):
 //! - spills no register (`.vgpr_spill_count` + `.sgpr_spill_count` = 0),
 //! - uses no scratch (`.private_segment_fixed_size` = 0: spills and stack arrays live there, at the latency of
 //!   global memory), and
@@ -49,8 +49,8 @@ pub struct Candidate {
 }
 
 impl Candidate {
-    /// A kernel of the ladder in `precision`: its symbol there (`<symbol>_f64` in FP64), its `_unaligned` twin where
-    /// it has one, and its launch group.
+    /// A kernel of the ladder in `precision`: its symbol there (`<symbol>_f64` in FP64), its `_unaligned` and
+    /// `_packed` twins where it has them, and its launch group.
     pub fn of(v: &Variant, precision: Precision) -> Candidate {
         let base = match precision {
             Precision::F32 => v.symbol.to_string(),
@@ -59,6 +59,9 @@ impl Candidate {
         let mut symbols = vec![base.clone()];
         if v.aligned_rows {
             symbols.push(format!("{base}_unaligned"));
+        }
+        if v.packed_twin && precision == Precision::F32 {
+            symbols.push(format!("{base}_packed"));
         }
         Candidate { name: v.name.to_string(), symbols, group_size: v.group[0] * v.group[1] }
     }

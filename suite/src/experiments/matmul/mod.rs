@@ -49,8 +49,8 @@ pub use cases::{draw, draw_inputs, multiply};
 pub use compare::MatmulComparison;
 pub use fit::DeviceSet;
 pub use ladder::{
-    point_problem, split_k_for, tail_split, ArchKernels, Arith, Exists, Fixup, Instance, Multiples, Plan, Schedule,
-    Tail, Variant, MAX_SPLIT_K,
+    pack_pays, point_problem, split_k_for, tail_split, ArchKernels, Arith, Exists, Fixup, Instance, Multiples, Pack,
+    Packing, Plan, Schedule, Tail, Variant, MAX_SPLIT_K,
 };
 pub use plots::plots;
 pub use rungs::{ARCH_DEFAULTS, VARIANTS};
@@ -273,12 +273,7 @@ impl MatmulSweep {
 
     /// The autotune step's candidates at `shape` in `precision` on the device `props` describes, from its default
     /// set (whatever `--kernels` says).
-    fn autotune_candidates(
-        &self,
-        props: &Props,
-        shape: Shape,
-        precision: Precision,
-    ) -> Vec<(&'static Variant, Option<u32>)> {
+    fn autotune_candidates(&self, props: &Props, shape: Shape, precision: Precision) -> Vec<autotune::Candidate> {
         let arch = props.arch.as_str();
         let set = select_kernels(&self.default_set(arch, precision), &[]).unwrap_or_else(|_| VARIANTS.iter().collect());
         autotune_candidates(&set, arch, shape, props.cu_count, precision)
@@ -567,7 +562,7 @@ impl Points for MatmulSweep {
                     // Every candidate is verified and timed: as many launches' worth as there are candidates.
                     Slot::Autotune => {
                         let candidates = self.autotune_candidates(props, shape, precision);
-                        let unit = candidates.first().map_or(Unit::Vector, |(v, _)| v.unit(precision, arch));
+                        let unit = candidates.first().map_or(Unit::Vector, |(v, _, _)| v.unit(precision, arch));
                         let one = point_work(shape, Some(AUTOTUNE), precision, unit);
                         Work { share_of_peak: one.share_of_peak / candidates.len().max(1) as f64, ..one }
                     }
@@ -599,7 +594,7 @@ impl Points for MatmulSweep {
                             .or_else(|| point_problem(shape, precision, Some(v), limits, &memory, 0))
                         {
                             Some(why) => Err(why),
-                            None => device_plan(gpu, v, shape, precision, None),
+                            None => device_plan(gpu, v, shape, precision, None, Packing::Model),
                         };
                         let invalid = match &plan {
                             Ok(p) => point_problem(shape, precision, Some(v), limits, &memory, p.workspace_bytes()),
@@ -647,14 +642,14 @@ fn prepare_in<'g, T: Element>(
     ctx: &RunContext<'g>,
     shape: Shape,
     slot: Slot,
-    candidates: Vec<(&'static Variant, Option<u32>)>,
+    candidates: Vec<autotune::Candidate>,
 ) -> Result<Box<dyn Case + 'g>, Error> {
     let gpu = ctx.gpu;
     let inputs = ctx.shared(|i: &Inputs<T>| i.shape == shape, || Inputs::<T>::new(gpu, shape, &ctx.phases))?;
     match slot {
         Slot::Vendor => Ok(Box::new(VendorCase::new(gpu, inputs)?)),
         Slot::Kernel(v) => {
-            let plan = device_plan(gpu, v, shape, T::PRECISION, None).map_err(Error::Unsupported)?;
+            let plan = device_plan(gpu, v, shape, T::PRECISION, None, Packing::Model).map_err(Error::Unsupported)?;
             Ok(Box::new(KernelCase::new(gpu, inputs, v, plan)?))
         }
         Slot::Autotune => Ok(Box::new(autotune::autotune(gpu, inputs, candidates)?)),

@@ -270,6 +270,7 @@ const fn simple(name: &'static str, symbol: &'static str, zero_c: bool) -> Varia
         zero_c,
         multiples: ANY,
         aligned_rows: false,
+        packed_twin: false,
         schedule: Schedule::Tiles,
         f32: Instance::Yes,
         f64: Instance::Yes,
@@ -306,7 +307,8 @@ const fn regblock(
     }
 }
 
-/// A wave-tiled kernel (7 on): 16-byte accesses with an `_unaligned` twin.
+/// A wave-tiled kernel (8 on): 16-byte accesses with an `_unaligned` twin, and in FP32 a `_packed` one (not the
+/// atomic split-K kernel, which is there to measure what determinism costs).
 const fn wave(
     name: &'static str,
     family: &'static str,
@@ -315,7 +317,8 @@ const fn wave(
     tile: [u32; 3],
     schedule: Schedule,
 ) -> Variant {
-    regblock(name, family, symbol, items, tile, true, schedule)
+    let packed_twin = !matches!(schedule, Schedule::SplitKAtomic);
+    Variant { packed_twin, ..regblock(name, family, symbol, items, tile, true, schedule) }
 }
 
 /// `v` without an FP64 instance, for the reason `why`.
@@ -503,7 +506,8 @@ mod tests {
     }
 
     /// Every instance the table names, in every precision, is in the code object of every architecture it exists
-    /// on (hipcc for gfx90a, nvcc for sm_90 and sm_80), with its `_unaligned` twin where it has one; no FP64 kernel
+    /// on (hipcc for gfx90a, nvcc for sm_90 and sm_80), with its `_unaligned` and `_packed` twins where it has them (and
+    /// no `_packed` kernel the table does not name); no FP64 kernel
     /// is there that the table does not name; and the FP32 kernels keep the symbols they had before FP64 existed.
     #[test]
     fn every_instance_the_table_names_is_compiled_and_only_those() {
@@ -524,12 +528,18 @@ mod tests {
                     if v.schedule == Schedule::GroupedSplitK {
                         twins.extend(twins.clone().iter().map(|s| format!("{s}{SPLIT_SUFFIX}")));
                     }
+                    if v.packed_twin && precision == Precision::F32 {
+                        twins.push(format!("{base}_packed"));
+                    }
                     let present = v.problem_on(precision, arch).is_none();
                     for symbol in twins {
                         assert_eq!(names.contains(symbol.as_str()), present, "{arch}: {symbol}");
                         named.insert(symbol);
                     }
                 }
+            }
+            for kernel in names.iter().filter(|k| k.ends_with("_packed")) {
+                assert!(named.contains(*kernel), "{arch}: {kernel} is compiled but not in VARIANTS");
             }
             for kernel in names.iter().filter(|k| k.contains("_f64")) {
                 let reference =

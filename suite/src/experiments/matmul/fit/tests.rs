@@ -107,7 +107,7 @@ fn each_rule_leaves_a_kernel_out_with_its_reason() {
     assert_eq!(fit.chosen.len() + fit.left_out.len(), candidates.len());
 }
 
-/// The ladder's candidates: every kernel, its `_unaligned` twin where it has one, at its launch group.
+/// The ladder's candidates: every kernel, its `_unaligned` and `_packed` twins where it has them, at its launch group.
 #[test]
 fn candidates_of_the_ladder_name_every_symbol_launched() {
     let by_name = |n: &str| Candidate::of(VARIANTS.iter().find(|v| v.name == n).unwrap(), Precision::F32);
@@ -116,10 +116,19 @@ fn candidates_of_the_ladder_name_every_symbol_launched() {
         by_name("double_buffer_256x128x8_t512"),
         candidate(
             "double_buffer_256x128x8_t512",
-            &["matmul_double_buffer_256x128x8_t512", "matmul_double_buffer_256x128x8_t512_unaligned"],
+            &[
+                "matmul_double_buffer_256x128x8_t512",
+                "matmul_double_buffer_256x128x8_t512_unaligned",
+                "matmul_double_buffer_256x128x8_t512_packed"
+            ],
             512
         )
     );
+    // FP64 has no packed twin, nor has the atomic split-K kernel.
+    let f64_twins =
+        Candidate::of(VARIANTS.iter().find(|v| v.name == "double_buffer_64x128x8_t128").unwrap(), Precision::F64);
+    assert_eq!(f64_twins.symbols.len(), 2, "{f64_twins:?}");
+    assert_eq!(by_name("splitk_atomic_64x128x16_t128").symbols.len(), 2);
     assert_eq!(by_name("tiled_m32").group_size, 1024);
 }
 
