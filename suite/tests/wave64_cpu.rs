@@ -785,11 +785,11 @@ fn launch_matmul(
     let (mut a, mut b) = ("A", "B");
     if let Some(pack) = plan.pack {
         // The copies, poisoned, then made by the pack kernel with a grid of fewer rows than the matrices (its groups
-        // walk the rest) and columns of 256 (the host's launch).
+        // walk the rest, 4 at a time: 7 rows of groups leave partial steps) and quads of 256 items (the host's launch).
         let (rows_a, rows_b) = (m as usize * pack.a_ld as usize, k as usize * pack.b_ld as usize);
         memory.put("Ap", &poisoned_f32(rows_a));
         memory.put("Bp", &poisoned_f32(rows_b));
-        let cols = pack.a_ld.max(pack.b_ld).div_ceil(256) as u32;
+        let cols = pack.a_ld.max(pack.b_ld).div_ceil(1024) as u32;
         let (flag_a, flag_b) = (Arg::I32(i32::from(pack.a)), Arg::I32(i32::from(pack.b)));
         let args = [Arg::Buf(a), Arg::Buf(b), Arg::Buf("Ap"), Arg::Buf("Bp"), Arg::I32(m), Arg::I32(n), Arg::I32(k)];
         let args: Vec<Arg> = args.into_iter().chain([flag_a, flag_b]).collect();

@@ -343,7 +343,11 @@ pub(super) struct KernelCase<'g, T: Element> {
 const PACK_SYMBOL: &str = "matmul_pack_operands";
 
 /// Rows of the pack kernel's grid at most (its groups walk the rest, `kernels/matmul.hip`).
-const PACK_GRID_ROWS: usize = 2048;
+const PACK_GRID_ROWS: u32 = 65535;
+
+/// Groups of 256 items per CU the pack kernel is launched with: 8 fill an SM of 2048 items (and a gfx90a CU's 40
+/// waves of 64 five times over), each item with four rows' loads in flight.
+const PACK_GROUPS_PER_CU: u32 = 8;
 
 /// The kernel that zeroes C before the atomic split-K kernel adds into it (FP32 only: the atomic rung has no FP64
 /// instance).
@@ -403,7 +407,11 @@ impl<'g, T: Element> KernelCase<'g, T> {
             packed = (copy(pack.a, shape.m as u64 * pack.a_ld)?, copy(pack.b, shape.k as u64 * pack.b_ld)?);
             let cols = [(pack.a, pack.a_ld), (pack.b, pack.b_ld)].iter().filter(|p| p.0).map(|p| p.1).max();
             let rows = [(pack.a, shape.m), (pack.b, shape.k)].iter().filter(|p| p.0).map(|p| p.1).max();
-            let grid = [cols.unwrap_or(1).div_ceil(256) as u32, rows.unwrap_or(1).min(PACK_GRID_ROWS) as u32, 2];
+            // A quad per item: groups of 256 cover 1024 columns; rows enough for about PACK_GROUPS_PER_CU groups
+            // per CU, each item walking the rest.
+            let x = cols.unwrap_or(1).div_ceil(1024) as u32;
+            let y = (PACK_GROUPS_PER_CU * dev.props().cu_count / (2 * x)).clamp(1, PACK_GRID_ROWS);
+            let grid = [x, y.min(rows.unwrap_or(1) as u32), 2];
             let ptr = |b: &Option<Buffer<T>>| b.as_ref().map_or(Arg::Ptr(0), |b| b.arg());
             let args = vec![
                 inputs.a.arg(),
