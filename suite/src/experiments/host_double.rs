@@ -22,11 +22,31 @@ use crate::planning::PlanningDevice;
 /// One allocation: its words (8-byte aligned, so any element type can be cast from them) and its size.
 type Memory = Arc<Mutex<Vec<u64>>>;
 
+/// Memory freed on the double, handed out again as it was left, the last freed first (as a GPU's allocator may hand back the memory of
+/// the buffer just freed, with its contents), at most [`POOL`] blocks.
+type Pool = Arc<Mutex<Vec<Vec<u64>>>>;
+
+/// Freed blocks the double keeps for reuse.
+const POOL: usize = 8;
+
 /// Device memory of the double: a fake address and the host memory behind it.
 struct HostAlloc {
     ptr: u64,
     bytes: usize,
     memory: Memory,
+    pool: Pool,
+}
+
+impl Drop for HostAlloc {
+    fn drop(&mut self) {
+        if let Ok(memory) = Arc::try_unwrap(std::mem::take(&mut self.memory)) {
+            let mut pool = self.pool.lock().unwrap();
+            pool.push(memory.into_inner().unwrap());
+            if pool.len() > POOL {
+                pool.remove(0);
+            }
+        }
+    }
 }
 
 impl RawAlloc for HostAlloc {
@@ -46,6 +66,7 @@ pub(super) struct HostDevice {
     plan: PlanningDevice,
     next_ptr: AtomicU64,
     allocations: Mutex<HashMap<u64, Weak<Mutex<Vec<u64>>>>>,
+    pool: Pool,
     /// Kernels that write nothing when launched (a broken kernel, for the tests).
     broken: BTreeSet<String>,
     /// Launches made, replayed or not.
@@ -61,6 +82,7 @@ impl HostDevice {
             plan: PlanningDevice::new(part),
             next_ptr: AtomicU64::new(1 << 40),
             allocations: Mutex::default(),
+            pool: Pool::default(),
             broken: broken.iter().map(|s| s.to_string()).collect(),
             launches: AtomicU64::new(0),
             started: Instant::now(),
@@ -198,12 +220,18 @@ impl Device for HostDevice {
         self.plan.memory_info()
     }
     fn alloc(&self, bytes: usize) -> DeviceResult<Box<dyn RawAlloc>> {
-        let memory: Memory = Arc::new(Mutex::new(vec![0u64; bytes.div_ceil(8)]));
+        let words = bytes.div_ceil(8);
+        let reused = {
+            let mut pool = self.pool.lock().unwrap();
+            pool.iter().rposition(|m| m.len() == words).map(|i| pool.remove(i))
+        };
+        // Memory of a freed buffer of the same size comes back as it was left; new memory is zeroed.
+        let memory: Memory = Arc::new(Mutex::new(reused.unwrap_or_else(|| vec![0u64; words])));
         let ptr = self.next_ptr.fetch_add((bytes as u64).div_ceil(4096) * 4096 + 4096, Ordering::SeqCst);
         let mut allocations = self.allocations.lock().unwrap();
         allocations.retain(|_, m| m.strong_count() > 0);
         allocations.insert(ptr, Arc::downgrade(&memory));
-        Ok(Box::new(HostAlloc { ptr, bytes, memory }))
+        Ok(Box::new(HostAlloc { ptr, bytes, memory, pool: self.pool.clone() }))
     }
     fn copy_to_device(&self, dst: &dyn RawAlloc, src: &[u8]) -> DeviceResult<()> {
         let mut words = lock(&self.own(dst).memory);
@@ -318,4 +346,84 @@ fn host_phases_per_point() {
         );
         assert!(points.iter().all(|p| p.3), "{name}: every point passes on the double");
     }
+}
+
+/// The occupancy sweep of `args` (its command line after `suite run occupancy`).
+fn occupancy(args: &[&str]) -> Box<dyn Experiment> {
+    let entry = &super::occupancy::ENTRY;
+    let matches = (entry.flags)(clap::Command::new("occupancy"))
+        .try_get_matches_from(std::iter::once("occupancy").chain(args.iter().copied()))
+        .unwrap();
+    (entry.sweep)(&matches).unwrap()
+}
+
+/// The keys of the points that passed, and of those that did not.
+fn outcome(points: &[PointPhases]) -> (Vec<&str>, Vec<&str>) {
+    let (passed, failed): (Vec<_>, Vec<_>) = points.iter().partition(|p| p.3);
+    (passed.iter().map(|p| p.0.as_str()).collect(), failed.iter().map(|p| p.0.as_str()).collect())
+}
+
+#[test]
+fn a_point_whose_kernel_writes_nothing_fails_after_a_point_that_left_the_right_values_in_the_shared_output() {
+    // Every point of these sweeps shares the inputs and the output buffer; each point before the broken one leaves
+    // exactly the values the broken one should write (a + b, or a) in that output.
+    let sweep = occupancy(&[
+        "--elements",
+        "5000",
+        "--group-sizes",
+        "64,128",
+        "--sweeps",
+        "copy,copy_kernel,group_size,group_size_x4",
+    ]);
+    let gpu = HostDevice::gpu(&["occupancy_copy_x4", "occupancy_vector_add_x4"]);
+    let points = host_phases(&gpu, sweep.as_ref());
+    let (passed, failed) = outcome(&points);
+    assert_eq!(passed, ["copy/n=5000", "copy_kernel/w=1,n=5000", "group_size/g=64,n=5000", "group_size/g=128,n=5000"]);
+    assert_eq!(failed, ["copy_kernel/w=4,n=5000", "group_size_x4/g=64,n=5000", "group_size_x4/g=128,n=5000"]);
+}
+
+#[test]
+fn points_of_several_sizes_and_ranges_each_pass_on_the_inputs_they_fit() {
+    // The whole sweep, small: the vector adds at --elements, the group counts and barriers on the start of the same
+    // inputs (shorter), the register kernels on inputs of their own range, the probes between them keeping nothing.
+    let sweep = occupancy(&[
+        "--elements",
+        "20000",
+        "--group-sizes",
+        "64,96",
+        "--lds-bytes",
+        "4096",
+        "--chunk",
+        "64",
+        "--passes",
+        "2",
+    ]);
+    let gpu = HostDevice::gpu(&[]);
+    let points = host_phases(&gpu, sweep.as_ref());
+    let (_, failed) = outcome(&points);
+    assert!(failed.is_empty(), "{failed:?}");
+    for sweep in ["copy", "group_size_x4", "group_count", "group_count_spin", "barrier", "lds_x4", "registers"] {
+        assert!(points.iter().any(|p| p.0.starts_with(&format!("{sweep}/"))), "{sweep} ran");
+    }
+}
+
+#[test]
+fn jacobi_points_share_a_reference_only_with_their_own_steps_and_a_kernel_writing_nothing_fails() {
+    let pt = |steps: Vec<u32>| super::pt::PtSweep {
+        use_cases: vec!["jacobi".into()],
+        jacobi_sizes: vec![5000],
+        steps,
+        groups_per_cu: vec![super::pt::PerCu::Max],
+        ..Default::default()
+    };
+    // Two step counts in a row: each reference is its own (one shared across them fails the second's points).
+    let points = host_phases(&HostDevice::gpu(&[]), &pt(vec![3, 5]));
+    assert_eq!(points.len(), 12);
+    assert!(outcome(&points).1.is_empty(), "{:?}", outcome(&points).1);
+    // An odd step count ends in `b`: the software-barrier kernel that writes nothing is caught although the points
+    // before it left the reference in a buffer of the same size (the double hands freed memory back as it was).
+    let points = host_phases(&HostDevice::gpu(&["pt_jacobi_soft"]), &pt(vec![3]));
+    let (passed, failed) = outcome(&points);
+    assert_eq!(failed, ["jacobi/pt_soft/n=5000,steps=3/host", "jacobi/pt_soft/n=5000,steps=3/device"]);
+    assert_eq!(passed.len(), 4);
 }
