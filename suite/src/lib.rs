@@ -27,6 +27,7 @@ pub mod peaks;
 pub mod phases;
 pub mod planning;
 pub mod precision;
+pub mod random;
 pub mod report;
 pub mod safe_fs;
 pub mod static_inspection;

@@ -59,24 +59,72 @@ where
     G: Copy + Into<f64> + Sync,
     W: Copy + Into<f64> + Sync,
 {
-    let mut v = Verification { max_rel_err: 0.0, tolerance, checked: 0, failures: 0, first_failures: Vec::new() };
     if got.len() != want.len() {
-        v.failures = got.len().max(want.len());
-        v.max_rel_err = f64::INFINITY;
-        return v;
+        let failures = got.len().max(want.len());
+        return Verification {
+            max_rel_err: f64::INFINITY,
+            tolerance,
+            checked: 0,
+            failures,
+            first_failures: Vec::new(),
+        };
     }
+    compare_blocks(got, |range, out| out.extend(want[range].iter().map(|&w| w.into())), scale, tolerance)
+}
+
+/// [`compare`] against a reference given element by element: `want(i)` is element i's reference value, computed
+/// where it is compared (on the host's cores, chunk by chunk as [`compare`] does) instead of first filled into a
+/// vector as long as the output. The outcome is [`compare`]'s on the vector `want` would fill.
+pub fn compare_by<G>(got: &[G], want: impl Fn(usize) -> f64 + Sync, scale: f64, tolerance: f64) -> Verification
+where
+    G: Copy + Into<f64> + Sync,
+{
+    compare_blocks(got, |range, out| out.extend(range.map(&want)), scale, tolerance)
+}
+
+/// [`compare`] against a reference made block by block: `fill(range, out)` appends the reference values of the
+/// elements in `range` to `out` (empty on each call; blocks of at most [`BLOCK`] elements, so a reference that is
+/// cheaper made many elements at a time, e.g. in SIMD lanes, can be). The outcome is [`compare`]'s.
+pub fn compare_blocks<G>(
+    got: &[G],
+    fill: impl Fn(std::ops::Range<usize>, &mut Vec<f64>) + Sync,
+    scale: f64,
+    tolerance: f64,
+) -> Verification
+where
+    G: Copy + Into<f64> + Sync,
+{
     let parts = in_chunks(got.len(), |range| {
-        let mut part = compare_from(&got[range.clone()], &want[range.clone()], scale, tolerance);
-        part.first_failures.iter_mut().for_each(|f| f.0 += range.start);
+        let mut part = Verification { max_rel_err: 0.0, tolerance, checked: 0, failures: 0, first_failures: vec![] };
+        let mut want = Vec::with_capacity(BLOCK);
+        for start in range.clone().step_by(BLOCK) {
+            let block = start..(start + BLOCK).min(range.end);
+            want.clear();
+            fill(block.clone(), &mut want);
+            merge(&mut part, compare_from(&got[block], start, &want, scale, tolerance));
+        }
         part
     });
-    for part in parts {
-        v.checked += part.checked;
-        v.failures += part.failures;
-        v.max_rel_err = v.max_rel_err.max(part.max_rel_err);
-        v.first_failures.extend(part.first_failures.into_iter().take(5 - v.first_failures.len().min(5)));
-    }
+    let mut v = Verification { max_rel_err: 0.0, tolerance, checked: 0, failures: 0, first_failures: Vec::new() };
+    parts.into_iter().for_each(|part| merge(&mut v, part));
     v
+}
+
+/// Elements per block of [`compare_blocks`]: its reference values fit in L2.
+pub const BLOCK: usize = 1 << 14;
+
+/// Adds `part`, the comparison of the elements after those of `v`, to `v`.
+fn merge(v: &mut Verification, part: Verification) {
+    v.checked += part.checked;
+    v.failures += part.failures;
+    v.max_rel_err = v.max_rel_err.max(part.max_rel_err);
+    v.first_failures.extend(part.first_failures.into_iter().take(5 - v.first_failures.len().min(5)));
+}
+
+/// [`max_abs`] of the `len` values `value(i)`, computed on the host's cores without storing them.
+pub fn max_abs_by(len: usize, value: impl Fn(usize) -> f64 + Sync) -> f64 {
+    let parts = in_chunks(len, |range| range.map(|i| value(i).abs()).fold(0.0, f64::max));
+    parts.into_iter().fold(0.0, f64::max)
 }
 
 /// Elements per chunk of [`compare`] and [`max_abs`] when they run on several cores: small inputs (most points) run
@@ -105,16 +153,19 @@ fn in_chunks<T: Send>(len: usize, f: impl Fn(std::ops::Range<usize>) -> T + Sync
     })
 }
 
-/// [`compare`] in one pass on this thread, indices from 0.
-fn compare_from<G, W>(got: &[G], want: &[W], scale: f64, tolerance: f64) -> Verification
+/// [`compare`] of `got`, the elements from index `start` on, with `want`, in one pass on this thread.
+fn compare_from<G, W>(got: &[G], start: usize, want: &[W], scale: f64, tolerance: f64) -> Verification
 where
     G: Copy + Into<f64>,
     W: Copy + Into<f64>,
 {
     let mut v = Verification { max_rel_err: 0.0, tolerance, checked: 0, failures: 0, first_failures: Vec::new() };
-    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
+    for (i, (&g, &w)) in (start..).zip(got.iter().zip(want)) {
         let (g, w): (f64, f64) = (g.into(), w.into());
-        let err = if g.is_finite() && w.is_finite() {
+        // Equal finite values are off by exactly 0 (the common case, and no division).
+        let err = if g == w && g.is_finite() {
+            0.0
+        } else if g.is_finite() && w.is_finite() {
             (g - w).abs() / w.abs().max(scale).max(f64::MIN_POSITIVE)
         } else {
             f64::INFINITY
@@ -288,7 +339,7 @@ mod tests {
         fn both<G: Copy + Into<f64> + Sync, W: Copy + Into<f64> + Sync>(what: &str, got: &[G], want: &[W], k: usize) {
             let one = time(&format!("{what}: one pass"), || {
                 let scale = want.iter().map(|&x| x.into().abs()).fold(0.0, f64::max).max((k as f64).sqrt());
-                compare_from(got, want, scale, 1e-6)
+                compare_from(got, 0, want, scale, 1e-6)
             });
             let chunked =
                 time(&format!("{what}: in chunks"), || compare(got, want, max_abs(want).max((k as f64).sqrt()), 1e-6));

@@ -398,6 +398,8 @@ pub fn speedup_spread(slow: &BTreeMap<String, String>, fast: &BTreeMap<String, S
 #[cfg(test)]
 pub(crate) mod compare_tests;
 #[cfg(test)]
+mod host_double_tests;
+#[cfg(test)]
 mod phases_tests;
 #[cfg(test)]
 mod planning_tests;

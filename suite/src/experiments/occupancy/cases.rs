@@ -2,7 +2,9 @@
 //! device clock's rate the timelines are read with.
 
 use std::path::PathBuf;
+use std::rc::Rc;
 
+use super::inputs::{run_state, Inputs, Range};
 use super::specs::{bytes_moved, elements_of, geometry, symbol, Spec};
 use super::timeline::{parse_records, timeline_file, write_records, RECORD_WORDS};
 use super::{OccupancySweep, BARRIER_CONFIGS, SOURCE, SPIN_TIMELINE};
@@ -11,8 +13,8 @@ use crate::experiments::{Case, Error, RunContext};
 use crate::gpu::Gpu;
 use crate::verify::{self, Verification};
 
-/// The case of one point: its inputs made and uploaded, its output poisoned, its arguments made once.
-/// Timelines go into the run's results folder (none while planning).
+/// The case of one point: its inputs (shared with the points before it where they fit: [`super::inputs`]), its
+/// output poisoned, its arguments made once. Timelines go into the run's results folder (none while planning).
 pub(super) fn prepare<'g>(
     sweep: &OccupancySweep,
     ctx: &RunContext<'g>,
@@ -21,22 +23,16 @@ pub(super) fn prepare<'g>(
     let gpu = ctx.gpu;
     let props = gpu.device.props();
     let dev = gpu.device.as_ref();
+    let state = run_state(ctx)?;
     // The points were checked by `size_problem`; these conversions cannot fail for a valid point.
     let too_big = || Error::Unsupported(format!("{spec:?}: sizes beyond what this host can address"));
     let elements = elements_of(sweep, props, spec).and_then(|e| usize::try_from(e).ok()).ok_or_else(too_big)?;
     let n = u32::try_from(elements).unwrap_or(u32::MAX);
     let bytes = bytes_moved(sweep, spec, elements as u64).ok_or_else(too_big)? as f64;
-    let mut rng = fastrand::Rng::new();
-    // The register kernels need inputs in [1, 2], where their updates (v = 3 - v) are exact.
-    let a: Vec<f32> = match spec {
-        Spec::Registers { .. } => host_vec(elements, |_| 1.0 + rng.f32())?,
-        _ => host_vec(elements, |_| rng.f32() * 2.0 - 1.0)?,
-    };
     if spec == Spec::Copy {
-        let src = dev.upload(&a)?;
-        let dst = dev.alloc_buffer::<f32>(elements)?;
-        dev.fill_bytes(dst.raw(), 0xff)?;
-        return Ok(Box::new(CopyCase { gpu, src, dst, host: a, bytes }));
+        let inputs = state.inputs(ctx, elements, Range::Signed)?;
+        inputs.poisoned_out(dev)?;
+        return Ok(Box::new(CopyCase { gpu, inputs, n: elements, bytes }));
     }
     let (groups, group, dynamic_lds) = geometry(sweep, props, spec);
     let groups =
@@ -48,7 +44,7 @@ pub(super) fn prepare<'g>(
         let words = usize::try_from(waves).ok().and_then(|w| w.checked_mul(RECORD_WORDS)).ok_or_else(too_big)?;
         let buf = dev.alloc_buffer::<u64>(words)?;
         dev.fill_bytes(buf.raw(), 0xff)?;
-        let hz = clock_rate(ctx)?;
+        let hz = state.clock_hz(gpu)?;
         let file = match spec {
             Spec::SpinTimeline { .. } => ctx.results_dir.as_ref().map(|d| d.join(timeline_file(SPIN_TIMELINE, "spin"))),
             _ => None,
@@ -59,85 +55,68 @@ pub(super) fn prepare<'g>(
         return Ok(Box::new(SpinCase { gpu, kernel, config, ticks, timeline }));
     }
     let kernel = gpu.kernel(SOURCE, &symbol(spec))?;
-    let a_buf = dev.upload(&a)?;
-    let out = dev.alloc_buffer::<f32>(elements)?;
-    dev.fill_bytes(out.raw(), 0xff)?;
+    let range = if matches!(spec, Spec::Registers { .. }) { Range::Unit } else { Range::Signed };
+    let inputs = state.inputs(ctx, elements, range)?;
     let kind = match spec {
         Spec::Registers { values } => Kind::Registers { values, rounds: sweep.register_rounds },
         Spec::CopyKernel { .. } => Kind::Copy,
-        _ => {
-            let b: Vec<f32> = host_vec(elements, |_| rng.f32() * 2.0 - 1.0)?;
-            let b_buf = dev.upload(&b)?;
-            let timeline = match spec {
-                Spec::Barrier { config: c, barrier } => {
-                    let waves = u64::from(groups) * u64::from(props.wave_size.waves_for(group));
-                    let words =
-                        usize::try_from(waves).ok().and_then(|w| w.checked_mul(RECORD_WORDS)).ok_or_else(too_big)?;
-                    let buf = dev.alloc_buffer::<u64>(words)?;
-                    dev.fill_bytes(buf.raw(), 0xff)?;
-                    let file = ctx.results_dir.as_ref().map(|d| {
-                        d.join(timeline_file(BARRIER_CONFIGS[c].name, if barrier { "barrier" } else { "none" }))
-                    });
-                    let slots = props.max_items_per_cu / props.wave_size.0;
-                    Some(Timeline {
-                        buf,
-                        file,
-                        recorded: false,
-                        clock_hz: clock_rate(ctx)?,
-                        device_wave_slots: u64::from(slots) * u64::from(props.cu_count),
-                    })
-                }
-                _ => None,
+        Spec::Lds { width, .. } => Kind::Lds { width },
+        Spec::GroupCount { .. } => Kind::Chunks { chunk: sweep.chunk, passes: sweep.passes, timeline: None },
+        Spec::Barrier { config: c, barrier } => {
+            let waves = u64::from(groups) * u64::from(props.wave_size.waves_for(group));
+            let words = usize::try_from(waves).ok().and_then(|w| w.checked_mul(RECORD_WORDS)).ok_or_else(too_big)?;
+            let buf = dev.alloc_buffer::<u64>(words)?;
+            dev.fill_bytes(buf.raw(), 0xff)?;
+            let file = ctx
+                .results_dir
+                .as_ref()
+                .map(|d| d.join(timeline_file(BARRIER_CONFIGS[c].name, if barrier { "barrier" } else { "none" })));
+            let slots = props.max_items_per_cu / props.wave_size.0;
+            let timeline = Timeline {
+                buf,
+                file,
+                recorded: false,
+                clock_hz: state.clock_hz(gpu)?,
+                device_wave_slots: u64::from(slots) * u64::from(props.cu_count),
             };
-            match spec {
-                Spec::Lds { width, .. } => Kind::Lds { b: b_buf, host_b: b, width },
-                Spec::GroupCount { .. } | Spec::Barrier { .. } => {
-                    Kind::Chunks { b: b_buf, host_b: b, chunk: sweep.chunk, passes: sweep.passes, timeline }
-                }
-                _ => Kind::VectorAdd { b: b_buf, host_b: b },
-            }
+            Kind::Chunks { chunk: sweep.chunk, passes: sweep.passes, timeline: Some(timeline) }
         }
+        _ => Kind::VectorAdd,
     };
-    let (a_arg, out_arg, n) = (a_buf.arg(), out.arg(), Arg::U32(n));
+    let (a_arg, out_arg, n) = (inputs.a.arg(), inputs.poisoned_out(dev)?.arg(), Arg::U32(n));
     // Arguments are made here, once: a launch does no host work beyond handing them over.
     let (args, record_slot) = match &kind {
-        Kind::VectorAdd { b, .. } | Kind::Lds { b, .. } => (vec![a_arg, b.arg(), out_arg, n], None),
+        Kind::VectorAdd | Kind::Lds { .. } => (vec![a_arg, inputs.b()?.1.arg(), out_arg, n], None),
         Kind::Copy => (vec![a_arg, out_arg, n], None),
-        Kind::Chunks { b, chunk, passes, timeline, .. } => {
+        Kind::Chunks { chunk, passes, timeline } => {
             // Only the first launch (the one verified) records; timed launches pass null.
             let record = timeline.as_ref().map_or(Arg::Ptr(0), |t| t.buf.arg());
-            let args = vec![a_arg, b.arg(), out_arg, Arg::U32(*chunk), Arg::U32(*passes), record];
+            let args = vec![a_arg, inputs.b()?.1.arg(), out_arg, Arg::U32(*chunk), Arg::U32(*passes), record];
             (args, timeline.as_ref().map(|_| 5))
         }
         Kind::Registers { rounds, .. } => (vec![a_arg, out_arg, n, Arg::U32(*rounds)], None),
     };
-    Ok(Box::new(KernelCase { gpu, kernel, config, a: a_buf, host_a: a, out, kind, bytes, args, record_slot }))
-}
-
-/// A host vector of `len` values from `f`; an allocation the host cannot make is an error, not an abort.
-fn host_vec<T>(len: usize, f: impl FnMut(usize) -> T) -> Result<Vec<T>, Error> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(len).map_err(|_| Error::Unsupported(format!("cannot allocate {len} values on the host")))?;
-    v.extend((0..len).map(f));
-    Ok(v)
+    Ok(Box::new(KernelCase { gpu, kernel, config, inputs, n: elements, kind, bytes, args, record_slot }))
 }
 
 struct CopyCase<'g> {
     gpu: &'g Gpu,
-    src: Buffer<f32>,
-    dst: Buffer<f32>,
-    host: Vec<f32>,
+    /// `a` is the source; the output the destination.
+    inputs: Rc<Inputs>,
+    n: usize,
     bytes: f64,
 }
 
 impl Case for CopyCase<'_> {
     fn launch(&mut self) -> crate::device::Result<()> {
-        self.gpu.device.copy_on_device(self.src.raw(), self.dst.raw(), self.src.bytes())
+        let bytes = self.n * std::mem::size_of::<f32>();
+        self.gpu.device.copy_on_device(self.inputs.a.raw(), self.inputs.out().raw(), bytes)
     }
 
     fn verify(&mut self) -> Result<Verification, Error> {
-        let got = self.gpu.device.download(&self.dst)?;
-        Ok(verify::compare(&got, &self.host, 1.0, 0.0))
+        let a = &self.inputs.host_a;
+        self.inputs
+            .with_output(self.gpu.device.as_ref(), self.n, |got| verify::compare_by(got, |i| f64::from(a[i]), 1.0, 0.0))
     }
 
     fn work(&self) -> f64 {
@@ -145,7 +124,7 @@ impl Case for CopyCase<'_> {
     }
 
     fn footprint_bytes(&self) -> Option<u64> {
-        Some((self.src.bytes() + self.dst.bytes()) as u64)
+        Some(2 * (self.n * std::mem::size_of::<f32>()) as u64)
     }
 }
 
@@ -211,9 +190,9 @@ struct Timeline {
 
 enum Kind {
     Copy,
-    VectorAdd { b: Buffer<f32>, host_b: Vec<f32> },
-    Lds { b: Buffer<f32>, host_b: Vec<f32>, width: u32 },
-    Chunks { b: Buffer<f32>, host_b: Vec<f32>, chunk: u32, passes: u32, timeline: Option<Timeline> },
+    VectorAdd,
+    Lds { width: u32 },
+    Chunks { chunk: u32, passes: u32, timeline: Option<Timeline> },
     Registers { values: u32, rounds: u32 },
 }
 
@@ -221,10 +200,10 @@ struct KernelCase<'g> {
     gpu: &'g Gpu,
     kernel: Kernel,
     config: LaunchConfig,
-    /// The input, owned here for as long as the kernel may read it.
-    a: Buffer<f32>,
-    host_a: Vec<f32>,
-    out: Buffer<f32>,
+    /// The inputs and the output, owned here (with the run's shared slot) for as long as the kernel may use them.
+    inputs: Rc<Inputs>,
+    /// Elements of the point: the start of the inputs and the output.
+    n: usize,
     kind: Kind,
     bytes: f64,
     /// The kernel's arguments.
@@ -259,7 +238,7 @@ impl Case for KernelCase<'_> {
         }
         // The launch just checked recorded the timeline; the timed launches run without it (a null pointer, a
         // different branch of the kernel), so that path is checked too, on a poisoned output.
-        dev.fill_bytes(self.out.raw(), 0xff)?;
+        self.inputs.poisoned_out(dev)?;
         self.launch()?;
         dev.synchronize()?;
         let mut timed = self.check_output()?;
@@ -272,35 +251,40 @@ impl Case for KernelCase<'_> {
     }
 
     fn footprint_bytes(&self) -> Option<u64> {
-        let b = match &self.kind {
-            Kind::VectorAdd { b, .. } | Kind::Lds { b, .. } | Kind::Chunks { b, .. } => b.bytes(),
-            Kind::Copy | Kind::Registers { .. } => 0,
+        let arrays = match &self.kind {
+            Kind::VectorAdd | Kind::Lds { .. } | Kind::Chunks { .. } => 3,
+            Kind::Copy | Kind::Registers { .. } => 2,
         };
-        Some((self.a.bytes() + b + self.out.bytes()) as u64)
+        Some((arrays * self.n * std::mem::size_of::<f32>()) as u64)
     }
 }
 
 impl KernelCase<'_> {
-    /// The output of the last launch against the host's replay of the kernel's formula.
+    /// The output of the last launch against the host's replay of the kernel's formula, element by element on the
+    /// host's cores (every element checked; no reference vector is stored).
     fn check_output(&self) -> Result<Verification, Error> {
-        let got = self.gpu.device.download(&self.out)?;
-        let a = &self.host_a;
-        Ok(match &self.kind {
-            Kind::Copy => verify::compare(&got, a, 1.0, 0.0),
-            Kind::VectorAdd { host_b, .. } | Kind::Chunks { host_b, .. } => {
-                // a + b rounds once in FP32 on both sides: exact agreement.
-                let want: Vec<f32> = a.iter().zip(host_b.iter()).map(|(x, y)| x + y).collect();
-                verify::compare(&got, &want, 1.0, 0.0)
-            }
-            Kind::Lds { host_b, width, .. } => {
-                let want = lds_expected(a, host_b, self.config.group[0] as usize, *width as usize);
-                verify::compare(&got, &want, 1.0, 0.0)
-            }
-            Kind::Registers { values, rounds } => {
-                let want = registers_expected(a, *values as usize, *rounds as usize);
-                verify::compare(&got, &want, 1.0, 0.0)
-            }
-        })
+        let n = self.n;
+        let a = &self.inputs.host_a[..n];
+        let group = self.config.group[0] as usize;
+        self.inputs.with_output(self.gpu.device.as_ref(), n, |got| -> Result<Verification, Error> {
+            Ok(match &self.kind {
+                Kind::Copy => verify::compare_by(got, |i| f64::from(a[i]), 1.0, 0.0),
+                Kind::VectorAdd | Kind::Chunks { .. } => {
+                    // a + b rounds once in FP32 on both sides: exact agreement.
+                    let b = &self.inputs.b()?.0[..n];
+                    verify::compare_by(got, |i| f64::from(a[i] + b[i]), 1.0, 0.0)
+                }
+                Kind::Lds { width } => {
+                    let (b, width) = (&self.inputs.b()?.0[..n], *width as usize);
+                    verify::compare_by(got, |i| f64::from(lds_expected_at(a, b, group, width, i)), 1.0, 0.0)
+                }
+                Kind::Registers { values, rounds } => {
+                    let (values, rounds) = (*values as usize, *rounds as usize);
+                    let fill = |range, out: &mut Vec<f64>| registers_expected_into(a, values, rounds, range, out);
+                    verify::compare_blocks(got, fill, 1.0, 0.0)
+                }
+            })
+        })?
     }
 }
 
@@ -308,72 +292,72 @@ impl KernelCase<'_> {
 /// group g, holding elements `width`·(g·B + t) + j, takes the values of its mirror item g·B + (B − 1 − t) in the
 /// same group: a[m] + b[m] with m = `width`·(g·B + B − 1 − t) + j, or 0 where m lies past the end. Exact in FP32.
 pub fn lds_expected(a: &[f32], b: &[f32], group: usize, width: usize) -> Vec<f32> {
+    (0..a.len()).map(|i| lds_expected_at(a, b, group, width, i)).collect()
+}
+
+/// Element `i` of [`lds_expected`].
+pub fn lds_expected_at(a: &[f32], b: &[f32], group: usize, width: usize, i: usize) -> f32 {
     let n = a.len();
-    (0..n)
-        .map(|i| {
-            let (q, j) = (i / width, i % width);
-            let m = width * ((q / group) * group + (group - 1 - q % group)) + j;
-            if m < n {
-                a[m] + b[m]
-            } else {
-                0.0
-            }
-        })
-        .collect()
+    let (q, j) = (i / width, i % width);
+    let m = width * ((q / group) * group + (group - 1 - q % group)) + j;
+    if m < n {
+        a[m] + b[m]
+    } else {
+        0.0
+    }
 }
 
 /// What `occupancy_registers_r<R>` writes (`kernels/occupancy.hip`), replayed in FP32 in the kernel's order:
 /// R values from a window of `a` starting at min(i, n − R), each updated `rounds` times by v = 3 − v (exact for
 /// inputs in [1, 2]), then summed in order. The result is exact, so the comparison allows no error.
 pub fn registers_expected(a: &[f32], values: usize, rounds: usize) -> Vec<f32> {
+    (0..a.len()).map(|i| registers_expected_at(a, values, rounds, i)).collect()
+}
+
+/// [`registers_expected`] of the elements in `range`, appended to `out`: the same sums in the same order, made
+/// [`LANES`] elements at a time (independent sums the compiler keeps in vector registers: one pass of the window
+/// serves them all) where their windows are not clipped by the end of `a`, one at a time elsewhere.
+pub fn registers_expected_into(
+    a: &[f32],
+    values: usize,
+    rounds: usize,
+    range: std::ops::Range<usize>,
+    out: &mut Vec<f64>,
+) {
     let n = a.len();
-    (0..n)
-        .map(|i| {
-            let mut sum = 0.0f32;
+    let flip = !rounds.is_multiple_of(2);
+    let mut i = range.start;
+    while i < range.end {
+        if n >= values && i + LANES <= range.end && i + LANES <= n - values + 1 {
+            let mut sums = [0.0f32; LANES];
             for j in 0..values {
-                let x = if n >= values { a[i.min(n - values) + j] } else { a[i] };
-                let w = if rounds.is_multiple_of(2) { x } else { 3.0 - x };
-                sum += w;
+                let window = &a[i + j..i + j + LANES];
+                for (sum, &x) in sums.iter_mut().zip(window) {
+                    *sum += if flip { 3.0 - x } else { x };
+                }
             }
-            sum
-        })
-        .collect()
-}
-
-/// The rate of the device-wide clock the kernels read (`gpu_wall_clock()`), measured: two one-item launches read
-/// it 200 ms apart on the host. The same on both vendors, needing no runtime attribute (HIP 5.2 has none for it);
-/// on NVIDIA the answer must be 1 GHz (`%globaltimer` counts nanoseconds), which checks the method. Measured once
-/// per run and kept in the run's shared slot: no other occupancy point keeps anything there, so it stays for the
-/// whole sweep.
-fn clock_rate(ctx: &RunContext) -> Result<f64, Error> {
-    ctx.shared(|_: &DeviceClock| true, || measure_clock(ctx.gpu)).map(|clock| clock.hz)
-}
-
-/// The device clock's rate as measured, kept for the run.
-struct DeviceClock {
-    /// Ticks per second.
-    hz: f64,
-}
-
-/// Measures [`clock_rate`].
-fn measure_clock(gpu: &Gpu) -> Result<DeviceClock, Error> {
-    let dev = gpu.device.as_ref();
-    let kernel = gpu.kernel(SOURCE, "occupancy_clock")?;
-    let out = dev.alloc_buffer::<u64>(1)?;
-    let read = || -> Result<(u64, std::time::Instant), Error> {
-        dev.launch(&kernel, &LaunchConfig::linear(1, 1), &[out.arg()])?;
-        dev.synchronize()?;
-        let at = std::time::Instant::now();
-        Ok((dev.download(&out)?[0], at))
-    };
-    let (t0, h0) = read()?;
-    std::thread::sleep(std::time::Duration::from_millis(200));
-    let (t1, h1) = read()?;
-    let hz = (t1.wrapping_sub(t0)) as f64 / h1.duration_since(h0).as_secs_f64();
-    if !(hz.is_finite() && hz > 1e5) {
-        return Err(Error::Measurement(format!("the device clock did not advance as expected ({t0} then {t1})")));
+            out.extend(sums.iter().map(|&s| f64::from(s)));
+            i += LANES;
+        } else {
+            out.push(f64::from(registers_expected_at(a, values, rounds, i)));
+            i += 1;
+        }
     }
-    Ok(DeviceClock { hz })
+}
+
+/// Elements [`registers_expected_into`] sums at once.
+const LANES: usize = 16;
+
+/// Element `i` of [`registers_expected`].
+pub fn registers_expected_at(a: &[f32], values: usize, rounds: usize, i: usize) -> f32 {
+    let n = a.len();
+    let mut sum = 0.0f32;
+    for j in 0..values {
+        let x = if n >= values { a[i.min(n - values) + j] } else { a[i] };
+        let w = if rounds.is_multiple_of(2) { x } else { 3.0 - x };
+        sum += w;
+    }
+    sum
 }
 
 #[cfg(test)]
@@ -395,5 +379,26 @@ mod tests {
         assert_eq!(registers_expected(&a, 2, 1), vec![3.5, 2.5, 2.5]);
         // Fewer elements than values: every value is a[i].
         assert_eq!(registers_expected(&a[..1], 2, 0), vec![2.0]);
+    }
+
+    #[test]
+    fn register_sums_made_many_at_a_time_are_bit_for_bit_the_one_at_a_time_ones() {
+        let mut rng = fastrand::Rng::with_seed(3);
+        for (n, values, rounds) in
+            [(1000usize, 16, 8), (1000, 192, 7), (100, 192, 8), (37, 16, 1), (16, 16, 0), (5, 16, 2)]
+        {
+            let a: Vec<f32> = (0..n).map(|_| 1.0 + rng.f32()).collect();
+            let want = registers_expected(&a, values, rounds);
+            for range in [0..n, 3..n, 0..n.min(17), n.saturating_sub(20)..n] {
+                let mut got = Vec::new();
+                registers_expected_into(&a, values, rounds, range.clone(), &mut got);
+                let want: Vec<f64> = want[range.clone()].iter().map(|&w| f64::from(w)).collect();
+                assert!(
+                    got.iter().zip(&want).all(|(g, w)| g.to_bits() == w.to_bits()),
+                    "{n} {values} {rounds} {range:?}"
+                );
+                assert_eq!(got.len(), range.len());
+            }
+        }
     }
 }

@@ -34,6 +34,7 @@
 mod achieved;
 mod cases;
 mod compare;
+mod inputs;
 mod plots;
 mod specs;
 mod timeline;

@@ -48,7 +48,7 @@ use crate::device::Props;
 use crate::options::Memory;
 use crate::report::plot::LinePlot;
 
-pub use cases::{check_coresident, maximal_launch, prepare_spec, BarrierCase, JacobiCase};
+pub use cases::{check_coresident, maximal_launch, prepare_spec, BarrierCase, JacobiCase, JacobiInputs};
 pub use compare::PtComparison;
 pub use pairing::{pairs, step_costs, Pair, StepCost};
 pub use plots::plots;
@@ -503,7 +503,7 @@ impl Points for PtSweep {
     }
 
     fn prepare<'g>(&self, ctx: &RunContext<'g>, spec: &Spec) -> Result<Box<dyn Case + 'g>, Error> {
-        prepare_spec(ctx.gpu, *spec, self.soft_barrier())
+        prepare_spec(ctx, *spec, self.soft_barrier())
     }
 }
 

@@ -1,8 +1,11 @@
 //! Use case 4, global synchronisation: Jacobi steps with a barrier between them, and the barrier alone.
 
+use std::rc::Rc;
+
 use crate::device::{self, Arg, Buffer, Kernel, LaunchConfig};
 use crate::experiments::{Case, Clock, Error};
 use crate::gpu::Gpu;
+use crate::phases::{Phase, PhaseClock};
 use crate::verify::{self, Verification};
 
 use super::super::reference::jacobi_reference;
@@ -10,13 +13,45 @@ use super::super::spec::{SoftBarrier, Variant};
 use super::super::{BARRIER_LINE_WORDS, GROUP, MAX_BARRIER_COUNTERS, SOURCE, STATUS_ORDER};
 use super::{check_coresident, check_nonempty, check_status, maximal_launch, random_unit, tiles, u32_of};
 
+/// What the Jacobi points of one size and step count share: the start vector on the host and the device, and the
+/// host's reference after the steps, computed once for them all (the points differ only in how the steps are
+/// synchronised, so they must all reach the same values). No kernel writes the start vector: each launch copies it
+/// into the vector the steps begin from.
+pub struct JacobiInputs {
+    n: u32,
+    steps: u32,
+    x0: Buffer<f32>,
+    want: Vec<f32>,
+}
+
+impl JacobiInputs {
+    /// A random start vector of `n` elements in [0, 1) and its reference after `steps` steps ([`jacobi_reference`]),
+    /// each in its phase on `clock`.
+    pub fn new(gpu: &Gpu, n: u64, steps: u32, clock: &PhaseClock) -> Result<JacobiInputs, Error> {
+        let n32 = u32_of(n, "n")?;
+        let (host, x0) = clock.scope(Phase::Inputs, || -> Result<_, Error> {
+            let host = random_unit(n as usize);
+            let x0 = gpu.device.upload(&host)?;
+            Ok((host, x0))
+        })?;
+        let want = clock.scope(Phase::Reference, || jacobi_reference(&host, steps));
+        Ok(JacobiInputs { n: n32, steps, x0, want })
+    }
+
+    /// Whether these are the inputs of `n` elements and `steps` steps.
+    pub fn fits(&self, n: u64, steps: u32) -> bool {
+        u64::from(self.n) == n && self.steps == steps
+    }
+}
+
 /// Use case 4: Jacobi steps with a barrier between them.
 pub struct JacobiCase<'g> {
     gpu: &'g Gpu,
     variant: Variant,
     clock: Clock,
     kernel: Kernel,
-    x0: Buffer<f32>,
+    /// The start vector and the reference the point's result is checked against.
+    inputs: Rc<JacobiInputs>,
     a: Buffer<f32>,
     b: Buffer<f32>,
     bar: Buffer<u32>,
@@ -26,19 +61,37 @@ pub struct JacobiCase<'g> {
     groups: u32,
     barrier: SoftBarrier,
     skip_group: u32,
-    host: Vec<f32>,
 }
 
 impl<'g> JacobiCase<'g> {
-    /// Prepares `steps` steps over `n` elements. `groups` overrides the PT variants' grid (default: the maximal
-    /// launch); a grid the occupancy query does not call co-resident is refused here, before any launch.
-    /// `skip_group` < the grid makes that group of `pt_soft` never arrive at the barrier (the timeout path's test).
+    /// Prepares `steps` steps over `n` elements, with inputs of its own ([`JacobiCase::with_inputs`]).
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         gpu: &'g Gpu,
         variant: Variant,
         n: u64,
         steps: u32,
+        groups: Option<u32>,
+        barrier: SoftBarrier,
+        skip_group: u32,
+        clock: Clock,
+    ) -> Result<Self, Error> {
+        let inputs = Rc::new(JacobiInputs::new(gpu, n, steps, &PhaseClock::default())?);
+        JacobiCase::with_inputs(gpu, variant, (n, steps), inputs, groups, barrier, skip_group, clock)
+    }
+
+    /// Prepares `steps` steps over `n` elements from the start vector of `inputs`, whose reference the result is
+    /// checked against (inputs of another size or step count fail verification). `groups` overrides the PT variants' grid (default: the maximal launch); a
+    /// grid the occupancy query does not call co-resident is refused here, before any launch. `skip_group` < the
+    /// grid makes that group of `pt_soft` never arrive at the barrier (the timeout path's test). The vectors the
+    /// steps go back and forth between are the point's own: `a` is set from the start vector by every launch, `b`
+    /// is poisoned, so a result the kernel did not write fails verification.
+    #[allow(clippy::too_many_arguments)]
+    pub fn with_inputs(
+        gpu: &'g Gpu,
+        variant: Variant,
+        (n, steps): (u64, u32),
+        inputs: Rc<JacobiInputs>,
         groups: Option<u32>,
         barrier: SoftBarrier,
         skip_group: u32,
@@ -61,16 +114,16 @@ impl<'g> JacobiCase<'g> {
             check_nonempty(name, groups)?;
             groups
         };
-        let host = random_unit(n as usize);
-        let x0 = dev.upload(&host)?;
+        let b = dev.alloc_buffer::<f32>(n as usize)?;
+        dev.fill_bytes(b.raw(), 0xff)?;
         Ok(JacobiCase {
             gpu,
             variant,
             clock,
             kernel,
             a: dev.alloc_buffer::<f32>(n as usize)?,
-            b: dev.upload(&host)?,
-            x0,
+            b,
+            inputs,
             bar: dev.alloc_buffer::<u32>(MAX_BARRIER_COUNTERS as usize * BARRIER_LINE_WORDS)?,
             status: dev.alloc_buffer::<u32>(1)?,
             n: n32,
@@ -78,7 +131,6 @@ impl<'g> JacobiCase<'g> {
             groups,
             barrier,
             skip_group,
-            host,
         })
     }
 }
@@ -86,19 +138,19 @@ impl<'g> JacobiCase<'g> {
 impl Case for JacobiCase<'_> {
     fn launch(&mut self) -> device::Result<()> {
         let dev = self.gpu.device.as_ref();
-        dev.copy_on_device(self.x0.raw(), self.a.raw(), self.a.bytes())?;
+        dev.copy_on_device(self.inputs.x0.raw(), self.a.raw(), self.a.bytes())?;
         let grid = LaunchConfig::linear(self.groups, GROUP);
-        let n = Arg::U32(self.n);
+        let (n, steps) = (Arg::U32(self.n), self.steps);
         match self.variant {
             Variant::NonPt => {
-                for s in 0..self.steps {
+                for s in 0..steps {
                     let (src, dst) = if s.is_multiple_of(2) { (&self.a, &self.b) } else { (&self.b, &self.a) };
                     dev.launch(&self.kernel, &grid, &[src.arg(), dst.arg(), n])?;
                 }
                 Ok(())
             }
             Variant::PtCoop => {
-                let args = [self.a.arg(), self.b.arg(), n, Arg::U32(self.steps)];
+                let args = [self.a.arg(), self.b.arg(), n, Arg::U32(steps)];
                 dev.launch_cooperative(&self.kernel, &grid, &args)
             }
             Variant::PtSoft | Variant::Pt => {
@@ -108,7 +160,7 @@ impl Case for JacobiCase<'_> {
                     self.a.arg(),
                     self.b.arg(),
                     n,
-                    Arg::U32(self.steps),
+                    Arg::U32(steps),
                     self.bar.arg(),
                     Arg::U32(self.barrier.counters(self.groups, self.gpu.device.props().cu_count)),
                     Arg::U32(self.barrier.spin_limit),
@@ -126,9 +178,8 @@ impl Case for JacobiCase<'_> {
         }
         let result = if self.steps.is_multiple_of(2) { &self.a } else { &self.b };
         let got = self.gpu.device.download(result)?;
-        let want = jacobi_reference(&self.host, self.steps);
         // The same FP32 operations in the same order, no contraction possible: bit-exact.
-        Ok(verify::compare(&got, &want, 1.0, 0.0))
+        Ok(verify::compare(&got, &self.inputs.want, 1.0, 0.0))
     }
 
     fn work(&self) -> f64 {

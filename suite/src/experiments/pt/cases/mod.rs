@@ -9,13 +9,13 @@ mod sync;
 use super::spec::{ClockKind, PerCu, SoftBarrier, Spec};
 use super::{GROUP, SKIP_NONE, SOURCE, STATUS_OVERFLOW, STATUS_TIMEOUT};
 use crate::device::{Buffer, Kernel};
-use crate::experiments::{Case, Clock, Error};
+use crate::experiments::{Case, Clock, Error, RunContext};
 use crate::gpu::Gpu;
 use crate::occupancy_calculator::{self, Resources};
 
 use active::{ChainCase, ReduceCase};
 use forest::ForestCase;
-pub use global::{BarrierCase, JacobiCase};
+pub use global::{BarrierCase, JacobiCase, JacobiInputs};
 use sync::{RoundTrip, SyncCase};
 
 /// Refuses a grid that the occupancy query does not say is co-resident: a grid barrier in it would wait for groups
@@ -59,8 +59,10 @@ pub fn maximal_launch(gpu: &Gpu, kernel: &Kernel) -> Result<(u32, Option<u32>), 
     Ok((per_cu.saturating_mul(props.cu_count), calc))
 }
 
-/// Builds the case of one point.
-pub fn prepare_spec<'g>(gpu: &'g Gpu, spec: Spec, barrier: SoftBarrier) -> Result<Box<dyn Case + 'g>, Error> {
+/// Builds the case of one point. The Jacobi points of one size and step count share their inputs and reference
+/// ([`JacobiInputs`]), kept in the run's shared slot while consecutive points use them.
+pub fn prepare_spec<'g>(ctx: &RunContext<'g>, spec: Spec, barrier: SoftBarrier) -> Result<Box<dyn Case + 'g>, Error> {
+    let gpu = ctx.gpu;
     let spin_limit = barrier.spin_limit;
     let cus = gpu.device.props().cu_count;
     let grid = |per_cu: PerCu| match per_cu {
@@ -82,7 +84,18 @@ pub fn prepare_spec<'g>(gpu: &'g Gpu, spec: Spec, barrier: SoftBarrier) -> Resul
         Spec::Reduce { variant, n, .. } => Box::new(ReduceCase::new(gpu, variant, n, clock)?),
         Spec::Chain { variant, n, .. } => Box::new(ChainCase::new(gpu, variant, n, clock)?),
         Spec::Jacobi { variant, n, steps, per_cu, .. } => {
-            Box::new(JacobiCase::new(gpu, variant, n, steps, grid(per_cu), barrier, SKIP_NONE, clock)?)
+            let inputs =
+                ctx.shared(|i: &JacobiInputs| i.fits(n, steps), || JacobiInputs::new(gpu, n, steps, &ctx.phases))?;
+            Box::new(JacobiCase::with_inputs(
+                gpu,
+                variant,
+                (n, steps),
+                inputs,
+                grid(per_cu),
+                barrier,
+                SKIP_NONE,
+                clock,
+            )?)
         }
         Spec::Barrier { variant, steps, per_cu } => {
             Box::new(BarrierCase::new(gpu, variant, steps, grid(per_cu), barrier)?)
