@@ -81,6 +81,9 @@ typedef double gpu_doublex4 __attribute__((ext_vector_type(4)));
 template <typename T> __device__ inline T __shfl_down(T v, unsigned int delta, int width = GPU_WAVE_SIZE) {
     return __shfl_down_sync(0xffffffffu, v, delta, width);
 }
+template <typename T> __device__ inline T __shfl_up(T v, unsigned int delta, int width = GPU_WAVE_SIZE) {
+    return __shfl_up_sync(0xffffffffu, v, delta, width);
+}
 template <typename T> __device__ inline T __shfl_xor(T v, int mask, int width = GPU_WAVE_SIZE) {
     return __shfl_xor_sync(0xffffffffu, v, mask, width);
 }

@@ -135,7 +135,15 @@ mod tests {
         let matmul = includes(source("matmul").unwrap().text).collect::<Vec<_>>();
         assert_eq!(
             matmul,
-            ["gpu.h", "matmul_io.h", "matmul_split.h", "matmul_wave_tile.h", "matmul_reference.h", "matmul_mfma.h"]
+            [
+                "gpu.h",
+                "matmul_io.h",
+                "matmul_split.h",
+                "matmul_wave_tile.h",
+                "matmul_pack.h",
+                "matmul_reference.h",
+                "matmul_mfma.h"
+            ]
         );
     }
 

@@ -4,7 +4,8 @@
 use std::rc::Rc;
 
 use super::cases::{device_plan, AutotuneCase, Element, Inputs, KernelCase};
-use super::ladder::{point_problem, GroupLimits, Packing, Schedule, Variant, MIN_SLABS_PER_SPLIT};
+use super::ladder::{point_problem, GroupLimits, Schedule, Variant, MIN_SLABS_PER_SPLIT};
+use super::pack::Packing;
 use super::shape::Shape;
 use crate::experiments::{Case, Error};
 use crate::gpu::Gpu;

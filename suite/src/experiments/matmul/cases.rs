@@ -6,9 +6,9 @@
 use std::rc::Rc;
 
 use super::ladder::{
-    pack_pays, Fixup, Packing, Plan, Schedule, Variant, REFERENCE_DOT2_SYMBOL, REFERENCE_SYMBOL, REFERENCE_TILE,
-    SPLIT_SUFFIX,
+    Fixup, Plan, Schedule, Variant, REFERENCE_DOT2_SYMBOL, REFERENCE_SYMBOL, REFERENCE_TILE, SPLIT_SUFFIX,
 };
+use super::pack::{pack_pays, Packing};
 use super::shape::Shape;
 use crate::device::{Arg, Buffer, Device, Kernel, LaunchConfig, RawAlloc};
 use crate::experiments::{Case, Error};

@@ -24,6 +24,7 @@ pub mod compare;
 pub mod fit;
 mod headlines;
 mod ladder;
+mod pack;
 mod plots;
 mod rungs;
 mod selection;
@@ -49,9 +50,10 @@ pub use cases::{draw, draw_inputs, multiply};
 pub use compare::MatmulComparison;
 pub use fit::DeviceSet;
 pub use ladder::{
-    pack_pays, point_problem, split_k_for, tail_split, ArchKernels, Arith, Exists, Fixup, Instance, Multiples, Pack,
-    Packing, Plan, Schedule, Tail, Variant, MAX_SPLIT_K,
+    point_problem, split_k_for, tail_split, ArchKernels, Arith, Exists, Fixup, Instance, Multiples, Plan, Schedule,
+    Tail, Variant, MAX_SPLIT_K,
 };
+pub use pack::{pack_pays, Pack, Packing};
 pub use plots::plots;
 pub use rungs::{ARCH_DEFAULTS, VARIANTS};
 pub use selection::{default_kernels, default_names, family_absent, select_kernels, selected};
