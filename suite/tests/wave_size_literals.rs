@@ -74,6 +74,8 @@ const ALLOWED: &[Allowed] = &[
     Allowed { file: "matmul.hip", code: "SPLITK_KERNEL(", why: "split-K tile shapes (BM, BN, BK, items, slab)" },
     Allowed { file: "matmul.hip", code: "SPLITK_ATOMIC_KERNEL(", why: "split-K (atomic) tile shapes" },
     Allowed { file: "matmul.hip", code: "STREAMK_KERNEL(", why: "stream-K tile shapes" },
+    Allowed { file: "matmul.hip", code: "SPLITK_KERNEL_F32(", why: "split-K tile shapes (FP32, with _packed twins)" },
+    Allowed { file: "matmul.hip", code: "STREAMK_KERNEL_F32(", why: "stream-K tile shapes (FP32, with _packed twins)" },
     Allowed {
         file: "include/matmul_mfma.h",
         code: "static constexpr int M = 32, N = 32, K = 2, REGS = 16;",
