@@ -101,7 +101,8 @@ struct WaveShape {
 // - IO_UNALIGNED (_unaligned): any size, every global access one element at a time, guarded.
 // - IO_PACKED (_packed): A and B are packed copies whose rows are padded with zeros to a multiple of 16 bytes
 //   (matmul_pack_operands: A is M × ld(K), B is K × ld(N), ld() rounding up to whole 16-byte accesses), read with
-//   16-byte loads as in IO_ALIGNED; C is the caller's own M × N, written one element at a time as in IO_UNALIGNED.
+//   16-byte loads as in IO_ALIGNED; C is the caller's own M × N, its rows unaligned, written with 16-byte stores
+//   realigned by shuffles (store_c_realigned) and element by element at the edges.
 //   Why: the 4-byte loads of IO_UNALIGNED touch nearly five times the L1 sectors of 16-byte ones (docs/matmul.md,
 //   "Second round"), and copying A and B once costs less than that wherever a product does enough FLOP per byte
 //   copied (the host decides, ladder.rs: `pack_pays`).

@@ -259,18 +259,6 @@ pub(super) fn device_plan(
     packing: Packing,
 ) -> Result<Plan, String> {
     let props = gpu.device.props();
-    let symbol = v.symbol_for(shape, precision);
-    let items = v.group[0] * v.group[1];
-    let groups_per_cu = match v.schedule {
-        Schedule::Tiles => 1,
-        _ => gpu.kernel(v.source, &symbol).map_err(|e| e.to_string()).and_then(|k| {
-            gpu.device.occupancy_groups_per_cu(&k, items, v.dynamic_lds_bytes).map_err(|e| e.to_string())
-        })?,
-    };
-    if groups_per_cu == 0 {
-        return Err(format!("{symbol}: the device reports no group of {items} items fits a CU"));
-    }
-    let plan = v.plan(shape, precision, props.cu_count, groups_per_cu, split)?;
     let pack = v.can_pack(shape, precision)
         && match packing {
             Packing::Always => true,
@@ -282,6 +270,20 @@ pub(super) fn device_plan(
                 matches!((fp32, ceilings.memory_gbps), (Some(t), Some(bw)) if pack_pays(shape, t, bw))
             }
         };
+    // The occupancy (and so stream-K's group count) of the symbol that is launched: the `_packed` twin's registers
+    // are not its `_unaligned` twin's.
+    let symbol = if pack { v.packed_symbol() } else { v.symbol_for(shape, precision) };
+    let items = v.group[0] * v.group[1];
+    let groups_per_cu = match v.schedule {
+        Schedule::Tiles => 1,
+        _ => gpu.kernel(v.source, &symbol).map_err(|e| e.to_string()).and_then(|k| {
+            gpu.device.occupancy_groups_per_cu(&k, items, v.dynamic_lds_bytes).map_err(|e| e.to_string())
+        })?,
+    };
+    if groups_per_cu == 0 {
+        return Err(format!("{symbol}: the device reports no group of {items} items fits a CU"));
+    }
+    let plan = v.plan(shape, precision, props.cu_count, groups_per_cu, split)?;
     Ok(if pack { plan.packed(v, shape) } else { plan })
 }
 

@@ -61,7 +61,7 @@ impl Candidate {
             symbols.push(format!("{base}_unaligned"));
         }
         if v.packed_twin && precision == Precision::F32 {
-            symbols.push(format!("{base}_packed"));
+            symbols.push(v.packed_symbol());
         }
         Candidate { name: v.name.to_string(), symbols, group_size: v.group[0] * v.group[1] }
     }

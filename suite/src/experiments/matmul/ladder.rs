@@ -143,8 +143,8 @@ pub struct Variant {
     /// element accesses.
     pub aligned_rows: bool,
     /// Whether its FP32 instance has a `_packed` twin: the aligned kernel's 16-byte loads, reading copies of A and B
-    /// whose rows are padded to 16 bytes (made by `matmul_pack_operands` in the same launch), and writing C element
-    /// by element: the rungs 8 to 10 (double_buffer, splitk, streamk), where sizes with unaligned rows may pack
+    /// whose rows are padded to 16 bytes (made by `matmul_pack_operands` in the same launch), and writing C with
+    /// 16-byte stores realigned by shuffles: the rungs 8 to 10 (double_buffer, splitk, streamk), where sizes with unaligned rows may pack
     /// instead of running the `_unaligned` twin ([`Packing`]).
     pub packed_twin: bool,
     /// How the groups cover C and K.
@@ -229,6 +229,11 @@ impl Variant {
     /// 16-byte aligned, and a kernel with a `_packed` twin.
     pub fn can_pack(&self, shape: Shape, precision: Precision) -> bool {
         self.packed_twin && precision == Precision::F32 && !shape.rows_aligned_for(precision)
+    }
+
+    /// The symbol of its `_packed` twin (FP32 only: [`Variant::can_pack`]).
+    pub fn packed_symbol(&self) -> String {
+        format!("{}_packed", self.symbol)
     }
 
     /// Tiles of C: ceil(N/BN) × ceil(M/BM).
@@ -516,7 +521,7 @@ impl Plan {
     /// `shape`, whose rows are not aligned: [`Variant::can_pack`]). The grid, split and workspace do not change: the
     /// padded sizes have the same tiles and slabs (BN and BK are multiples of 4).
     pub fn packed(self, v: &Variant, shape: Shape) -> Plan {
-        Plan { symbol: format!("{}_packed", v.symbol), pack: Some(Pack::of(shape)), ..self }
+        Plan { symbol: v.packed_symbol(), pack: Some(Pack::of(shape)), ..self }
     }
 }
 
