@@ -31,7 +31,7 @@
 //   168-242 / 16 KiB; double_buffer_128x128x8_t256 228 / 224 / 32.3 KiB; double_buffer_64x128x8_t128 244 / 234 /
 //   24.3 KiB; double_buffer_32x64x16_t64 (ACC 32) 214 / 190 / 24.3 KiB; splitk_64x128x8_t128 254 / 390 / 24.3 KiB;
 //   streamk_64x64x16_t128 (ACC 32) 220 / 240 / 32.3 KiB (the _unaligned twins reach 255 on sm_90, no spill).
-// Their k loops are unrolled by 2 on AMD (F64_KUNROLL: fully unrolled, clang for gfx90a hoists every k's LDS reads,
+// Their k loops are unrolled by 2 on AMD (AMD_KUNROLL_2: fully unrolled, clang for gfx90a hoists every k's LDS reads,
 // 422 VGPRs instead of 224 for 128×128×8) and fully on NVIDIA, as the FP32 shapes are. The other shapes have none,
 // each an `invalid` FP64 row with the reason (ladder.rs): ACC 128 (256 registers of accumulators alone: nvcc spills
 // 3.3 KB per item); BK = 16 with ACC 64 (two FP64 slabs take 48.3 KiB of LDS, over NVIDIA's 48 KiB of static shared
@@ -555,18 +555,20 @@ __device__ __forceinline__ void double_buffer(const T* __restrict__ A, const T* 
 #define DOUBLE_BUFFER_KERNEL(T, NAME, BM, BN, BK, THREADS) \
     WAVE_TILED_KERNELS_AND_PACKED_OF(T, NAME, BM, BN, BK, THREADS, BK, 2, , double_buffer, NO_MORE_PARAMS)
 
-// The FP64 instances of the wave-tiled rungs (7 to 10) unroll a slab's k loop by 2 on AMD and by N elsewhere (the
-// slab depth BK, fully, unless an instance says why less): clang for gfx90a hoists the LDS reads of every unrolled k
-// to the top of the slab, BK·(WMITER + WNITER)·4 doubles more in registers (measured with hipcc 5.2: 422
-// VGPRs+AGPRs fully unrolled against 224 by 2 for double_buffer_128x128x8_t256_f64, and scratch for 32×64×16),
-// where nvcc keeps the full unroll within 255 registers.
+// The FP64 and ACC 96 instances of the wave-tiled rungs (7 to 10) unroll a slab's k loop by 2 on AMD and by N
+// elsewhere (BK, fully, unless an instance says why less): clang for gfx90a hoists the LDS reads of every unrolled k
+// to the top of the slab, BK·(WMITER + WNITER)·4 elements more in registers (hipcc 5.2: 422 VGPRs+AGPRs fully
+// unrolled against 224 by 2 for double_buffer_128x128x8_t256_f64, scratch for 32×64×16 and for the ACC 96 shapes
+// 128×96 and 64×96: 48 and 136 B per lane), where nvcc keeps the full unroll within 255 registers.
 #if defined(GPU_PLATFORM_AMD)
-#define F64_KUNROLL(N) 2
+#define AMD_KUNROLL_2(N) 2
 #else
-#define F64_KUNROLL(N) N
+#define AMD_KUNROLL_2(N) N
 #endif
 #define DOUBLE_BUFFER_KERNEL_F64(NAME, BM, BN, BK, THREADS) \
-    WAVE_TILED_KERNELS_OF(double, NAME, BM, BN, BK, THREADS, F64_KUNROLL(BK), 2, , double_buffer, NO_MORE_PARAMS)
+    WAVE_TILED_KERNELS_OF(double, NAME, BM, BN, BK, THREADS, AMD_KUNROLL_2(BK), 2, , double_buffer, NO_MORE_PARAMS)
+#define DOUBLE_BUFFER_KERNEL_ACC96(NAME, BM, BN, BK, THREADS, TWINS) \
+    TWINS(float, NAME, BM, BN, BK, THREADS, AMD_KUNROLL_2(BK), 2, , double_buffer, NO_MORE_PARAMS)
 
 DOUBLE_BUFFER_KERNEL(float, matmul_double_buffer, 256, 128, 8, 256)
 DOUBLE_BUFFER_KERNEL(float, matmul_double_buffer_128x256x8_t256, 128, 256, 8, 256)
@@ -575,6 +577,10 @@ DOUBLE_BUFFER_KERNEL(float, matmul_double_buffer_128x128x16_t256, 128, 128, 16, 
 DOUBLE_BUFFER_KERNEL(float, matmul_double_buffer_64x128x16_t128, 64, 128, 16, 128)
 DOUBLE_BUFFER_KERNEL(float, matmul_double_buffer_64x128x8_t128, 64, 128, 8, 128)
 DOUBLE_BUFFER_KERNEL(float, matmul_double_buffer_32x64x16_t64, 32, 64, 16, 64)
+// Tiles of three sub-tiles (ACC 96, WaveShape) for sides of 96 or 192, which 64- or 128-wide tiles overrun by a third
+// (docs/matmul.md, "Fourth round"); 223 and 213 registers (sm_90, nvcc 13.5); no _packed twin at 96 wide (rungs.rs).
+DOUBLE_BUFFER_KERNEL_ACC96(matmul_double_buffer_128x96x16_t128, 128, 96, 16, 128, WAVE_TILED_KERNELS_OF)
+DOUBLE_BUFFER_KERNEL_ACC96(matmul_double_buffer_96x128x16_t128, 96, 128, 16, 128, WAVE_TILED_KERNELS_AND_PACKED_OF)
 // FP64 (see "FP64 instances" in the header comment for the shapes that have none): ACC 64 and 32.
 DOUBLE_BUFFER_KERNEL_F64(matmul_double_buffer_128x128x8_t256_f64, 128, 128, 8, 256)
 DOUBLE_BUFFER_KERNEL_F64(matmul_double_buffer_64x128x8_t128_f64, 64, 128, 8, 128)
@@ -673,12 +679,15 @@ SPLITK_KERNEL_F32(matmul_splitk_128x64x16_t128, 128, 64, 16, 128, 16, )
 SPLITK_KERNEL_F32(matmul_splitk_64x128x16_t128, 64, 128, 16, 128, 16, )
 SPLITK_KERNEL_F32(matmul_splitk_64x128x8_t128, 64, 128, 8, 128, 8, )
 SPLITK_KERNEL_F32(matmul_splitk_128x128x8_t128, 128, 128, 8, 128, 8, )
+// Tiles of three sub-tiles, split (kernel 8 says why; 64×96: 251 registers, 4 groups per SM on sm_90, nvcc 13.5).
+SPLITK_KERNEL(float, matmul_splitk_64x96x16_t64, 64, 96, 16, 64, AMD_KUNROLL_2(16), )
+SPLITK_KERNEL_F32(matmul_splitk_96x128x16_t128, 96, 128, 16, 128, AMD_KUNROLL_2(16), )
 // The wave64 shape of kernel 8 (128 VGPRs at most, see DOUBLE_BUFFER_WAVE64_KERNEL), split.
 SPLITK_KERNEL_F32(matmul_splitk_128x128x8_t512, 128, 128, 8, 512, 2, GPU_AMD_MIN_WAVES_PER_SIMD(4))
 // FP64 (the header comment says why only this shape). Its slab of 8 is unrolled by 4 on NVIDIA: fully unrolled, the
 // _unaligned twin spills 8 to 32 bytes per item with nvcc 13.5 on sm_90 since B's LDS layout regroups FP64 halves
 // (WaveTile::bs_col); by 4 it keeps 254 registers and no stack on sm_90 and sm_80.
-SPLITK_KERNEL(double, matmul_splitk_64x128x8_t128_f64, 64, 128, 8, 128, F64_KUNROLL(4), )
+SPLITK_KERNEL(double, matmul_splitk_64x128x8_t128_f64, 64, 128, 8, 128, AMD_KUNROLL_2(4), )
 
 // The sum of split-K's partial tiles when the kernel is launched without counters (include/matmul_split.h): the
 // FP32 split-K rung's (fragment order) and the DMMA rung's (row-major tiles in its grouped order). Launch: any grid of
@@ -832,7 +841,7 @@ STREAMK_KERNEL_F32(matmul_streamk_64x64x16_t128, 64, 64, 16, 128, 16, )
 STREAMK_KERNEL_F32(matmul_streamk_128x128x8_t512, 128, 128, 8, 512, 2, GPU_AMD_MIN_WAVES_PER_SIMD(4))
 // FP64 (the header comment says why only this shape). On NVIDIA its slab of 16 is unrolled by 8: fully unrolled, nvcc
 // 13 spills 8 bytes per item of the _unaligned twin on sm_80 (255 registers; by 8: 232, and 228 on sm_90).
-STREAMK_KERNEL(double, matmul_streamk_64x64x16_t128_f64, 64, 64, 16, 128, F64_KUNROLL(8), )
+STREAMK_KERNEL(double, matmul_streamk_64x64x16_t128_f64, 64, 64, 16, 128, AMD_KUNROLL_2(8), )
 
 // ---------------------------------------------------------------------------------------------------------------
 // The copies the _packed kernels read (FP32 rungs 8 to 10; include/matmul_wave_tile.h, IO_PACKED): A (M×K) into Ap,

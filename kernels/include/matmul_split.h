@@ -15,6 +15,7 @@
 #pragma once
 #include "gpu.h"
 #include "matmul_io.h"
+#include "matmul_wave_tile.h"
 
 // Called by every item of a group once it has stored its share of a partial tile: returns true in exactly one group,
 // the one whose arrival completes the count `parts` on `counter`, and resets the counter to 0 for the next launch.
@@ -83,7 +84,7 @@ __device__ __forceinline__ void grouped_tile(int index, int tiles_m, int tiles_n
 // run time from BM, BN and the group size: the reduction kernel serves every split-K shape.
 __device__ __forceinline__ void fragment_position(int quad, int threads, int BM, int BN, int& row, int& col) {
     const int t = quad % threads, q = quad / threads;
-    const int acc = BM * BN / threads, wniter = 2, wmiter = acc / (16 * wniter);
+    const int acc = BM * BN / threads, wniter = wave_tile_wniter(BN), wmiter = acc / (16 * wniter);
     const int lanes_n = 8, wsubm = (GPU_WAVE_SIZE / lanes_n) * 4, wsubn = lanes_n * 4;
     const int wm = wsubm * wmiter, wn = wsubn * wniter, waves_n = BN / wn;
     const int wave = t / GPU_WAVE_SIZE, lane = t % GPU_WAVE_SIZE;

@@ -20,6 +20,10 @@
 // The lanes of a wave form a grid of LANES_M × LANES_N = (GPU_WAVE_SIZE/8) × 8; a sub-tile of the wave is
 // (LANES_M·4) × (LANES_N·4) = 16×32 (wave32) or 32×32 (wave64) and the wave steps over WMITER×WNITER of them.
 // So for ACC = 64 the wave tile is 32×64 on NVIDIA and 64×64 on gfx90a; the work per item is the same on both.
+// WNITER is 2, except in tiles whose width BN is a multiple of 96 but not of 64, where it is 3 (a wave 96 columns
+// wide); with WMITER = 3 (ACC = 96, BM a multiple of 48 or 96) the height can be a multiple of 3 too. Why: a side of
+// C of 96 or 192 (a skinny or flat product) in 64- or 128-wide tiles computes a third more than it stores; tiles of
+// three sub-tiles fit it exactly (docs/matmul.md, "Fourth round").
 //
 // Why sub-fragments of 4 instead of one 8×8 block per item (as in 5 and 6): for a given k, the 8 lanes along N read
 // 8 consecutive float4s of Bs (128 contiguous bytes: one LDS wavefront) and the LANES_M lanes along M read
@@ -54,6 +58,11 @@
 // (NVIDIA), each conflict-free when its 16 doubles fall in 16 different pairs of banks, and the same counting with
 // 16 pairs gives QPAD = 16/KQ doubles (QPAD = (LDS_BANKS · 4 / sizeof(T)) / KQ for both types).
 // ---------------------------------------------------------------------------------------------------------------
+// Sub-tiles across the wave tile of a block tile BN wide (WaveShape::WNITER): 3 where BN is a multiple of 96 but not
+// of 64 (a wave 96 columns wide), else 2. A function, so that the reduction kernel (matmul_split.h), which works the
+// fragment order out at run time, follows the same rule.
+__host__ __device__ constexpr int wave_tile_wniter(int bn) { return bn % 64 == 0 ? 2 : 3; }
+
 template <class T, int BM, int BN, int BK, int THREADS>
 struct WaveShape {
     static constexpr int SLAB_K = BK;
@@ -61,7 +70,7 @@ struct WaveShape {
     static constexpr int LANES_N = 8;
     static constexpr int LANES_M = WAVE / LANES_N;
     static constexpr int ACC = BM * BN / THREADS;  // accumulators per item
-    static constexpr int WNITER = 2;
+    static constexpr int WNITER = wave_tile_wniter(BN);
     static constexpr int WMITER = ACC / (16 * WNITER);
     static constexpr int WSUBM = LANES_M * 4, WSUBN = LANES_N * 4;
     static constexpr int WM = WSUBM * WMITER, WN = WSUBN * WNITER;
@@ -92,7 +101,9 @@ struct WaveShape {
     static_assert(BM % LDS_BANKS == 0, "quad pad analysis assumes BM is a multiple of the bank count");
     static_assert(A_QUADS % THREADS == 0 || THREADS % A_QUADS == 0, "A slab splits evenly over the items");
     static_assert(B_QUADS % THREADS == 0 || THREADS % B_QUADS == 0, "B slab splits evenly over the items");
-    static_assert((THREADS % KQ) == 0 && (THREADS % (BN / 4)) == 0, "load rows advance by whole rows per l");
+    // (B's quads are placed by their own row and column per l, b_k and b_col, so a row of the B slab need not be a
+    // divisor of the group: 96 columns are 24 quads.)
+    static_assert((THREADS % KQ) == 0, "load rows of A advance by whole rows per l");
 };
 
 // How a wave-tiled kernel reaches A, B and C in global memory; the suffix of its symbol.
@@ -176,7 +187,7 @@ struct WaveTile : WaveShape<T, BM, BN, BK, THREADS> {
 
     // Global → registers: the slab starting at column/row kt of A/B (b_rows = kt·N, kept by the caller), nothing at
     // or past kend. (THREADS % KQ == 0, so float4 l of an item is in the same k quad as float4 0, l·THREADS/KQ rows
-    // further down; likewise for B.)
+    // further down; B's quads keep their own k row per l, b_k, as a 96-wide slab row of 24 quads needs.)
     //
     // With VEC, a whole slab (every slab of a K range but a last partial one) takes the first branch: one 16-byte
     // load per FP32 quad, no guards, no zeroing (the branch is the same for the whole group; FP64 guards a B quad's

@@ -29,6 +29,12 @@ const ALLOWED: &[Allowed] = &[
               either wave size), not the wave size",
     },
     Allowed {
+        file: "include/matmul_wave_tile.h",
+        code: "return bn % 64 == 0 ? 2 : 3;",
+        why: "64 columns are two of the wave tile's sub-tiles of 32 (WSUBN: 8 lanes of 4 columns on either wave \
+              size), not the wave size",
+    },
+    Allowed {
         file: "include/gpu.h",
         code: "#define GPU_WAVE_SIZE 64",
         why: "the definition itself, on AMD CDNA (wave64)",

@@ -11,6 +11,9 @@ const F64_ACC128: &str = "128 FP64 accumulators per item are 256 registers befor
 /// Why the BK = 16, ACC = 64 shapes have none.
 const F64_LDS: &str = "two FP64 slabs of BK = 16 take 48.3 KiB of LDS per group (64.3 for 128x128), over the 48 KiB \
                        of static shared memory NVIDIA allows a group; the FP64 rung runs in the BK = 8 shapes";
+/// Why the ACC = 96 shapes (tiles of three sub-tiles) have none.
+const F64_ACC96: &str = "96 FP64 accumulators per item are 192 registers before any operand, and two FP64 slabs of \
+                         BK = 16 take 56.3 KiB of LDS, over the 48 KiB of static shared memory NVIDIA allows a group";
 /// Why the 512-item wave64 shapes have none.
 const F64_WAVE64: &str = "a wave64 shape exists for 4 waves per SIMD within 128 VGPRs on gfx90a, which FP64 cannot \
                           keep (twice the registers per accumulator: it spills there or under NVIDIA's 128 registers \
@@ -114,6 +117,29 @@ pub const VARIANTS: &[Variant] = &[
         [64, 32, 16],
         Schedule::Tiles,
     ),
+    // Tiles of three sub-tiles (ACC 96): a side of 96 or 192 covered exactly, for skinny and flat products.
+    fp32_only(
+        unpacked(wave(
+            "double_buffer_128x96x16_t128",
+            "double_buffer",
+            "matmul_double_buffer_128x96x16_t128",
+            128,
+            [96, 128, 16],
+            Schedule::Tiles,
+        )),
+        F64_ACC96,
+    ),
+    fp32_only(
+        wave(
+            "double_buffer_96x128x16_t128",
+            "double_buffer",
+            "matmul_double_buffer_96x128x16_t128",
+            128,
+            [128, 96, 16],
+            Schedule::Tiles,
+        ),
+        F64_ACC96,
+    ),
     // Wave64 shapes: at most 128 VGPRs+AGPRs and no scratch on gfx90a (4 waves per SIMD), LDS for 16 waves per CU.
     fp32_only(
         wave(
@@ -150,6 +176,22 @@ pub const VARIANTS: &[Variant] = &[
     fp32_only(
         wave("splitk_128x128x8_t128", "splitk", "matmul_splitk_128x128x8_t128", 128, [128, 128, 8], Schedule::SplitK),
         F64_ACC128,
+    ),
+    // Tiles of three sub-tiles, split (ACC 96).
+    fp32_only(
+        unpacked(wave(
+            "splitk_64x96x16_t64",
+            "splitk",
+            "matmul_splitk_64x96x16_t64",
+            64,
+            [96, 64, 16],
+            Schedule::SplitK,
+        )),
+        F64_ACC96,
+    ),
+    fp32_only(
+        wave("splitk_96x128x16_t128", "splitk", "matmul_splitk_96x128x16_t128", 128, [128, 96, 16], Schedule::SplitK),
+        F64_ACC96,
     ),
     fp32_only(
         wave("splitk_128x128x8_t512", "splitk", "matmul_splitk_128x128x8_t512", 512, [128, 128, 8], Schedule::SplitK),
@@ -319,6 +361,12 @@ const fn wave(
 ) -> Variant {
     let packed_twin = !matches!(schedule, Schedule::SplitKAtomic);
     Variant { packed_twin, ..regblock(name, family, symbol, items, tile, true, schedule) }
+}
+
+/// `v` without a `_packed` twin: the 96-wide shapes, whose three realigned C quads per row spill (nvcc 13.5, sm_90:
+/// 496 B per item as 128x96, 856 B split as 64x96), so their unaligned rows run the `_unaligned` twin.
+const fn unpacked(v: Variant) -> Variant {
+    Variant { packed_twin: false, ..v }
 }
 
 /// `v` without an FP64 instance, for the reason `why`.
