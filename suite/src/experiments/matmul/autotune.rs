@@ -23,7 +23,7 @@ pub type Candidate = (&'static Variant, Option<u32>, Packing);
 /// code objects on AMD, else its row of `ARCH_DEFAULTS`): those that have an instance in `precision` there, whose
 /// schedule is deterministic and whose family goes beyond the seed's ladder (double_buffer, splitk, streamk, and the
 /// matrix rungs: DMMA in FP64 on NVIDIA, MFMA on CDNA), each split-K kernel once per split
-/// count of [`AUTOTUNE_SPLITS`] that fits `shape` (a split count that gives more than [`AUTOTUNE_MAX_GROUPS_PER_CU`]
+/// count of [`AUTOTUNE_SPLITS`] that fits `shape` (and unsplit where no double_buffer kernel runs its tile) (a split count that gives more than [`AUTOTUNE_MAX_GROUPS_PER_CU`]
 /// groups per CU, or ranges under 4 slabs, is left out). Whatever `--kernels` says: the step answers "how fast can a
 /// hand kernel of this suite be here", not "which of the kernels asked for". (The pick's row says its unit: a DMMA
 /// or MFMA pick is the matrix units, the others the vector units.) Where a kernel may pack A and B
@@ -38,9 +38,22 @@ pub fn autotune_candidates(
 ) -> Vec<Candidate> {
     let mut out = Vec::new();
     let usable = |v: &&Variant| AUTOTUNE_FAMILIES.contains(&v.family) && v.problem_on(precision, arch).is_none();
+    // Whether a double_buffer kernel among `kernels` runs the same tile, slab and group as the split-K kernel `v`, so
+    // that its row is `v` unsplit.
+    let has_unsplit_twin = |v: &Variant| {
+        kernels
+            .iter()
+            .filter(|t| usable(t))
+            .any(|t| t.schedule == Schedule::Tiles && t.block == v.block && t.slab_k == v.slab_k && t.group == v.group)
+    };
     for &v in kernels.iter().filter(|v| usable(v)) {
         match v.schedule {
             Schedule::SplitK | Schedule::GroupedSplitK => {
+                // A split-K shape with no such twin is tried unsplit too: 64x96 in 64 items, which has none, was
+                // the fastest kernel at 5000³ unsplit (docs/matmul.md, "Fourth round").
+                if v.schedule == Schedule::SplitK && !has_unsplit_twin(v) {
+                    out.push((v, Some(1)));
+                }
                 let (tx, ty) = v.tiles(shape);
                 let slabs = shape.k.div_ceil(v.slab_k as usize) as u64;
                 // A split-K kernel's S = 1 is its double_buffer twin's row; the DMMA rung has no such twin, and its
@@ -180,9 +193,18 @@ mod tests {
         // 512/16 = 32 slabs: at most 8 ranges of 4.
         assert!(small.contains(&"splitk_128x64x16_t128/8".to_string()), "{small:?}");
         assert!(!small.iter().any(|n| n.starts_with("splitk_atomic")), "{small:?}");
-        // 8192²: every split-K grid would exceed 4 groups per CU.
+        // 8192²: every split-K grid would exceed 4 groups per CU; the shapes without a double_buffer twin run
+        // unsplit, the others are their twin's row.
         let large = names("sm_90", Shape::square(8192));
-        assert!(!large.iter().any(|n| n.starts_with("splitk")), "{large:?}");
+        let split_k: Vec<&String> = large.iter().filter(|n| n.starts_with("splitk")).collect();
+        assert_eq!(
+            split_k,
+            ["splitk_128x64x16_t128/1", "splitk_128x128x8_t128/1", "splitk_64x96x16_t64/1"]
+                .map(String::from)
+                .iter()
+                .collect::<Vec<_>>(),
+            "{large:?}"
+        );
         assert!(large.contains(&"double_buffer".to_string()) && large.contains(&"streamk_128x128x8_t128".to_string()));
         // gfx90a's table picks among its wave64 shapes and the MFMA rung.
         let cdna = names("gfx90a", Shape::square(512));
