@@ -191,6 +191,12 @@ impl Gpu {
         Ok((kernel, cost))
     }
 
+    /// Whether the kernel store can give `source` (with `defines`) for this device without a compile
+    /// ([`KernelStore::holds`]): prebuilt, or in the cache.
+    pub fn holds(&self, source: &code_objects::Source, defines: &[String]) -> bool {
+        self.store.holds(source, &self.device.props().arch, defines)
+    }
+
     /// Time to get `source` with `defines` from the kernel store again, ms, and where it came from: after
     /// [`Gpu::specialised_kernel`] this is a cache hit, the cost a later run pays for the same specialisation.
     pub fn specialised_lookup_ms(
