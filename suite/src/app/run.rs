@@ -526,7 +526,7 @@ fn dry_run(cli: &Cli, selection: Selection, args: &RunArgs) -> Result<ExitCode, 
     }
     text.push('\n');
     let run = RunEstimate::new(slowest, selection.experiments.len(), &compiles, tasks);
-    // Points the plan cannot count (an NVIDIA kernel's registers, known only to the driver) are not in the estimate.
+    // Points the plan cannot count (a cubin kernel with no register count recorded) are not in the estimate.
     let uncounted = plans.iter().flatten().filter(|p| p.point.invalid.as_deref().is_some_and(needs_the_node)).count();
     if !reasons.is_empty() {
         let mut reasons: Vec<(String, usize)> = reasons.into_iter().collect();

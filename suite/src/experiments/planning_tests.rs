@@ -1,6 +1,5 @@
 //! Whole sweeps planned on a planning device (`suite run --dry-run`, [`crate::planning`]): every
-//! experiment's quick preset on an MI250X GCD from the real gfx90a code objects, and pt's on an H100, whose kernels
-//! only the NVIDIA driver can describe. These tests live here rather than beside the planning device because the
+//! experiment's quick preset on an MI250X GCD from the real gfx90a code objects, and on an H200 from the cubins. These tests live here rather than beside the planning device because the
 //! layers below the experiments do not reach up into them (`tests/layout.rs`).
 
 use std::path::PathBuf;
@@ -122,31 +121,29 @@ fn occupancy_plans_its_group_counts_around_the_resident_capacity() {
     assert_eq!(counts, want);
 }
 
+/// An NVIDIA plan counts every point from the cubins' register counts, as the node would: no point of any quick
+/// preset is invalid for a fault of the plan (pt's maximal launches, occupancy's group counts included).
 #[test]
-fn an_nvidia_plan_leaves_its_kernel_dependent_points_to_the_driver() {
-    let (gpu, part) = planned("h100-sxm");
-    let sweep = PtSweep::quick();
-    let specs = sweep.specs();
-    let planned = plan_of(&gpu, Box::new(sweep));
-    assert_eq!(planned.len(), specs.len());
-    let mut driver_bound = 0;
-    for p in &planned {
-        let spec = p.point.spec.downcast_ref::<crate::experiments::pt::Spec>().expect("a pt point's spec");
-        match spec.pt_kernel() {
-            Some(kernel) => {
-                let why = p.point.invalid.as_deref().unwrap_or_else(|| panic!("{} is valid", p.point.key));
-                let reason = format!(
-                    "maximal launch of {kernel}: register use of `{kernel}` on {} is known only to the NVIDIA \
-                     driver: plan on the node, or plan for an AMD part",
-                    part.name
-                );
-                assert_eq!(why, reason, "{}", p.point.key);
-                driver_bound += 1;
+fn an_nvidia_plan_counts_its_kernels_from_the_cubins() {
+    let (gpu, part) = planned("h200");
+    for entry in EXPERIMENTS {
+        let planned = plan_of(&gpu, (entry.quick)());
+        for p in &planned {
+            if let Some(why) = &p.point.invalid {
+                let fault = PLAN_FAULTS.iter().find(|f| why.contains(*f));
+                assert!(fault.is_none(), "{} on {}: {} is invalid: {why}", entry.name, part.name, p.point.key);
             }
-            None => assert_eq!(p.point.invalid, None, "{}", p.point.key),
+            assert_eq!(p.point.invalid.is_none(), p.estimate_s > 0.0, "{}: {}", entry.name, p.point.key);
         }
     }
-    assert!(driver_bound > 0 && driver_bound < planned.len(), "{driver_bound} of {}", planned.len());
+    // pt's maximal launches are planned: each PT kernel's point is valid.
+    let sweep = PtSweep::quick();
+    let planned = plan_of(&gpu, Box::new(sweep));
+    let pt_kernels = planned
+        .iter()
+        .filter(|p| p.point.spec.downcast_ref::<crate::experiments::pt::Spec>().unwrap().pt_kernel().is_some())
+        .count();
+    assert!(pt_kernels > 0 && planned.iter().all(|p| p.point.invalid.is_none()), "{pt_kernels}");
 }
 
 #[test]
