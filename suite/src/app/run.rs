@@ -173,13 +173,12 @@ fn measure(cli: &Cli, selection: Selection, args: &RunArgs) -> Result<ExitCode, 
     let props = gpu.device.props();
     // What the kernel cache lacks, before anything is loaded (loading compiles it).
     let compiles = CompilePlan::of(&gpu, &selection.experiments);
-    let tasks = opts.shard.map_or(1, |s| s.count);
-    if compiles.seconds(tasks) > 0.0 {
+    if compiles.seconds() > 0.0 {
         eprintln!(
-            "compiles: {} not in the kernel cache: about {} (the sources in parallel on {} cores, then the \
-             specialisations as their points need them)",
+            "compiles: {} not in the kernel cache: about {} (in parallel on {} cores: the sources first, the \
+             specialisations when their experiment starts)",
             compiles.missing_text(),
-            seconds_text(compiles.seconds(tasks)),
+            seconds_text(compiles.seconds()),
             compiles.threads
         );
     }
@@ -203,7 +202,7 @@ fn measure(cli: &Cli, selection: Selection, args: &RunArgs) -> Result<ExitCode, 
     );
     folder.record_plan(props, plan_record(&selection, &plans, &opts))?;
     let points_s: f64 = plans.iter().flat_map(|p| of_shard(p, opts.shard)).map(|p| p.estimate_s).sum();
-    let estimate = RunEstimate::new(points_s, selection.experiments.len(), &compiles, tasks);
+    let estimate = RunEstimate::new(points_s, selection.experiments.len(), &compiles);
     let ceilings = crate::peaks::ceilings(props);
     let Some(preset) = selection.preset else {
         let exp = selection.experiments[0].as_ref();
@@ -525,7 +524,7 @@ fn dry_run(cli: &Cli, selection: Selection, args: &RunArgs) -> Result<ExitCode, 
         text.push_str(&format!("; the slowest of the {tasks} tasks about {}", seconds_text(slowest)));
     }
     text.push('\n');
-    let run = RunEstimate::new(slowest, selection.experiments.len(), &compiles, tasks);
+    let run = RunEstimate::new(slowest, selection.experiments.len(), &compiles);
     // Points the plan cannot count (a cubin kernel with no register count recorded) are not in the estimate.
     let uncounted = plans.iter().flatten().filter(|p| p.point.invalid.as_deref().is_some_and(needs_the_node)).count();
     if !reasons.is_empty() {

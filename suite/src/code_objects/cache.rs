@@ -394,6 +394,20 @@ impl KernelStore {
         in_parallel(sources.iter().map(|s| (s.text.len(), move || self.code_object_for_device(s, arch, device_target))))
     }
 
+    /// [`KernelStore::specialised`] of every `(source, defines)` in `specs`, in parallel as
+    /// [`KernelStore::code_objects_for_device`] compiles sources (a compiler process per thread, up to the host's
+    /// cores; the cache's entries are written to a temporary file and renamed, so threads and processes may fill it
+    /// at once), each with the milliseconds it took on its thread. Results are in `specs`' order.
+    pub fn specialised_all(&self, specs: &[(&Source, &[String])], arch: &Arch) -> Vec<(Result<CodeObject>, f64)> {
+        in_parallel(specs.iter().map(|&(source, defines)| {
+            (source.text.len(), move || {
+                let start = std::time::Instant::now();
+                let object = self.specialised(source, arch, defines);
+                (object, start.elapsed().as_secs_f64() * 1e3)
+            })
+        }))
+    }
+
     fn cache_file(&self, source: &Source, arch: &Arch, compiler: &Compiler, flags: &[String]) -> PathBuf {
         let key = cache_key(source, headers(), arch, compiler, flags);
         self.cache_dir.join(format!("{}.{arch}.{key}.{}", source.name, extension(arch)))

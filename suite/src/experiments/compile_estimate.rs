@@ -3,8 +3,9 @@
 //! measured cold compile of its source with the platform's compiler ([`CompileFigures`]: each experiment declares
 //! its sources' figures, [`super::Experiment::compile_figures`]). The sources are compiled before the first point,
 //! in parallel on the host's cores, longest first ([`crate::code_objects::KernelStore::code_objects_for_device`]):
-//! they cost the schedule's longest thread ([`parallel_seconds`]). Run-time specialisations (fusion's staged
-//! kernels) are compiled when their point first needs them, one after the other.
+//! they cost the schedule's longest thread ([`parallel_seconds`]). Run-time specialisations (fusion's generated and
+//! staged kernels) are compiled the same way when the experiment's first point starts
+//! ([`crate::gpu::Gpu::compile_specialised`]); every task compiles all of its experiment's.
 
 use super::Experiment;
 use crate::code_objects::{self, DeviceShape};
@@ -96,20 +97,19 @@ impl CompilePlan {
         CompilePlan { sources, specialisations, threads }
     }
 
-    /// Seconds of compiles the run pays with the store as it is: the missing sources on [`CompilePlan::threads`],
-    /// then the missing specialisations one after the other, spread over `tasks` tasks (each compiles those of its
-    /// own points).
-    pub fn seconds(&self, tasks: usize) -> f64 {
+    /// Seconds of compiles a task pays with the store as it is: the missing sources on [`CompilePlan::threads`],
+    /// then, later, the missing specialisations on as many.
+    pub fn seconds(&self) -> f64 {
         let missing = |list: &[Compile]| list.iter().filter(|c| !c.held).map(|c| c.seconds).collect::<Vec<f64>>();
         parallel_seconds(&missing(&self.sources), self.threads)
-            + missing(&self.specialisations).iter().sum::<f64>() / tasks.max(1) as f64
+            + parallel_seconds(&missing(&self.specialisations), self.threads)
     }
 
     /// [`CompilePlan::seconds`] with nothing held: a cold cache.
-    pub fn cold_seconds(&self, tasks: usize) -> f64 {
+    pub fn cold_seconds(&self) -> f64 {
         let cold = |list: &[Compile]| list.iter().map(|c| Compile { held: false, ..c.clone() }).collect();
         CompilePlan { sources: cold(&self.sources), specialisations: cold(&self.specialisations), ..self.clone() }
-            .seconds(tasks)
+            .seconds()
     }
 
     /// Code objects missing and needed, in words: `3 of 7 sources and 24 of 24 run-time specialisations`.
@@ -157,26 +157,27 @@ mod tests {
     #[test]
     fn a_cache_holding_every_object_costs_no_compile() {
         let warm = plan(true);
-        assert_eq!(warm.seconds(1), 0.0);
+        assert_eq!(warm.seconds(), 0.0);
         assert_eq!(warm.missing_text(), "0 of 3 sources and 0 of 4 run-time specialisations");
-        // Cold, the sources run at once (the longest is the cost) and the specialisations one after the other.
-        assert_eq!(warm.cold_seconds(1), 20.0 + 4.0 * 0.5);
-        assert_eq!(warm.cold_seconds(2), 20.0 + 2.0 * 0.5);
+        // Cold, the sources run at once (the longest is the cost), then the specialisations at once.
+        assert_eq!(warm.cold_seconds(), 20.0 + 0.5);
+        // On one core, one after the other.
+        assert_eq!(CompilePlan { threads: 1, ..warm }.cold_seconds(), 29.0 + 4.0 * 0.5);
     }
 
     #[test]
     fn each_missing_object_adds_its_own_cost() {
         let mut p = plan(true);
         p.sources[1].held = false;
-        assert_eq!(p.seconds(1), 8.0);
+        assert_eq!(p.seconds(), 8.0);
         p.specialisations[3].held = false;
-        assert_eq!(p.seconds(1), 8.5);
+        assert_eq!(p.seconds(), 8.5);
         assert_eq!(p.missing_text(), "1 of 3 sources and 1 of 4 run-time specialisations");
         // The longest missing source is the cost while threads are free.
         p.sources[0].held = false;
-        assert_eq!(p.seconds(1), 20.5);
+        assert_eq!(p.seconds(), 20.5);
         // The cold figure does not depend on what is held.
-        assert_eq!(p.cold_seconds(1), plan(false).seconds(1));
+        assert_eq!(p.cold_seconds(), plan(false).seconds());
     }
 
     #[test]

@@ -247,18 +247,13 @@ pub struct RunEstimate {
 }
 
 impl RunEstimate {
-    /// The run of `experiments` experiments whose points are estimated at `points_s` and whose compiles are
-    /// `compiles`, for one of `tasks` tasks.
-    pub fn new(
-        points_s: f64,
-        experiments: usize,
-        compiles: &super::compile_estimate::CompilePlan,
-        tasks: usize,
-    ) -> RunEstimate {
+    /// The task of `experiments` experiments whose points are estimated at `points_s` and whose compiles are
+    /// `compiles`.
+    pub fn new(points_s: f64, experiments: usize, compiles: &super::compile_estimate::CompilePlan) -> RunEstimate {
         RunEstimate {
             warm_s: RUN_START_S + experiments as f64 * EXPERIMENT_OUTSIDE_S + points_s,
-            compile_s: compiles.seconds(tasks),
-            cold_compile_s: compiles.cold_seconds(tasks),
+            compile_s: compiles.seconds(),
+            cold_compile_s: compiles.cold_seconds(),
             missing: compiles.missing_text(),
         }
     }

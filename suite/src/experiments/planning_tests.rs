@@ -211,3 +211,73 @@ fn matmul_chooses_its_amd_default_set_from_the_code_objects_built() {
     let (nvidia, _) = planned("h100-sxm");
     assert!(DeviceSet::of(&nvidia).unwrap().is_none());
 }
+
+/// Issue 36: fusion's generated and staged kernels are compiled together before its first point
+/// ([`Gpu::compile_specialised`]): the objects are the store's own, each one's cost goes to its first use (and
+/// only that one), and nothing is compiled twice.
+#[test]
+fn fusions_specialisations_are_got_together_and_each_cost_goes_to_its_first_use() {
+    use super::fusion::FusionSweep;
+    use crate::code_objects::{cubin_kernel_names, DeviceShape};
+    let (gpu, _) = planned("h200");
+    let specs: Vec<_> =
+        FusionSweep::quick().specialisations(DeviceShape::of(gpu.device.props())).into_iter().take(3).collect();
+    assert_eq!(specs.len(), 3);
+    gpu.compile_specialised(&specs).unwrap();
+    for spec in &specs {
+        let store = crate::code_objects::KernelStore::new(None);
+        let object = store.specialised(&spec.source(), &gpu.device.props().arch, &spec.defines).unwrap();
+        let symbol = cubin_kernel_names(&object.bytes).unwrap().remove(0);
+        let (kernel, cost) = gpu.specialised_kernel(&spec.source(), &spec.defines, &symbol).unwrap();
+        assert_eq!(kernel.name, symbol);
+        let cost = cost.expect("the first use gets the cost of the object got ahead of it");
+        assert!(cost.object_ms > 0.0, "{cost:?}");
+        let (_, again) = gpu.specialised_kernel(&spec.source(), &spec.defines, &symbol).unwrap();
+        assert_eq!(again, None, "a second use costs nothing");
+        assert!(gpu.holds(&spec.source(), &spec.defines));
+    }
+    // Got again: nothing to do, and no cost handed out twice.
+    gpu.compile_specialised(&specs).unwrap();
+    let spec = &specs[0];
+    let object = crate::code_objects::KernelStore::new(None)
+        .specialised(&spec.source(), &gpu.device.props().arch, &spec.defines)
+        .unwrap();
+    let symbol = cubin_kernel_names(&object.bytes).unwrap().remove(0);
+    assert_eq!(gpu.specialised_kernel(&spec.source(), &spec.defines, &symbol).unwrap().1, None);
+}
+
+/// The cold compile of fusion's full sweep for an H200 (nvcc), one after the other as the points used to get them
+/// and together as they are got now, each into an empty cache; the objects must be the same bytes. Prints both
+/// times: `cargo test --release -p suite --lib fusion_full_sweep_cold_compiles -- --ignored --nocapture`.
+#[test]
+#[ignore = "a benchmark: compiles fusion's full sweep twice (minutes on a two-core machine)"]
+fn fusion_full_sweep_cold_compiles() {
+    use super::fusion::FusionSweep;
+    use crate::code_objects::{DeviceShape, KernelStore};
+    let (gpu, _) = planned("h200");
+    let arch = gpu.device.props().arch.clone();
+    let specs = FusionSweep::default().specialisations(DeviceShape::of(gpu.device.props()));
+    let sources: Vec<_> = specs.iter().map(|s| s.source()).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let one_by_one = KernelStore::with_cache_dir(None, dir.path().join("one-by-one"));
+    let started = std::time::Instant::now();
+    let first: Vec<Vec<u8>> = sources
+        .iter()
+        .zip(&specs)
+        .map(|(source, s)| one_by_one.specialised(source, &arch, &s.defines).unwrap().bytes)
+        .collect();
+    let sequential_s = started.elapsed().as_secs_f64();
+    let together = KernelStore::with_cache_dir(None, dir.path().join("together"));
+    let items: Vec<_> = sources.iter().zip(&specs).map(|(source, s)| (source, s.defines.as_slice())).collect();
+    let started = std::time::Instant::now();
+    let second: Vec<Vec<u8>> =
+        together.specialised_all(&items, &arch).into_iter().map(|(object, _)| object.unwrap().bytes).collect();
+    let parallel_s = started.elapsed().as_secs_f64();
+    assert_eq!(first, second, "the objects differ");
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    println!(
+        "fusion full sweep, {} specialisations for sm_90: one after the other {sequential_s:.1} s, together on {cores} \
+         cores {parallel_s:.1} s",
+        specs.len()
+    );
+}

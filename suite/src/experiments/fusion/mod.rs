@@ -60,6 +60,7 @@ use crate::code_objects::{DeviceShape, Specialisation};
 use crate::device::Props;
 use crate::options::{bytes_of, Memory};
 use crate::patterns::{input, zip, Binary, Geometry, Program, Reduce, Rendered, Unary, GROUP_SIZE};
+use crate::phases::Phase;
 use crate::precision::Precision;
 use crate::report::plot::LinePlot;
 use cases::Inputs;
@@ -537,7 +538,12 @@ impl Points for FusionSweep {
             .collect()
     }
 
+    /// The first point compiles every generated and staged kernel of the sweep at once (in parallel, bounded by the
+    /// cores: [`crate::gpu::Gpu::compile_specialised`]), so a cold cache costs about the compiles over the cores
+    /// rather than their sum; each kernel's own compile time still goes to `fusion_compile.csv` with its point.
     fn prepare<'g>(&self, ctx: &RunContext<'g>, spec: &FusionPoint) -> Result<Box<dyn Case + 'g>, Error> {
+        let specs = self.specialisations(DeviceShape::of(ctx.props()));
+        ctx.phases.scope(Phase::Compile, || ctx.gpu.compile_specialised(&specs))?;
         cases::prepare(ctx, spec)
     }
 }
