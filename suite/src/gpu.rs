@@ -31,6 +31,8 @@ pub enum Error {
 struct Loaded {
     module: Module,
     object: code_objects::CodeObject,
+    /// What getting it cost, when [`Gpu::compile_specialised`] got it ahead of its first use: handed to that use.
+    pending: Option<LoadCost>,
 }
 
 /// What it cost to get a specialised kernel ([`Gpu::specialised_kernel`]) the first time in a session.
@@ -50,6 +52,8 @@ pub struct Gpu {
     pub device: Box<dyn Device>,
     store: KernelStore,
     modules: Mutex<HashMap<String, Loaded>>,
+    /// Specialisations [`Gpu::compile_specialised`] has tried, so a failed one is not compiled again there.
+    tried: Mutex<std::collections::HashSet<String>>,
 }
 
 impl Gpu {
@@ -67,14 +71,24 @@ impl Gpu {
                 )
             })?,
         };
-        Ok(Gpu { device, store: KernelStore::new(kernels_dir), modules: Mutex::new(HashMap::new()) })
+        Ok(Gpu {
+            device,
+            store: KernelStore::new(kernels_dir),
+            modules: Mutex::new(HashMap::new()),
+            tried: Default::default(),
+        })
     }
 
     /// `device` with the kernels of the store `Gpu::open` would make: prebuilt objects from `kernels_dir`
     /// (`--kernels-dir`), else compiled with the local compiler and cached. For a device that is not a platform's
     /// (the plan of a part that is not present, [`crate::planning::gpu`]).
     pub fn with_device(device: Box<dyn Device>, kernels_dir: Option<PathBuf>) -> Gpu {
-        Gpu { device, store: KernelStore::new(kernels_dir), modules: Mutex::new(HashMap::new()) }
+        Gpu {
+            device,
+            store: KernelStore::new(kernels_dir),
+            modules: Mutex::new(HashMap::new()),
+            tried: Default::default(),
+        }
     }
 
     /// Makes sure kernel source `source` is compiled (or found) for this device and loaded.
@@ -123,7 +137,7 @@ impl Gpu {
         if module.kernel_names.is_empty() {
             module.kernel_names = object.info.amd_kernels.iter().map(|k| k.name.clone()).collect();
         }
-        modules.insert(name.to_string(), Loaded { module, object });
+        modules.insert(name.to_string(), Loaded { module, object, pending: None });
         Ok(())
     }
 
@@ -172,12 +186,17 @@ impl Gpu {
                 module.kernel_names = object.info.amd_kernels.iter().map(|k| k.name.clone()).collect();
             }
             cost = Some(LoadCost { origin: object.origin.clone(), object_ms, load_ms: 0.0 });
-            modules.insert(key.clone(), Loaded { module, object });
+            modules.insert(key.clone(), Loaded { module, object, pending: None });
             if let Some(c) = cost.as_mut() {
                 c.load_ms = start.elapsed().as_secs_f64() * 1e3;
             }
         }
-        let loaded = modules.get(&key).expect("inserted just above when missing");
+        let loaded = modules.get_mut(&key).expect("inserted just above when missing");
+        // Got ahead of this first use ([`Gpu::compile_specialised`]): its cost is this use's.
+        if let Some(pending) = loaded.pending.take() {
+            cost = Some(pending);
+        }
+        let loaded = &*loaded;
         let start = std::time::Instant::now();
         let mut kernel = self.device.kernel(&loaded.module, name)?;
         if let Some(c) = cost.as_mut() {
@@ -189,6 +208,47 @@ impl Gpu {
             }
         }
         Ok((kernel, cost))
+    }
+
+    /// Whether the kernel store can give `source` (with `defines`) for this device without a compile
+    /// ([`KernelStore::holds`]): prebuilt, or in the cache.
+    pub fn holds(&self, source: &code_objects::Source, defines: &[String]) -> bool {
+        self.store.holds(source, &self.device.props().arch, defines)
+    }
+
+    /// Gets the code objects of `specs` (sources specialised at run time, with their defines) that this session has
+    /// not loaded or tried yet, in parallel ([`KernelStore::specialised_all`]: on a cold cache their compiles run at
+    /// once, up to the host's cores), then loads them in order on this thread. Each one's cost (its own thread's
+    /// time) is handed to its first [`Gpu::specialised_kernel`], as if that call had got it: the objects are the
+    /// same, the compiles only overlap. One that fails is left for that call, which gets it again and reports the
+    /// error; none is tried twice here.
+    pub fn compile_specialised(&self, specs: &[code_objects::Specialisation]) -> Result<(), Error> {
+        let key = |s: &code_objects::Specialisation| format!("{}[{}]", s.name, s.defines.join(" "));
+        let todo: Vec<&code_objects::Specialisation> = {
+            let modules = self.modules.lock().map_err(|_| Error::Poisoned { source_name: "specialised".into() })?;
+            let mut tried = self.tried.lock().map_err(|_| Error::Poisoned { source_name: "specialised".into() })?;
+            specs.iter().filter(|s| !modules.contains_key(&key(s)) && tried.insert(key(s))).collect()
+        };
+        if todo.is_empty() {
+            return Ok(());
+        }
+        let sources: Vec<code_objects::Source> = todo.iter().map(|s| s.source()).collect();
+        let items: Vec<(&code_objects::Source, &[String])> =
+            sources.iter().zip(&todo).map(|(source, s)| (source, s.defines.as_slice())).collect();
+        let objects = self.store.specialised_all(&items, &self.device.props().arch);
+        let mut modules = self.modules.lock().map_err(|_| Error::Poisoned { source_name: "specialised".into() })?;
+        for (spec, (object, object_ms)) in todo.iter().zip(objects) {
+            let Ok(object) = object else { continue };
+            let start = std::time::Instant::now();
+            let mut module = self.device.load_module(&object.bytes)?;
+            if module.kernel_names.is_empty() {
+                module.kernel_names = object.info.amd_kernels.iter().map(|k| k.name.clone()).collect();
+            }
+            let load_ms = start.elapsed().as_secs_f64() * 1e3;
+            let pending = Some(LoadCost { origin: object.origin.clone(), object_ms, load_ms });
+            modules.entry(key(spec)).or_insert(Loaded { module, object, pending });
+        }
+        Ok(())
     }
 
     /// Time to get `source` with `defines` from the kernel store again, ms, and where it came from: after

@@ -6,9 +6,10 @@
 //! - [`Props`]: the part's datasheet and architecture figures, its entry in the catalogue of parts ([`PARTS`], each
 //!   figure cited there; [`Part::props`]);
 //! - kernels: AMD code objects carry their resource use in a metadata note, read here statically
-//!   ([`code_objects::check_target`]) and reported as HIP reports it; an NVIDIA cubin records no register counts (only the
-//!   driver knows them), so an NVIDIA part's kernels are named but [`Device::kernel`] refuses them, and points that
-//!   need them become `invalid` rows that say so;
+//!   ([`code_objects::check_target`]) and reported as HIP reports it; an NVIDIA cubin records each kernel's registers
+//!   (`EIATTR_REGCOUNT`), static shared memory and launch bounds, read as `cuobjdump --dump-resource-usage` reads them
+//!   ([`code_objects::cubin_kernels`]); a cubin kernel without a register count is named, but [`Device::kernel`]
+//!   refuses it, and points that need it become `invalid` rows that say so;
 //! - occupancy: the suite's calculator ([`occupancy_calculator::theoretical`]) in place of the runtime's own query;
 //! - the vendor BLAS: assumed present on the target.
 //!
@@ -46,12 +47,14 @@ pub fn keys() -> Vec<&'static str> {
     catalogue::keys()
 }
 
-/// A code object read for a plan: its kernels' metadata (AMD) or only their names (NVIDIA).
+/// A code object read for a plan: its kernels' metadata (AMD) or resources (NVIDIA), and their names.
 struct PlannedModule {
     /// The key of the part it was read for.
     part: &'static str,
     /// Each kernel's metadata, in the note's order; empty for a cubin.
     kernels: Vec<AmdKernelMeta>,
+    /// Each kernel's resources recorded in a cubin; empty for AMD.
+    cubin: Vec<code_objects::CubinKernel>,
     /// The kernels' names.
     names: Vec<String>,
 }
@@ -60,7 +63,8 @@ struct PlannedModule {
 struct PlannedKernel {
     /// The key of the part it was read for.
     part: &'static str,
-    meta: AmdKernelMeta,
+    /// Registers per item (AMD: VGPRs with AGPRs), SGPRs (AMD) and static LDS, for the occupancy calculator.
+    resources: Resources,
 }
 
 /// A device standing for a part that is not present: its properties and kernels come from the data sheet and the
@@ -147,20 +151,44 @@ impl Device for PlanningDevice {
             },
         };
         let info = code_objects::check_target(image, &self.props.arch, &self.props.arch_full).map_err(bad)?;
-        let names = match self.props.platform {
-            Platform::Amd => info.amd_kernels.iter().map(|k| k.name.clone()).collect(),
-            Platform::Nvidia => code_objects::cubin_kernel_names(image).map_err(bad)?,
+        let (names, cubin) = match self.props.platform {
+            Platform::Amd => (info.amd_kernels.iter().map(|k| k.name.clone()).collect(), Vec::new()),
+            Platform::Nvidia => (
+                code_objects::cubin_kernel_names(image).map_err(bad)?,
+                code_objects::cubin_kernels(image).map_err(bad)?,
+            ),
         };
-        let module = PlannedModule { part: self.part.key, kernels: info.amd_kernels, names: names.clone() };
+        let module = PlannedModule { part: self.part.key, kernels: info.amd_kernels, cubin, names: names.clone() };
         Ok(Module { inner: Arc::new(module), kernel_names: names })
     }
 
     /// AMD: the attributes HIP reports for the kernel, which it reads from the same metadata (ROCm clr's
     /// `workGroupInfo_`): `.vgpr_count` (VGPRs and AGPRs together on gfx90a) as its registers, the group segment as
     /// its static LDS, the private segment as its scratch, `.max_flat_workgroup_size` as its largest group.
-    /// NVIDIA: refused, naming the kernel; only the driver knows its registers.
+    /// NVIDIA: what the cubin records (registers, static shared memory, launch bounds; no local memory is counted),
+    /// as the driver reads it; a kernel whose register count is not recorded is refused, naming it.
     fn kernel(&self, module: &Module, name: &str) -> Result<Kernel> {
         let planned = self.own_module(module)?;
+        if let Some(k) = planned.cubin.iter().find(|k| k.name == name) {
+            let attrs = KernelAttrs {
+                registers_per_item: k.registers,
+                static_lds_bytes: k.shared_bytes,
+                scratch_bytes_per_item: 0,
+                max_group_size: k.max_threads.unwrap_or(self.props.max_group_size).min(self.props.max_group_size),
+            };
+            let resources = Resources {
+                group_size: attrs.max_group_size,
+                registers_per_item: k.registers,
+                sgprs: None,
+                lds_bytes_per_group: k.shared_bytes,
+            };
+            return Ok(Kernel {
+                name: name.to_string(),
+                attrs,
+                param_sizes: None,
+                inner: Arc::new(PlannedKernel { part: self.part.key, resources }),
+            });
+        }
         let meta = planned.kernels.iter().find(|k| k.name == name || k.symbol.strip_suffix(".kd") == Some(name));
         let Some(meta) = meta else {
             if planned.names.iter().any(|n| n == name) {
@@ -178,7 +206,7 @@ impl Device for PlanningDevice {
             name: name.to_string(),
             attrs,
             param_sizes: Some(code_objects::arg_sizes(meta)),
-            inner: Arc::new(PlannedKernel { part: self.part.key, meta: meta.clone() }),
+            inner: Arc::new(PlannedKernel { part: self.part.key, resources: Resources::from_amd_kernel(meta) }),
         })
     }
 
@@ -194,12 +222,11 @@ impl Device for PlanningDevice {
     /// occupancy experiment computes it, in place of the runtime's query (HIP's computes the same from the same
     /// metadata). A group that cannot be resident at all is an error with the calculator's reason.
     fn occupancy_groups_per_cu(&self, kernel: &Kernel, group_size: u32, dynamic_lds_bytes: u32) -> Result<u32> {
-        let meta = &self.own_kernel(kernel)?.meta;
+        let own = &self.own_kernel(kernel)?.resources;
         let res = Resources {
             group_size,
-            registers_per_item: meta.vgpr_count,
-            sgprs: Some(meta.sgpr_count),
-            lds_bytes_per_group: meta.lds_bytes.saturating_add(dynamic_lds_bytes),
+            lds_bytes_per_group: own.lds_bytes_per_group.saturating_add(dynamic_lds_bytes),
+            ..*own
         };
         occupancy_calculator::theoretical(&self.props, res).map(|o| o.groups_per_cu).map_err(|e| Error::BadLaunch {
             kernel: kernel.name.clone(),
@@ -462,15 +489,19 @@ mod tests {
     }
 
     #[test]
-    fn nvidia_parts_name_their_kernels_and_leave_their_registers_to_the_driver() {
+    fn nvidia_parts_read_their_kernels_resources_from_the_cubin() {
         let gpu = planned("h100-sxm");
-        let err = gpu.kernel("smoke", "smoke_triad").unwrap_err().to_string();
-        assert_eq!(
-            err,
-            "register use of `smoke_triad` on H100 SXM5 (132 SMs) is known only to the NVIDIA driver: plan on the \
-             node, or plan for an AMD part"
-        );
-        // The cubin's kernels are listed: a name that is not there is told apart from one only the driver knows.
+        let triad = gpu.kernel("smoke", "smoke_triad").unwrap();
+        // nvcc gives the triad a dozen registers (12 in the fixture, as cuobjdump reads it), no shared memory and no
+        // launch bounds: the part's largest block.
+        let regs = triad.attrs.registers_per_item;
+        assert!((4..=32).contains(&regs), "{regs} registers");
+        assert_eq!((triad.attrs.static_lds_bytes, triad.attrs.max_group_size), (0, 1024));
+        // The occupancy calculator answers for it as the driver would: 2048 threads per SM make 8 groups of 256.
+        assert_eq!(gpu.device.occupancy_groups_per_cu(&triad, 256, 0).unwrap(), 8);
+        // More shared memory per group, fewer groups: 100 KiB of 228 KiB leaves 2.
+        assert_eq!(gpu.device.occupancy_groups_per_cu(&triad, 256, 100 << 10).unwrap(), 2);
+        // The cubin's kernels are listed: a name that is not there is an error that lists them.
         let err = gpu.kernel("smoke", "no_such_kernel").unwrap_err().to_string();
         assert!(
             err.starts_with("kernel `no_such_kernel` is not in the module (it holds: ") && err.contains("smoke_triad")

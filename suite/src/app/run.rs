@@ -12,7 +12,9 @@ use std::time::Instant;
 
 use super::{error_text, Error};
 use crate::cli::{Cli, RunAll, RunArgs, RunCommand};
-use crate::experiments::{self, estimate::seconds_text, registry, Experiment, Planned, RunOptions, Shard};
+use crate::experiments::compile_estimate::CompilePlan;
+use crate::experiments::estimate::{seconds_text, RunEstimate};
+use crate::experiments::{self, registry, Experiment, Planned, RunOptions, Shard};
 use crate::gpu::Gpu;
 use crate::options;
 use crate::report::folder::ResultsFolder;
@@ -169,6 +171,17 @@ fn measure(cli: &Cli, selection: Selection, args: &RunArgs) -> Result<ExitCode, 
     // measure), and one writer at a time, refused at once (or waited for). Held until this function returns.
     let mut folder = ResultsFolder::take(&out_dir, opts.shard, "suite run", wait)?;
     let props = gpu.device.props();
+    // What the kernel cache lacks, before anything is loaded (loading compiles it).
+    let compiles = CompilePlan::of(&gpu, &selection.experiments);
+    if compiles.seconds() > 0.0 {
+        eprintln!(
+            "compiles: {} not in the kernel cache: about {} (in parallel on {} cores: the sources first, the \
+             specialisations when their experiment starts)",
+            compiles.missing_text(),
+            seconds_text(compiles.seconds()),
+            compiles.threads
+        );
+    }
     let compiled = Instant::now();
     // Every experiment's kernel sources (and the empty kernel of the launch gap), compiled in parallel where the cache
     // lacks them, so a cold cache costs about its longest compile rather than the sum. A source that fails is left
@@ -188,7 +201,8 @@ fn measure(cli: &Cli, selection: Selection, args: &RunArgs) -> Result<ExitCode, 
         planned.elapsed().as_secs_f64()
     );
     folder.record_plan(props, plan_record(&selection, &plans, &opts))?;
-    let estimate: f64 = plans.iter().flat_map(|p| of_shard(p, opts.shard)).map(|p| p.estimate_s).sum();
+    let points_s: f64 = plans.iter().flat_map(|p| of_shard(p, opts.shard)).map(|p| p.estimate_s).sum();
+    let estimate = RunEstimate::new(points_s, selection.experiments.len(), &compiles);
     let ceilings = crate::peaks::ceilings(props);
     let Some(preset) = selection.preset else {
         let exp = selection.experiments[0].as_ref();
@@ -211,14 +225,14 @@ fn measure(cli: &Cli, selection: Selection, args: &RunArgs) -> Result<ExitCode, 
         return Ok(if outcome.success() { ExitCode::SUCCESS } else { ExitCode::FAILURE });
     };
     eprintln!(
-        "suite run ({preset}): {} experiments on {} ({}, wave {}) into {}\nestimate: about {} for every point \
-         (from each point's operations and bytes at the {} ceilings: {})",
+        "suite run ({preset}): {} experiments on {} ({}, wave {}) into {}\nestimate: {} (each point's launches, \
+         host work and compiles, from its operations and bytes at the {} ceilings: {})",
         selection.experiments.len(),
         props.name,
         props.arch,
         props.wave_size,
         out_dir.display(),
-        seconds_text(estimate),
+        estimate.line(),
         ceilings.part,
         ceilings.source
     );
@@ -265,7 +279,11 @@ fn measure(cli: &Cli, selection: Selection, args: &RunArgs) -> Result<ExitCode, 
     }
     let total = started.elapsed().as_secs_f64();
     write_summary(&out_dir, &summary_path, props, preset, &sections, Some(total))?;
-    eprintln!("done in {total:.1} s (estimate {}); read {} first", seconds_text(estimate), summary_path.display());
+    eprintln!(
+        "done in {total:.1} s (estimate {}); read {} first",
+        seconds_text(estimate.now_s()),
+        summary_path.display()
+    );
     if args.counters {
         let props = props.clone();
         drop(gpu);
@@ -368,10 +386,11 @@ fn write_summary(
     Ok(())
 }
 
-/// Margin of the suggested `--time` over the estimate: the estimate errs long for kernels, but not for what it does
-/// not count (the GPU's start-up, compiles where no prebuilt object is found, plots, the merge).
+/// Margin of the suggested `--time` over the estimate (compiles included, with the kernel cache as the plan finds
+/// it): the estimate is within 25% of the measured runs (docs/method.md's table), so x 1.5 leaves a job whose node
+/// is half again as slow as the reference ones (a slower host, a busier file system) time to finish.
 const TIME_FACTOR: f64 = 1.5;
-/// Seconds added to the suggested `--time` for start-up, plots and the merge.
+/// Seconds added to the suggested `--time` for what no estimate holds: the job's start on its node, the merge.
 const TIME_FIXED_S: f64 = 300.0;
 
 /// The suggested Slurm `--time` for a task estimated at `seconds`: `seconds × 1.5 + 5 min`, rounded up to whole
@@ -407,6 +426,8 @@ fn dry_run(cli: &Cli, selection: Selection, args: &RunArgs) -> Result<ExitCode, 
     let gpu = crate::planning::gpu(part, cli.kernels_dir.clone());
     let opts = run_options(args, &gpu);
     let props = gpu.device.props().clone();
+    // What the kernel cache (or --kernels-dir) lacks, before the plan loads the sources (which compiles them).
+    let compiles = CompilePlan::of(&gpu, &selection.experiments);
     // The kernels' code objects tell registers and LDS, which decide some points (and occupancy's group counts):
     // without them the plan is only approximate, and says so.
     // Each distinct error once, with the sources it stopped: a missing compiler stops them all with the same
@@ -493,11 +514,19 @@ fn dry_run(cli: &Cli, selection: Selection, args: &RunArgs) -> Result<ExitCode, 
     }
     let slowest = task_s.iter().copied().fold(0.0, f64::max);
     let all: f64 = task_s.iter().sum();
-    text.push_str(&format!("  {:<10} {total_points:>5} points{:<24} estimate {}", "total", "", seconds_text(all)));
+    text.push_str(&format!(
+        "  {:<10} {total_points:>5} points{:<24} estimate {} of points",
+        "total",
+        "",
+        seconds_text(all)
+    ));
     if tasks > 1 {
         text.push_str(&format!("; the slowest of the {tasks} tasks about {}", seconds_text(slowest)));
     }
     text.push('\n');
+    let run = RunEstimate::new(slowest, selection.experiments.len(), &compiles);
+    // Points the plan cannot count (a cubin kernel with no register count recorded) are not in the estimate.
+    let uncounted = plans.iter().flatten().filter(|p| p.point.invalid.as_deref().is_some_and(needs_the_node)).count();
     if !reasons.is_empty() {
         let mut reasons: Vec<(String, usize)> = reasons.into_iter().collect();
         reasons.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
@@ -507,12 +536,25 @@ fn dry_run(cli: &Cli, selection: Selection, args: &RunArgs) -> Result<ExitCode, 
         }
     }
     text.push_str(&format!(
-        "estimate: each point's operations and bytes at the {} ceilings ({}), with its warm-up and repetitions\n\
-         suggested --time={} (the {} estimate x {TIME_FACTOR} + {} min for start-up, plots and the merge, rounded up to 5 min)\n",
+        "estimate{}: {}\n\
+         (each point's launches as the runner times them, from its operations and bytes at the {} ceilings ({}); its \
+         host work; each experiment's setup and plots; the compiles of what the kernel cache lacks now)\n\
+         suggested --time={} (that estimate, {}, x {TIME_FACTOR} + {} min for the job's start and the merge, rounded \
+         up to 5 min)\n",
+        if tasks > 1 { " of the slowest task" } else { "" },
+        run.line()
+            + &if uncounted > 0 {
+                format!(
+                    "; without the {uncounted} points whose kernels' registers only the driver knows (invalid above: \
+                     a run on the node plans and counts them)"
+                )
+            } else {
+                String::new()
+            },
         ceilings.part,
         ceilings.source,
-        suggested_time(slowest),
-        if tasks > 1 { "slowest task's" } else { "run's" },
+        suggested_time(run.now_s()),
+        seconds_text(run.now_s()),
         TIME_FIXED_S / 60.0,
     ));
     if !unreadable.is_empty() {
@@ -545,6 +587,12 @@ fn dry_run(cli: &Cli, selection: Selection, args: &RunArgs) -> Result<ExitCode, 
         Some(e) => Err(e),
         None => Ok(ExitCode::SUCCESS),
     }
+}
+
+/// Whether a point is invalid in a plan only because the plan cannot know what the node's driver would tell
+/// ([`crate::device::Error::PlanningNeedsDriver`]): it runs on the node.
+fn needs_the_node(why: &str) -> bool {
+    why.contains("is known only to the NVIDIA driver")
 }
 
 /// What a run of `shard`'s layout (the experiments of `selection`, with `args`, on `props`) would find in `dir`: a

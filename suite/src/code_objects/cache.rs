@@ -310,6 +310,24 @@ impl KernelStore {
         }
     }
 
+    /// Whether the code object of `source` for `arch` with the preprocessor `defines` (none for a plain source) can
+    /// be had without a compile: with `--kernels-dir`, its prebuilt file is there and matches its hash; otherwise the
+    /// cache holds a verified entry for it under this compiler and flags. A run's estimate counts a compile for
+    /// each object that cannot. No compiler found: nothing is held.
+    pub fn holds(&self, source: &Source, arch: &Arch, defines: &[String]) -> bool {
+        let path = match &self.kernels_dir {
+            Some(dir) if defines.is_empty() => dir.join(prebuilt_file_name(source.name, arch)),
+            Some(dir) => dir.join(specialised_file_name(source.name, defines, arch)),
+            None => {
+                let Ok(compiler) = self.compiler(arch.platform()) else { return false };
+                let mut flags = flags(&compiler, arch);
+                flags.extend(defines.iter().map(|d| format!("-D{d}")));
+                self.cache_file(source, arch, &compiler, &flags)
+            }
+        };
+        matches!(read_verified(&path), Ok(Some(bytes)) if check_arch(&bytes, arch).is_ok())
+    }
+
     /// Compiles (or takes from the cache) each specialisation for `arch` and writes it into `out_dir` under its
     /// [`specialised_file_name`], for `suite kernels build`. Returns the files written.
     pub fn build_specialised(&self, specs: &[Specialisation], arch: &Arch, out_dir: &Path) -> Result<Vec<PathBuf>> {
@@ -374,6 +392,20 @@ impl KernelStore {
         device_target: &str,
     ) -> Vec<Result<CodeObject>> {
         in_parallel(sources.iter().map(|s| (s.text.len(), move || self.code_object_for_device(s, arch, device_target))))
+    }
+
+    /// [`KernelStore::specialised`] of every `(source, defines)` in `specs`, in parallel as
+    /// [`KernelStore::code_objects_for_device`] compiles sources (a compiler process per thread, up to the host's
+    /// cores; the cache's entries are written to a temporary file and renamed, so threads and processes may fill it
+    /// at once), each with the milliseconds it took on its thread. Results are in `specs`' order.
+    pub fn specialised_all(&self, specs: &[(&Source, &[String])], arch: &Arch) -> Vec<(Result<CodeObject>, f64)> {
+        in_parallel(specs.iter().map(|&(source, defines)| {
+            (source.text.len(), move || {
+                let start = std::time::Instant::now();
+                let object = self.specialised(source, arch, defines);
+                (object, start.elapsed().as_secs_f64() * 1e3)
+            })
+        }))
     }
 
     fn cache_file(&self, source: &Source, arch: &Arch, compiler: &Compiler, flags: &[String]) -> PathBuf {
@@ -676,6 +708,33 @@ mod tests {
         // A damaged entry is not handed out: it is compiled again (here, and failing, since nothing can run).
         std::fs::write(&path, b"damaged").unwrap();
         assert!(matches!(store.code_object(smoke, &sm90), Err(Error::CompileFailed { .. })));
+    }
+
+    /// What a run's estimate counts as a compile: an object the store holds (a verified cache entry of this
+    /// compiler and these flags, or a prebuilt file) is not one; a missing, damaged or differently specialised one is.
+    #[test]
+    fn the_store_says_which_objects_it_holds_without_compiling() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = KernelStore::with_cache_dir(None, dir.path().join("cache"))
+            .with_compiler(fake(CompilerKind::Nvcc, "13.5.37"));
+        let (smoke, sm90) = (source("smoke").unwrap(), arch("sm_90"));
+        assert!(!store.holds(smoke, &sm90, &[]), "an empty cache holds nothing");
+        let compiler = store.compiler(Platform::Nvidia).unwrap();
+        let path = store.cache_file(smoke, &sm90, &compiler, &flags(&compiler, &sm90));
+        write_object(&path, &fixture("smoke.sm_90.cubin"), "").unwrap();
+        assert!(store.holds(smoke, &sm90, &[]));
+        assert!(!store.holds(smoke, &sm90, &["N=1".to_string()]), "another specialisation is another object");
+        assert!(!store.holds(source("launch").unwrap(), &sm90, &[]));
+        std::fs::write(&path, b"damaged").unwrap();
+        assert!(!store.holds(smoke, &sm90, &[]), "a damaged entry is compiled again");
+        // With --kernels-dir: its file, and only it, counts.
+        let out = dir.path().join("kernels-build");
+        let prebuilt = KernelStore::with_cache_dir(Some(out.clone()), dir.path().join("cache"));
+        assert!(!prebuilt.holds(smoke, &sm90, &[]));
+        std::fs::create_dir_all(&out).unwrap();
+        write_object(&out.join(prebuilt_file_name("smoke", &sm90)), &fixture("smoke.sm_90.cubin"), "").unwrap();
+        assert!(prebuilt.holds(smoke, &sm90, &[]));
+        assert!(!prebuilt.holds(smoke, &sm90, &["N=1".to_string()]));
     }
 
     /// Issue 31, item 8: a code object swapped into a shared `--kernels-dir` or kernel cache (another kernel's,

@@ -176,28 +176,7 @@ pub fn check_arch(bytes: &[u8], wanted: &Arch) -> Result<CodeObjectInfo> {
     Ok(info)
 }
 
-/// The kernels a cubin defines, from its section names: nvcc puts each kernel's code in `.text.<name>`. The CUDA
-/// driver has no call that lists a module's functions, and `suite kernels inspect` needs the names to ask it for
-/// each kernel's resources.
-pub fn cubin_kernel_names(bytes: &[u8]) -> Result<Vec<String>> {
-    let header = FileHeader64::<Endianness>::parse(bytes).map_err(|e| corrupt(format!("not a 64-bit ELF: {e}")))?;
-    let endian = header.endian().map_err(|e| corrupt(format!("ELF header: {e}")))?;
-    if header.e_machine(endian) != EM_CUDA {
-        return Err(corrupt("not a cubin (the ELF machine is not EM_CUDA)"));
-    }
-    let sections = header.sections(endian, bytes).map_err(|e| corrupt(format!("cubin section table: {e}")))?;
-    let mut names = Vec::new();
-    for section in sections.iter() {
-        let name = sections.section_name(endian, section).map_err(|e| corrupt(format!("cubin section name: {e}")))?;
-        if let Some(kernel) = name.strip_prefix(b".text.") {
-            names.push(String::from_utf8_lossy(kernel).into_owned());
-        }
-    }
-    names.sort();
-    Ok(names)
-}
-
-fn corrupt(reason: impl Into<String>) -> Error {
+pub(super) fn corrupt(reason: impl Into<String>) -> Error {
     Error::Corrupt { reason: reason.into() }
 }
 
@@ -468,15 +447,6 @@ mod tests {
 
     fn arch(s: &str) -> Arch {
         Arch::parse(s).unwrap()
-    }
-
-    #[test]
-    fn cubin_kernel_names_come_from_text_sections() {
-        for file in ["smoke.sm_90.cubin", "smoke.sm_80.abi7.cubin"] {
-            assert_eq!(cubin_kernel_names(&fixture(file)).unwrap(), ["smoke_empty", "smoke_triad"], "{file}");
-        }
-        assert!(matches!(cubin_kernel_names(&fixture("smoke.gfx90a.v5.o")), Err(Error::Corrupt { .. })));
-        assert!(matches!(cubin_kernel_names(b"junk"), Err(Error::Corrupt { .. })));
     }
 
     /// The fields a test compares, as strings, keyed as llvm-readelf prints them.

@@ -14,6 +14,7 @@
 pub mod bundle;
 pub mod cache;
 pub mod compile;
+pub mod cubin;
 pub mod metadata;
 pub mod msgpack_bounds;
 pub mod sources;
@@ -29,9 +30,8 @@ pub use cache::{
     CompilerRecord, DeviceShape, KernelStore, Origin, Specialisation,
 };
 pub use compile::{compile, find, flags, Compiler, CompilerKind};
-pub use metadata::{
-    arg_sizes, check_arch, check_target, cubin_kernel_names, inspect, AmdKernelMeta, ArgMeta, CodeObjectInfo, Format,
-};
+pub use cubin::{cubin_kernel_names, cubin_kernels, CubinKernel};
+pub use metadata::{arg_sizes, check_arch, check_target, inspect, AmdKernelMeta, ArgMeta, CodeObjectInfo, Format};
 pub use sources::{all, headers, source, Header, Source, EMPTY_KERNEL, LAUNCH_SOURCE};
 pub use zig::find_zig;
 

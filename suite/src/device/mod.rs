@@ -349,7 +349,7 @@ pub enum Error {
         operation: &'static str,
     },
     /// A kernel's resources that only the vendor's driver can tell, asked of a plan of an NVIDIA part (a cubin
-    /// records no register counts).
+    /// that records no register count for it).
     #[error(
         "register use of `{kernel}` on {part} is known only to the NVIDIA driver: plan on the node, or plan for an \
          AMD part"

@@ -1,17 +1,22 @@
 //! How long a point will take, before it runs: from the operations and bytes of one launch ([`Work`], counted by
 //! each experiment), the device's ceilings ([`crate::peaks`]) and the runner's timing policy. `suite run` prints
-//! the sum before it starts, and a point estimated past `--max-point-seconds` (a typo such as 70000 for 7000) becomes
-//! an `invalid` row naming its estimate and the flag, instead of running for hours.
+//! the sum before it starts (with the compiles the kernel cache lacks, [`super::compile_estimate`]), and a point
+//! estimated past `--max-point-seconds` (a typo such as 70000 for 7000) becomes an `invalid` row naming its estimate
+//! and the flag, instead of running for hours.
 //!
-//! The model errs long: each kind of kernel is credited with a share of the device's peak it reaches in the
-//! reference runs, rounded down (a naive matmul about 1% of FP32, a copy about 70% of memory bandwidth). The peak is
-//! the one of the precision and hardware unit the work runs on (FP32 vector unless the work says otherwise: FP64
-//! work is counted at the FP64 peaks).
+//! A point costs what the runner does with it: its setup, its host work ([`POINT_HOST_S`] and its
+//! [`Work::host_bytes`] at [`HOST_BYTES_PER_S`]) and its launches as [`super::time_case`] makes them (one verified, a
+//! sizing launch and a probe batch, the warm-up and the timed batches within `--time-budget`). One launch is its work
+//! at a share of the device's peak that kind of kernel reaches in the reference runs, rounded down (a naive matmul
+//! about 1% of FP32, a copy about 50% of memory bandwidth): kernels err long. The peak is the one of the precision
+//! and hardware unit the work runs on (FP32 vector unless the work says otherwise: FP64 work is counted at the FP64
+//! peaks). docs/method.md compares the model with measured runs, term by term.
 
 use crate::peaks::{Ceilings, Unit};
 use crate::precision::Precision;
 
-use super::TARGET_BATCH_MS;
+use super::{launches_per_rep, launches_within_budget};
+use crate::device::Timing;
 use crate::options::RunOptions;
 
 /// What one launch (or, for a host-timed case, one sequence) of a point does.
@@ -36,6 +41,10 @@ pub struct Work {
     /// Whether `flops` and `bytes` are the launch's counted work (written to the CSV's `flop_count` and
     /// `byte_count`, read by the roofline), rather than a bound good only for the estimate.
     pub counted: bool,
+    /// Bytes the host makes, reads back or checks for this point alone ([`HOST_BYTES_PER_S`]): `bytes` unless the
+    /// experiment says otherwise ([`Work::with_host_bytes`]): inputs shared by several points count once, on the point
+    /// that draws them, and a scalar read back counts as nothing.
+    pub host_bytes: f64,
 }
 
 impl Work {
@@ -50,6 +59,7 @@ impl Work {
             floor_s: 0.0,
             setup_s: 0.0,
             counted: true,
+            host_bytes: bytes,
         }
     }
 
@@ -78,6 +88,11 @@ impl Work {
         Work { counted: false, ..self }
     }
 
+    /// This work with `bytes` as the bytes the host makes, reads back or checks for it.
+    pub fn with_host_bytes(self, bytes: f64) -> Work {
+        Work { host_bytes: bytes, ..self }
+    }
+
     /// This work with `seconds` of one-off setup added.
     pub fn with_setup(self, seconds: f64) -> Work {
         Work { setup_s: self.setup_s + seconds, ..self }
@@ -92,12 +107,17 @@ pub const STREAMING_SHARE: f64 = 0.5;
 /// stream in the reference runs).
 pub const LAUNCH_S: f64 = 5e-6;
 
-/// Seconds of host work per point besides launches: allocation, initialisation, download and comparison. From the
-/// reference runs: the quick preset's 259 points took 37.7 s on an H100, about 0.15 s each with their timing.
-pub const POINT_OVERHEAD_S: f64 = 0.05;
+/// Seconds of host work every point costs besides its bytes: its progress line, CSV and phases rows, the clock and
+/// power readings around it, its small allocations. Measured on an H200 node (16 cores): pt's 36 barrier points,
+/// which draw and check nothing, cost 0.9 ms a point outside their launches (results/2026-11-29-h200-sm_90-host-share-
+/// before-after-issue36/pt-after/phases.csv); fusion's 40 asum points, which read back one scalar, 0.6 ms.
+pub const POINT_HOST_S: f64 = 1e-3;
 
-/// The host writes inputs and checks outputs at about this rate, bytes per second (single-threaded loops).
-pub const HOST_BYTES_PER_S: f64 = 1e9;
+/// The host draws inputs, reads outputs back and checks them at about this rate, bytes per second (the checks run
+/// on all cores since issue 36). Measured on an H200 node (16 cores): occupancy's 16 group_size points each read back
+/// and check a 2^26-element FP32 output (268 MB) in 62.9 ms outside their launches, 4.3 GB/s
+/// (results/2026-11-29-h200-sm_90-host-share-before-after-issue36/occupancy-after/phases.csv).
+pub const HOST_BYTES_PER_S: f64 = 4.3e9;
 
 /// Memory bandwidth assumed where the device reports none, GB/s: low, so estimates err long.
 pub const UNKNOWN_MEMORY_GBPS: f64 = 500.0;
@@ -166,24 +186,103 @@ pub fn launch_seconds(work: &Work, ceilings: &Ceilings) -> (f64, String) {
     }
 }
 
-/// The estimate of a point under the runner's policy ([`super::time_case`]): one verified launch, then a sizing
-/// launch and batches of at least [`TARGET_BATCH_MS`] for the warm-up and repetitions within `--time-budget`, but
-/// never fewer than 3 timed launches; plus the point's setup and host work.
+/// Seconds the runner's timing ([`super::time_case`]) spends on a point whose launch takes `launch_s`: the verified
+/// launch, a sizing launch timed alone, a probe batch where a batch holds more than one launch, then the warm-up
+/// batches left (a graph's first replay at least) and the timed ones, as many as fit in `--time-budget` (at least
+/// 3), each of B launches ([`launches_per_rep`]). A host-timed sequence is timed the same way with B = 1.
+pub fn device_seconds(launch_s: f64, opts: &RunOptions) -> f64 {
+    let launch_ms = launch_s * 1e3;
+    let budget = opts.time_budget_s;
+    let b = launches_per_rep(launch_ms, budget);
+    let (probe, warmups_done) = if b > 1 { (f64::from(b) * launch_ms, 2) } else { (0.0, 1) };
+    let batch_ms = f64::from(b) * launch_ms;
+    let (warmup, reps) = launches_within_budget(batch_ms, opts.warmup.saturating_sub(warmups_done), opts.reps, budget);
+    let warmup = if opts.timing == Timing::Graph { warmup.max(1) } else { warmup };
+    (2.0 * launch_ms + probe + f64::from(warmup + reps) * batch_ms) / 1e3
+}
+
+/// Seconds of host work of a point of `work`: [`POINT_HOST_S`] and its host bytes at [`HOST_BYTES_PER_S`].
+pub fn host_seconds(work: &Work) -> f64 {
+    POINT_HOST_S + work.host_bytes / HOST_BYTES_PER_S
+}
+
+/// The estimate of a point under the runner's policy: its setup, its host work ([`host_seconds`]) and its launches
+/// ([`device_seconds`]).
 pub fn estimate(work: &Work, ceilings: &Ceilings, opts: &RunOptions) -> Estimate {
     let (launch_s, why) = launch_seconds(work, ceilings);
-    let batch_s = launch_s.max(TARGET_BATCH_MS / 1e3);
-    let timing_s = (f64::from(opts.warmup + opts.reps) * batch_s).min(opts.time_budget_s).max(4.0 * launch_s);
-    let host_s = POINT_OVERHEAD_S + work.bytes / HOST_BYTES_PER_S;
-    let point_s = work.setup_s + host_s + launch_s + timing_s;
+    let point_s = work.setup_s + host_seconds(work) + device_seconds(launch_s, opts);
     let mut reason = format!("one launch about {}", seconds_text(launch_s));
     if !why.is_empty() {
         reason.push_str(&format!(" ({why})"));
     }
-    reason.push_str(", 1 to verify and at least 4 to time");
+    reason.push_str(", 1 to verify, 1 to size its batch, then its warm-up and at least 3 timed");
     if work.setup_s > 0.0 {
         reason.push_str(&format!(", {} of setup", seconds_text(work.setup_s)));
     }
     Estimate { launch_s, point_s, reason }
+}
+
+/// Seconds a run spends before its first experiment besides compiles: the device opened, the code objects loaded,
+/// every point planned. The H100 node's warm quick run at d896d23: 0.36 s of its 30.7 s were outside the
+/// experiments, their roofline and summary (results/2026-11-25-h100-sm_90-quick-cold-and-warm-issue26/warm/
+/// stderr.log).
+pub const RUN_START_S: f64 = 0.4;
+
+/// Seconds each experiment spends outside its points: the launch gap, `run.json`'s records, its derived tables and
+/// plots, the roofline redrawn, `summary.md`. The same warm run: 0.13 to 1.0 s, 2.88 s over its 5 experiments.
+pub const EXPERIMENT_OUTSIDE_S: f64 = 0.6;
+
+/// A run's estimate: its points and what surrounds them, and its compiles with the kernel cache as it is and cold.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunEstimate {
+    /// With every code object at hand, seconds: [`RUN_START_S`], [`EXPERIMENT_OUTSIDE_S`] per experiment and the
+    /// points.
+    pub warm_s: f64,
+    /// The compiles the store lacks now, seconds.
+    pub compile_s: f64,
+    /// The compiles of an empty cache, seconds.
+    pub cold_compile_s: f64,
+    /// What is missing, in words ([`super::compile_estimate::CompilePlan::missing_text`]).
+    pub missing: String,
+}
+
+impl RunEstimate {
+    /// The task of `experiments` experiments whose points are estimated at `points_s` and whose compiles are
+    /// `compiles`.
+    pub fn new(points_s: f64, experiments: usize, compiles: &super::compile_estimate::CompilePlan) -> RunEstimate {
+        RunEstimate {
+            warm_s: RUN_START_S + experiments as f64 * EXPERIMENT_OUTSIDE_S + points_s,
+            compile_s: compiles.seconds(),
+            cold_compile_s: compiles.cold_seconds(),
+            missing: compiles.missing_text(),
+        }
+    }
+
+    /// Seconds with the kernel cache as it is.
+    pub fn now_s(&self) -> f64 {
+        self.warm_s + self.compile_s
+    }
+
+    /// Seconds with an empty kernel cache.
+    pub fn cold_s(&self) -> f64 {
+        self.warm_s + self.cold_compile_s
+    }
+
+    /// One line: `about 40.1 s (3.2 s of compiles: 1 of 7 sources and 0 of 24 run-time specialisations not in the
+    /// kernel cache); 36.9 s with every code object cached, 160.4 s with none` (or `(no compile: ...)`).
+    pub fn line(&self) -> String {
+        let compiles = if self.compile_s > 0.0 {
+            format!("{} of compiles: {} not in the kernel cache", seconds_text(self.compile_s), self.missing)
+        } else {
+            "no compile: every code object it needs is in the kernel cache".to_string()
+        };
+        format!(
+            "about {} ({compiles}); {} with every code object cached, {} with none",
+            seconds_text(self.now_s()),
+            seconds_text(self.warm_s),
+            seconds_text(self.cold_s())
+        )
+    }
 }
 
 /// Why a point estimated at `estimate` does not run under a limit of `max_point_s`, or `None` when it does.
@@ -250,33 +349,55 @@ mod tests {
         // `--sizes 70000` for 7000: the naive kernel at 1% of the peak.
         let naive = |n: f64| Work::kernel(2.0 * n * n * n, 12.0 * n * n, 0.01);
         let e = estimate(&naive(70000.0), &h200(), &opts());
-        // 6.86e14 FLOP at 0.669 TFLOP/s: 1025 s per launch, 5 launches.
+        // 6.86e14 FLOP at 0.669 TFLOP/s: 1025 s per launch.
         assert!((e.launch_s - 6.86e14 / 0.669e12).abs() / e.launch_s < 1e-3, "{e:?}");
-        assert!(e.point_s > 5.0 * e.launch_s);
+        let host = host_seconds(&naive(70000.0));
+        assert!((e.point_s - host - 6.0 * e.launch_s).abs() < 1e-6 * e.point_s, "{e:?}");
         let why = over_limit(&e, 60.0).unwrap();
-        assert!(why.starts_with("estimated 1.4 h for this point, over --max-point-seconds 60"), "{why}");
+        // 6 launches: verified, sized, the graph's first replay and 3 timed.
+        assert!(why.starts_with("estimated 1.7 h for this point, over --max-point-seconds 60"), "{why}");
         assert!(why.contains("6.860e14 FLOP at 1% of the 66.9 TFLOP/s FP32 vector peak"), "{why}");
         assert!(why.ends_with("raise --max-point-seconds to run it"), "{why}");
-        // 7000: 1.0 s per launch, about 5 s in all.
+        // 7000: 1.0 s per launch, about 6 s in all.
         let e = estimate(&naive(7000.0), &h200(), &opts());
         assert!(e.point_s < 10.0 && over_limit(&e, 60.0).is_none(), "{e:?}");
     }
 
     #[test]
-    fn fast_points_cost_their_batches_within_the_budget() {
-        // A 10 µs kernel: 23 batches of 1 ms, well inside the 2 s budget.
+    fn fast_points_cost_their_batches_as_the_runner_sizes_them() {
+        // A 10 µs kernel: B = 100 launches make a 1 ms batch; the verified and the sizing launch, the probe batch,
+        // then 1 warm-up batch (3 asked, 2 done) and 20 timed ones: 22.02 ms on the device.
         let copy = Work::kernel(0.0, 0.7 * 4.8e12 * 10e-6, 0.7);
         let e = estimate(&copy, &h200(), &opts());
         assert!((e.launch_s - 10e-6).abs() < 1e-9, "{e:?}");
-        let want = POINT_OVERHEAD_S + copy.bytes / HOST_BYTES_PER_S + 10e-6 + 23.0 * 1e-3;
+        assert!((device_seconds(10e-6, &opts()) - 22.02e-3).abs() < 1e-9, "{}", device_seconds(10e-6, &opts()));
+        let want = POINT_HOST_S + copy.bytes / HOST_BYTES_PER_S + 22.02e-3;
         assert!((e.point_s - want).abs() < 1e-9, "{} vs {want}", e.point_s);
-        // A 300 ms kernel: the budget caps the timing, but 4 launches are the least.
-        let slow = Work::fixed(0.3);
-        let e = estimate(&slow, &h200(), &opts());
-        assert!((e.point_s - (POINT_OVERHEAD_S + 0.3 + 2.0)).abs() < 1e-9, "{e:?}");
+        // A 300 ms kernel runs alone (B = 1): 6 timed launches fit in the 2 s budget, no warm-up left but the
+        // graph's first replay: 2 + 1 + 6 launches.
+        let e = estimate(&Work::fixed(0.3), &h200(), &opts());
+        assert!((e.point_s - (POINT_HOST_S + 9.0 * 0.3)).abs() < 1e-9, "{e:?}");
+        // A 1 s kernel: 3 timed launches at the least.
         let e = estimate(&Work::fixed(1.0), &h200(), &opts());
-        assert!((e.point_s - (POINT_OVERHEAD_S + 1.0 + 4.0)).abs() < 1e-9, "{e:?}");
+        assert!((e.point_s - (POINT_HOST_S + 6.0)).abs() < 1e-9, "{e:?}");
         assert!(e.reason.contains("at least 1.0 s by its waits"), "{e:?}");
+        // On the stream there is no graph to replay first: 2 + 3 launches.
+        let stream = RunOptions { timing: Timing::Stream, ..opts() };
+        assert!((device_seconds(1.0, &stream) - 5.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn host_work_is_the_points_own_bytes_not_its_launches() {
+        // Inputs shared with other points, a scalar read back: the launch's gigabyte costs the host nothing.
+        let launch = Work::kernel(0.0, 1e9, STREAMING_SHARE);
+        let shared = launch.with_host_bytes(0.0);
+        assert_eq!(host_seconds(&shared), POINT_HOST_S);
+        assert!((host_seconds(&launch) - (POINT_HOST_S + 1e9 / HOST_BYTES_PER_S)).abs() < 1e-12);
+        let (a, b) = (estimate(&launch, &h200(), &opts()), estimate(&shared, &h200(), &opts()));
+        assert!((a.point_s - b.point_s - 1e9 / HOST_BYTES_PER_S).abs() < 1e-12, "{a:?} {b:?}");
+        // Setup adds as it is.
+        let setup = estimate(&shared.with_setup(2.0), &h200(), &opts());
+        assert!((setup.point_s - b.point_s - 2.0).abs() < 1e-12);
     }
 
     #[test]

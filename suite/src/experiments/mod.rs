@@ -8,6 +8,7 @@
 //! experiment: skip points a resumed CSV already holds, verify before timing, warm up, time repetitions with device
 //! events, and append each row as it finishes.
 
+pub mod compile_estimate;
 mod context;
 pub mod copy_reference;
 pub mod entry;
@@ -304,6 +305,13 @@ pub trait Experiment: AnyPoints {
     fn options(&self, device: &crate::device::Props) -> serde_json::Value;
     /// Kernel sources the experiment loads (compiled up front, so a compile error stops the run early).
     fn sources(&self) -> &'static [&'static str];
+    /// Seconds a cold compile of the source called `name` takes (one of [`Experiment::sources`], or the name of one
+    /// of its [`Experiment::specialisations`]), for the run's estimate ([`compile_estimate`]); `None`: not declared,
+    /// estimated at [`compile_estimate::UNDECLARED`].
+    fn compile_figures(&self, name: &str) -> Option<compile_estimate::CompileFigures> {
+        let _ = name;
+        None
+    }
     /// Sources a run of this sweep compiles at run time on a device of `device`'s shape (generated or specialised
     /// kernels), so `suite kernels build` makes them ahead of time for `--kernels-dir`. Most experiments have none.
     fn specialisations(&self, device: crate::code_objects::DeviceShape) -> Vec<crate::code_objects::Specialisation> {

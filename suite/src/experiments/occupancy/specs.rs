@@ -227,19 +227,27 @@ pub(super) fn geometry(sweep: &OccupancySweep, props: &Props, spec: Spec) -> (u6
 /// kernels), 2 per FMA of the register kernels (R·rounds per item), none for copies; bytes as the GB/s column
 /// counts them. The estimate credits the bytes with the streaming share of the bandwidth and the register kernels'
 /// FMAs with a low share of the FP32 peak; the residency probe waits `spin_us` per round of groups (at most three).
+/// The host reads back and checks each point's FP32 output (4 bytes per element); the inputs are drawn once per
+/// run, counted on the copy point, which checks its copy of them.
 pub(super) fn point_work(sweep: &OccupancySweep, spec: Spec, elements: Option<u64>, bytes: Option<u64>) -> Work {
     let (elements, bytes) = (elements.unwrap_or(0) as f64, bytes.unwrap_or(0) as f64);
+    let output = 4.0 * elements;
     match spec {
         Spec::SpinCount { .. } | Spec::SpinTimeline { .. } => Work::fixed(3.0 * sweep.spin_us * 1e-6),
         Spec::Registers { values } => {
             let fmas = elements * f64::from(values) * f64::from(sweep.register_rounds);
-            Work::kernel(2.0 * fmas, bytes, 0.05).at_least(LAUNCH_S)
+            Work::kernel(2.0 * fmas, bytes, 0.05).at_least(LAUNCH_S).with_host_bytes(output)
         }
-        Spec::GroupSize { .. } | Spec::Lds { .. } => Work::kernel(elements, bytes, STREAMING_SHARE).at_least(LAUNCH_S),
+        Spec::GroupSize { .. } | Spec::Lds { .. } => {
+            Work::kernel(elements, bytes, STREAMING_SHARE).at_least(LAUNCH_S).with_host_bytes(output)
+        }
         Spec::GroupCount { .. } | Spec::Barrier { .. } => {
-            Work::kernel(elements * f64::from(sweep.passes), bytes, STREAMING_SHARE).at_least(LAUNCH_S)
+            Work::kernel(elements * f64::from(sweep.passes), bytes, STREAMING_SHARE)
+                .at_least(LAUNCH_S)
+                .with_host_bytes(output)
         }
-        Spec::Copy | Spec::CopyKernel { .. } => Work::kernel(0.0, bytes, STREAMING_SHARE).at_least(LAUNCH_S),
+        Spec::Copy => Work::kernel(0.0, bytes, STREAMING_SHARE).at_least(LAUNCH_S).with_host_bytes(bytes + output),
+        Spec::CopyKernel { .. } => Work::kernel(0.0, bytes, STREAMING_SHARE).at_least(LAUNCH_S).with_host_bytes(output),
     }
 }
 

@@ -395,6 +395,11 @@ impl Experiment for PtSweep {
     fn sources(&self) -> &'static [&'static str] {
         &["pt"]
     }
+
+    /// `kernels/pt.hip`'s cold compile: nvcc 7.8 s, hipcc 5.6 s, on this repository's two-core build machine (nvcc 13.5.37, sm_90; hipcc 5.2, gfx90a; commit 7ef0cdd).
+    fn compile_figures(&self, _name: &str) -> Option<crate::experiments::compile_estimate::CompileFigures> {
+        Some(crate::experiments::compile_estimate::CompileFigures { nvcc_s: 7.8, hipcc_s: 5.6 })
+    }
 }
 
 impl Points for PtSweep {

@@ -427,7 +427,7 @@ pub(super) fn launches_and_groups(spec: &Spec, maximal: Option<u32>, grid: Optio
 const ROUND_TRIP_S: f64 = 30e-6;
 
 /// One sequence of `spec`, for the estimate: its FMAs and bytes at modest shares of the peaks, and never less than
-/// its launches and host round trips.
+/// its launches and host round trips; the host draws and checks the bytes of one launch (Jacobi: its result).
 pub(super) fn point_work(spec: &Spec) -> Work {
     let f = |v: u64| v as f64;
     match *spec {
@@ -446,9 +446,13 @@ pub(super) fn point_work(spec: &Spec) -> Work {
         Spec::Chain { n, .. } => {
             Work::kernel(2.0 * f(n) * f64::from(CHAIN_FMAS), 8.0 * f(n), 0.1).at_least(2.0 * ROUND_TRIP_S)
         }
+        // The host reads back the FP32 result (its start vector and reference are shared by the points of a size
+        // and step count): 4 bytes per element, not the steps' traffic.
         Spec::Jacobi { n, steps, .. } => {
             let steps = f64::from(steps);
-            Work::kernel(3.0 * f(n) * steps, 12.0 * f(n) * steps, 0.2).at_least(steps * LAUNCH_S)
+            Work::kernel(3.0 * f(n) * steps, 12.0 * f(n) * steps, 0.2)
+                .at_least(steps * LAUNCH_S)
+                .with_host_bytes(4.0 * f(n))
         }
         // No work: a barrier (a few µs at most, measured 1 to 4 µs on an H200) or a graph-replayed launch per step.
         Spec::Barrier { steps, .. } => Work::fixed(f64::from(steps) * LAUNCH_S),

@@ -125,6 +125,11 @@ impl Experiment for SmokeSweep {
     fn sources(&self) -> &'static [&'static str] {
         &["smoke"]
     }
+
+    /// `kernels/smoke.hip`'s cold compile: nvcc 0.6 s, hipcc 1.2 s, on this repository's two-core build machine (nvcc 13.5.37, sm_90; hipcc 5.2, gfx90a; commit 7ef0cdd).
+    fn compile_figures(&self, _name: &str) -> Option<crate::experiments::compile_estimate::CompileFigures> {
+        Some(crate::experiments::compile_estimate::CompileFigures { nvcc_s: 0.6, hipcc_s: 1.2 })
+    }
 }
 
 /// One point of the smoke sweep: the triad over `n` elements (the sweep's group size for all).
