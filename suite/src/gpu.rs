@@ -126,6 +126,15 @@ impl Gpu {
         first_error.map_or(Ok(()), Err)
     }
 
+    /// `object` loaded into the device, its kernels named from its AMD metadata where the device names none.
+    fn load(&self, object: &code_objects::CodeObject) -> Result<Module, Error> {
+        let mut module = self.device.load_module(&object.bytes)?;
+        if module.kernel_names.is_empty() {
+            module.kernel_names = object.info.amd_kernels.iter().map(|k| k.name.clone()).collect();
+        }
+        Ok(module)
+    }
+
     /// Loads `object`, the code object of source `name`, into the device and keeps it (unless the source was loaded
     /// meanwhile).
     fn insert_module(&self, name: &str, object: code_objects::CodeObject) -> Result<(), Error> {
@@ -133,10 +142,7 @@ impl Gpu {
         if modules.contains_key(name) {
             return Ok(());
         }
-        let mut module = self.device.load_module(&object.bytes)?;
-        if module.kernel_names.is_empty() {
-            module.kernel_names = object.info.amd_kernels.iter().map(|k| k.name.clone()).collect();
-        }
+        let module = self.load(&object)?;
         modules.insert(name.to_string(), Loaded { module, object, pending: None });
         Ok(())
     }
@@ -181,10 +187,7 @@ impl Gpu {
             })?;
             let object_ms = start.elapsed().as_secs_f64() * 1e3;
             let start = std::time::Instant::now();
-            let mut module = self.device.load_module(&object.bytes)?;
-            if module.kernel_names.is_empty() {
-                module.kernel_names = object.info.amd_kernels.iter().map(|k| k.name.clone()).collect();
-            }
+            let module = self.load(&object)?;
             cost = Some(LoadCost { origin: object.origin.clone(), object_ms, load_ms: 0.0 });
             modules.insert(key.clone(), Loaded { module, object, pending: None });
             if let Some(c) = cost.as_mut() {
@@ -240,10 +243,7 @@ impl Gpu {
         for (spec, (object, object_ms)) in todo.iter().zip(objects) {
             let Ok(object) = object else { continue };
             let start = std::time::Instant::now();
-            let mut module = self.device.load_module(&object.bytes)?;
-            if module.kernel_names.is_empty() {
-                module.kernel_names = object.info.amd_kernels.iter().map(|k| k.name.clone()).collect();
-            }
+            let module = self.load(&object)?;
             let load_ms = start.elapsed().as_secs_f64() * 1e3;
             let pending = Some(LoadCost { origin: object.origin.clone(), object_ms, load_ms });
             modules.entry(key(spec)).or_insert(Loaded { module, object, pending });

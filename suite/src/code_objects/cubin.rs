@@ -3,7 +3,7 @@
 //! plans an NVIDIA part from them, [`crate::planning`]).
 
 use object::elf::{FileHeader64, EM_CUDA};
-use object::read::elf::{FileHeader, SectionHeader};
+use object::read::elf::{FileHeader, SectionHeader, SectionTable};
 use object::Endianness;
 
 use super::metadata::corrupt;
@@ -13,12 +13,25 @@ use super::Result;
 /// driver has no call that lists a module's functions, and `suite kernels inspect` needs the names to ask it for
 /// each kernel's resources.
 pub fn cubin_kernel_names(bytes: &[u8]) -> Result<Vec<String>> {
+    let (endian, sections) = cubin_sections(bytes)?;
+    text_names(endian, &sections)
+}
+
+type Sections<'data> = SectionTable<'data, FileHeader64<Endianness>>;
+
+/// A cubin's section table, after checking that `bytes` are a 64-bit ELF for EM_CUDA.
+fn cubin_sections(bytes: &[u8]) -> Result<(Endianness, Sections<'_>)> {
     let header = FileHeader64::<Endianness>::parse(bytes).map_err(|e| corrupt(format!("not a 64-bit ELF: {e}")))?;
     let endian = header.endian().map_err(|e| corrupt(format!("ELF header: {e}")))?;
     if header.e_machine(endian) != EM_CUDA {
         return Err(corrupt("not a cubin (the ELF machine is not EM_CUDA)"));
     }
     let sections = header.sections(endian, bytes).map_err(|e| corrupt(format!("cubin section table: {e}")))?;
+    Ok((endian, sections))
+}
+
+/// The kernels named by `.text.<name>` sections, sorted.
+fn text_names(endian: Endianness, sections: &Sections<'_>) -> Result<Vec<String>> {
     let mut names = Vec::new();
     for section in sections.iter() {
         let name = sections.section_name(endian, section).map_err(|e| corrupt(format!("cubin section name: {e}")))?;
@@ -73,12 +86,7 @@ fn nv_info_entries(data: &[u8]) -> Result<Vec<(u8, &[u8])>> {
 /// Each kernel's resources in a cubin ([`CubinKernel`]), in name order. A kernel with no register count recorded
 /// is left out (the caller then knows only its name).
 pub fn cubin_kernels(bytes: &[u8]) -> Result<Vec<CubinKernel>> {
-    let header = FileHeader64::<Endianness>::parse(bytes).map_err(|e| corrupt(format!("not a 64-bit ELF: {e}")))?;
-    let endian = header.endian().map_err(|e| corrupt(format!("ELF header: {e}")))?;
-    if header.e_machine(endian) != EM_CUDA {
-        return Err(corrupt("not a cubin (the ELF machine is not EM_CUDA)"));
-    }
-    let sections = header.sections(endian, bytes).map_err(|e| corrupt(format!("cubin section table: {e}")))?;
+    let (endian, sections) = cubin_sections(bytes)?;
     let symbols = sections
         .symbols(endian, bytes, object::elf::SHT_SYMTAB)
         .map_err(|e| corrupt(format!("cubin symbol table: {e}")))?;
@@ -115,7 +123,8 @@ pub fn cubin_kernels(bytes: &[u8]) -> Result<Vec<CubinKernel>> {
         }
     }
     let find = |list: &[(String, u32)], name: &str| list.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
-    let mut kernels: Vec<CubinKernel> = cubin_kernel_names(bytes)?
+    // In name order, as text_names gives them.
+    let kernels: Vec<CubinKernel> = text_names(endian, &sections)?
         .into_iter()
         .filter_map(|name| {
             Some(CubinKernel {
@@ -126,7 +135,6 @@ pub fn cubin_kernels(bytes: &[u8]) -> Result<Vec<CubinKernel>> {
             })
         })
         .collect();
-    kernels.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(kernels)
 }
 
